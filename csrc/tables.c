@@ -1,0 +1,168 @@
+/* tables.c - exact credit over coalition tables; see tables.h. */
+#include <string.h>
+#include "fastcredit.h"
+
+/* Compiled once per CPU generation and picked at load time, so one build runs
+ * anywhere and still uses wide vectors where they exist. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+    defined(__linux__)
+#define FC_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define FC_CLONES
+#endif
+
+/* Games with at most this many players are processed LANES at a time with
+ * one game per vector lane (the fold's adds then run across games). */
+#define SMALL_M_MAX 8
+#define LANES 8
+#define BLOCK_BITS FC_TABLE_BLOCK_BITS
+
+static int popcount64(uint64_t x)
+{
+#if defined(__GNUC__)
+    return __builtin_popcountll(x);
+#else
+    int c = 0;
+    while (x) { x &= x - 1; c++; }
+    return c;
+#endif
+}
+
+static int bad_m(int m) { return m < 1 || m > FC_MAX_TABLE_PLAYERS; }
+
+int fc_shapley_weights(int m, double *weights)
+{
+    int k;
+    double binom = 1.0; /* C(m-1, k), exact in double for m <= 30 */
+    if (bad_m(m) || !weights) return FC_EINVAL;
+    for (k = 0; k < m; k++) {
+        weights[k] = 1.0 / ((double)m * binom);
+        binom = binom * (double)(m - 1 - k) / (double)(k + 1);
+    }
+    return FC_OK;
+}
+
+int fc_banzhaf_weights(int m, double *weights)
+{
+    int k;
+    if (bad_m(m) || !weights) return FC_EINVAL;
+    for (k = 0; k < m; k++) weights[k] = 1.0 / (double)((int64_t)1 << (m - 1));
+    return FC_OK;
+}
+
+/* coef[c] = w[c-1] + w[c] and wb[c] = w[c] for coalition size c = 0..m. */
+static void size_coefficients(int m, const double *w, double *coef, double *wb)
+{
+    int c;
+    for (c = 0; c <= m; c++) {
+        double lo = c > 0 ? w[c - 1] : 0.0, hi = c < m ? w[c] : 0.0;
+        coef[c] = lo + hi;
+        wb[c] = hi;
+    }
+}
+
+/* Halving fold of x[0 .. 2^bits): for k = bits-1 .. 0, t[k] += sum of the
+ * upper half (the entries with bit k set, summed over the bits above k),
+ * then the upper half is added onto the lower half. Leaves the total in x[0].
+ * Sums run in 8 interleaved partials (a fixed order, so they vectorise
+ * without -ffast-math and every backend rounds the same way). */
+static FC_CLONES void fold(double *x, int bits, double *t)
+{
+    int k, l;
+    int64_t j;
+    for (k = bits - 1; k >= 0; k--) {
+        const int64_t half = (int64_t)1 << k;
+        if (half >= 8) {
+            double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (j = 0; j < half; j += 8)
+                for (l = 0; l < 8; l++) {
+                    s[l] += x[j + half + l];
+                    x[j + l] += x[j + half + l];
+                }
+            t[k] += ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+        } else {
+            double s = 0.0;
+            for (j = 0; j < half; j++) {
+                s += x[j + half];
+                x[j] += x[j + half];
+            }
+            t[k] += s;
+        }
+    }
+}
+
+/* The same fold with one game per lane: x[j*LANES + g]. */
+static FC_CLONES void fold_lanes(double *x, int bits, double *t)
+{
+    int k, g;
+    int64_t j;
+    for (k = bits - 1; k >= 0; k--) {
+        const int64_t half = (int64_t)1 << k;
+        double *tk = t + k * LANES;
+        for (j = 0; j < half; j++) {
+            double *lo = x + j * LANES, *hi = x + (j + half) * LANES;
+            for (g = 0; g < LANES; g++) {
+                tk[g] += hi[g];
+                lo[g] += hi[g];
+            }
+        }
+    }
+}
+
+/* Zeta (sign = +1) or Moebius (sign = -1) transform of one table in place:
+ * for every bit i and every S containing i, a[S] += sign * a[S - i].
+ * Low bits run block by block while the block is in cache; high bits run on
+ * column strips narrow enough that a strip's rows stay in L2. */
+static FC_CLONES void subset_transform(double *a, int m, double sign)
+{
+    const int bb = m < BLOCK_BITS ? m : BLOCK_BITS;
+    const int64_t bs = (int64_t)1 << bb, n = (int64_t)1 << m;
+    const int64_t rows = n / bs;
+    int64_t base, strip, j, r, width;
+    int i;
+    for (base = 0; base < n; base += bs) {
+        double *blk = a + base;
+        for (i = 0; i < bb; i++) {
+            const int64_t step = (int64_t)1 << i;
+            int64_t b0;
+            for (b0 = 0; b0 < bs; b0 += 2 * step)
+                for (j = 0; j < step; j++) blk[b0 + step + j] += sign * blk[b0 + j];
+        }
+    }
+    if (rows == 1) return;
+    width = ((int64_t)1 << 17) / rows; /* 1 MiB of doubles per strip */
+    if (width < 8) width = 8;
+    if (width > bs) width = bs;
+    for (strip = 0; strip < bs; strip += width) {
+        for (i = 0; i < m - bb; i++) {
+            const int64_t step = (int64_t)1 << i;
+            int64_t r0;
+            for (r0 = 0; r0 < rows; r0 += 2 * step)
+                for (r = r0; r < r0 + step; r++) {
+                    const double *src = a + r * bs + strip;
+                    double *dst = a + (r + step) * bs + strip;
+                    for (j = 0; j < width; j++) dst[j] += sign * src[j];
+                }
+        }
+    }
+}
+
+static void transform_games(double *out, int64_t n_games, int m, double sign)
+{
+    int64_t g;
+    const int64_t len = (int64_t)1 << m;
+    for (g = 0; g < n_games; g++) subset_transform(out + g * len, m, sign);
+}
+
+#define REAL double
+#define SFX(name) name##_f64
+#include "tables_real.inc"
+#undef REAL
+#undef SFX
+
+#define REAL float
+#define SFX(name) name##_f32
+#include "tables_real.inc"
+#undef REAL
+#undef SFX
+

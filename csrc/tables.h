@@ -1,0 +1,76 @@
+/*
+ * tables.h - exact credit over coalition tables (part of fastcredit.h).
+ *
+ * v holds n_games tables of 2^m values each, back to back; 1 <= m <= 30.
+ * Outputs are double. *_f32 variants read float tables. Results are exact
+ * up to floating-point rounding; every kernel is O(2^m) or O(m 2^m) per game.
+ */
+#ifndef FASTCREDIT_TABLES_H
+#define FASTCREDIT_TABLES_H
+
+#include <stdint.h>
+
+/* log2 of the block length (in table entries) of the cache-blocked passes.
+ * fc_semivalue_partial_* ranges must start and end on multiples of it. */
+#define FC_TABLE_BLOCK_BITS 8
+
+/* Shapley weights w[k] = k! (m-k-1)! / m! = 1 / (m C(m-1, k)), k = 0..m-1. */
+int fc_shapley_weights(int m, double *weights);
+
+/* Banzhaf weights w[k] = 1 / 2^(m-1), k = 0..m-1. */
+int fc_banzhaf_weights(int m, double *weights);
+
+/* Semivalue of each game: out[g*m + i] = sum over S not containing i of
+ * weights[|S|] * (v(S + i) - v(S)).  weights has m entries.
+ * Computed in one streaming pass as phi_i = T_i - B with
+ *   T_i = sum_{S contains i} (v(S) - v(0)) (w[|S|-1] + w[|S|]),
+ *   B   = sum_S (v(S) - v(0)) w[|S|]            (w[-1] = w[m] = 0),
+ * where each T_i comes from halving folds of cache-sized blocks. Uses about
+ * 100 KB of stack for per-size coefficient tables. */
+int fc_semivalue_f64(const double *v, int64_t n_games, int m,
+                     const double *weights, double *out);
+int fc_semivalue_f32(const float *v, int64_t n_games, int m,
+                     const double *weights, double *out);
+
+/* The same pass over entries [start, stop) of ONE game, for splitting a large
+ * game over threads: adds T_i into acc[i] (i < m) and B into acc[m], with
+ * v(0) replaced by `center`. start and stop must be multiples of
+ * 2^FC_TABLE_BLOCK_BITS (or stop = 2^m). Summing acc over disjoint ranges that
+ * cover the table gives phi_i = acc[i] - acc[m]. */
+int fc_semivalue_partial_f64(const double *v, int m, const double *weights,
+                             double center, int64_t start, int64_t stop,
+                             double *acc);
+int fc_semivalue_partial_f32(const float *v, int m, const double *weights,
+                             double center, int64_t start, int64_t stop,
+                             double *acc);
+
+/* out[g*m + i] = v({i}) - v({}). */
+int fc_singleton_f64(const double *v, int64_t n_games, int m, double *out);
+int fc_singleton_f32(const float *v, int64_t n_games, int m, double *out);
+
+/* out[g*m + i] = v(N) - v(N - i). */
+int fc_leave_one_out_f64(const double *v, int64_t n_games, int m, double *out);
+int fc_leave_one_out_f32(const float *v, int64_t n_games, int m, double *out);
+
+/* out[(g*m + i)*m + j] = v({i,j}) - v({i}) - v({j}) + v({}) for i != j, 0 on
+ * the diagonal. */
+int fc_pair_interactions_f64(const double *v, int64_t n_games, int m,
+                             double *out);
+int fc_pair_interactions_f32(const float *v, int64_t n_games, int m,
+                             double *out);
+
+/* Size-resolved marginals: out[(g*m + i)*m + k] = mean over |S| = k, i not in
+ * S, of v(S + i) - v(S), k = 0..m-1. */
+int fc_size_resolved_f64(const double *v, int64_t n_games, int m, double *out);
+int fc_size_resolved_f32(const float *v, int64_t n_games, int m, double *out);
+
+/* Moebius transform a(S) = sum_{T subset of S} (-1)^{|S - T|} v(T) and its
+ * inverse v(S) = sum_{T subset of S} a(T), each O(m 2^m) per game.
+ * out holds n_games * 2^m doubles; the f64 variants may run in place
+ * (out == v). */
+int fc_moebius_f64(const double *v, int64_t n_games, int m, double *out);
+int fc_moebius_f32(const float *v, int64_t n_games, int m, double *out);
+int fc_from_moebius_f64(const double *a, int64_t n_games, int m, double *out);
+int fc_from_moebius_f32(const float *a, int64_t n_games, int m, double *out);
+
+#endif

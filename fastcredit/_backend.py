@@ -1,0 +1,73 @@
+"""Backend registry and dispatch shared by every kernel family.
+
+Each family ``F`` has interchangeable implementations with the same signatures
+in ``fastcredit._c.F`` (cffi bindings of csrc/) and ``fastcredit._numba.F``
+(``@njit`` kernels). The public module ``fastcredit.F`` validates arguments
+and calls ``kernels(F, backend)``.
+
+``backend=None`` picks, per kernel, the backend listed in ``FASTEST``. That
+table is measured, not guessed: ``python bench/ratios.py`` times both
+backends of every kernel on the benchmark inputs and prints the winner next to
+the entry here; update the entry when the bench says otherwise. The
+environment variable ``FASTCREDIT_BACKEND`` ("c" or "numba") overrides the
+table for every kernel.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+
+BACKENDS = ("c", "numba")
+
+#: kernel -> backend that ran fastest on the bench (see bench/ratios.py).
+FASTEST: dict[str, str] = {
+    "tables.semivalue": "c",
+    "tables.gather": "c",
+    "tables.size_resolved": "c",
+    "tables.moebius": "c",
+}
+
+
+@functools.cache
+def _importable(backend: str) -> bool:
+    try:
+        if backend == "c":
+            importlib.import_module("fastcredit._cffi")
+        else:
+            importlib.import_module("numba")
+    except ImportError:
+        return False
+    return True
+
+
+def available_backends() -> tuple[str, ...]:
+    """The backends that can run here: "c" once the extension is compiled,
+    "numba" when numba imports."""
+    return tuple(b for b in BACKENDS if _importable(b))
+
+
+def resolve(kernel: str, backend: str | None) -> str:
+    """The backend to run ``kernel`` ("family.name") on."""
+    if backend is None:
+        backend = os.environ.get("FASTCREDIT_BACKEND") or FASTEST.get(kernel, "c")
+        if backend not in BACKENDS:
+            raise ValueError(f"FASTCREDIT_BACKEND must be 'c' or 'numba', got {backend!r}")
+        if not _importable(backend):
+            others = available_backends()
+            if not others:
+                raise RuntimeError("no fastcredit backend is available: build the C "
+                                   "extension (pip install .) or install numba")
+            backend = others[0]
+        return backend
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be None, 'c' or 'numba', got {backend!r}")
+    if not _importable(backend):
+        raise ValueError(f"backend={backend!r} is not available here "
+                         f"(available: {available_backends()})")
+    return backend
+
+
+def kernels(family: str, backend: str):
+    """The module holding ``family``'s kernels for a resolved backend."""
+    return importlib.import_module(f"fastcredit._{backend}.{family}")

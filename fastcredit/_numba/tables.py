@@ -1,0 +1,285 @@
+"""Numba kernels of the tables family; the same algorithms, in the same
+summation order, as csrc/tables.c.
+
+Signatures (v: (B, 2**m) float32/float64, out: float64):
+    semivalue(v, weights, out)              out (B, m)
+    semivalue_partial(v1, weights, center, start, stop, acc)   acc (m + 1,)
+    singleton(v, out), leave_one_out(v, out)                   out (B, m)
+    pair_interactions(v, out), size_resolved(v, out)           out (B, m, m)
+    moebius(v, out), from_moebius(v, out)                      out (B, 2**m)
+"""
+import numpy as np
+from numba import njit
+
+BLOCK_BITS = 8        # FC_TABLE_BLOCK_BITS
+BLOCK = 1 << BLOCK_BITS
+SMALL_M_MAX = 8
+LANES = 8
+
+jit = njit(cache=True, nogil=True)
+
+
+@jit
+def popcount(x):
+    x = np.uint64(x)
+    c = 0
+    while x:
+        x &= x - np.uint64(1)
+        c += 1
+    return c
+
+
+@jit
+def _size_coefficients(m, w):
+    coef = np.zeros(m + 1)
+    wb = np.zeros(m + 1)
+    for c in range(m + 1):
+        lo = w[c - 1] if c > 0 else 0.0
+        hi = w[c] if c < m else 0.0
+        coef[c] = lo + hi
+        wb[c] = hi
+    return coef, wb
+
+
+@jit
+def _sum8(s):
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
+
+
+@jit
+def _fold(x, bits, t):
+    s = np.zeros(8)
+    for k in range(bits - 1, -1, -1):
+        half = 1 << k
+        if half >= 8:
+            s[:] = 0.0
+            for j in range(0, half, 8):
+                for lane in range(8):
+                    s[lane] += x[j + half + lane]
+                    x[j + lane] += x[j + half + lane]
+            t[k] += _sum8(s)
+        else:
+            acc = 0.0
+            for j in range(half):
+                acc += x[j + half]
+                x[j] += x[j + half]
+            t[k] += acc
+
+
+@jit
+def _semivalue_lanes(v, m, coef, wb, out):
+    n_games = v.shape[0]
+    length = 1 << m
+    cs = np.empty(length)
+    ws = np.empty(length)
+    for j in range(length):
+        cs[j] = coef[popcount(j)]
+        ws[j] = wb[popcount(j)]
+    x = np.empty((length, LANES))
+    t = np.empty((m, LANES))
+    b = np.empty(LANES)
+    for g0 in range(0, n_games, LANES):
+        lanes = min(LANES, n_games - g0)
+        for g in range(lanes):
+            c = np.float64(v[g0 + g, 0])
+            for j in range(length):
+                x[j, g] = np.float64(v[g0 + g, j]) - c
+        for g in range(lanes, LANES):
+            for j in range(length):
+                x[j, g] = 0.0
+        b[:] = 0.0
+        for j in range(length):
+            for g in range(LANES):
+                b[g] += x[j, g] * ws[j]
+                x[j, g] *= cs[j]
+        t[:, :] = 0.0
+        for k in range(m - 1, -1, -1):
+            half = 1 << k
+            for j in range(half):
+                for g in range(LANES):
+                    t[k, g] += x[j + half, g]
+                    x[j, g] += x[j + half, g]
+        for g in range(lanes):
+            for i in range(m):
+                out[g0 + g, i] = t[i, g] - b[g]
+
+
+@jit
+def _semivalue_blocks(v, m, coef, wb, center, start, stop, acc):
+    bb = min(m, BLOCK_BITS)
+    bs = 1 << bb
+    cs = np.empty((m - bb + 1, bs))
+    ws = np.empty((m - bb + 1, bs))
+    for h in range(m - bb + 1):
+        for j in range(bs):
+            cs[h, j] = coef[h + popcount(j)]
+            ws[h, j] = wb[h + popcount(j)]
+    x = np.empty(bs)
+    s = np.zeros(8)
+    for base in range(start, stop, bs):
+        blk = base >> bb
+        n = min(stop - base, bs)
+        hp = popcount(blk)
+        s[:] = 0.0
+        if n < 8:
+            for j in range(n):
+                d = np.float64(v[base + j]) - center
+                s[0] += d * ws[hp, j]
+                x[j] = d * cs[hp, j]
+        else:
+            for j in range(0, n, 8):
+                for lane in range(8):
+                    d = np.float64(v[base + j + lane]) - center
+                    s[lane] += d * ws[hp, j + lane]
+                    x[j + lane] = d * cs[hp, j + lane]
+        _fold(x, bb, acc)
+        for i in range(m - bb):
+            if (blk >> i) & 1:
+                acc[bb + i] += x[0]
+        acc[m] += _sum8(s)
+
+
+@jit
+def semivalue(v, weights, out):
+    m = _log2(v.shape[1])
+    coef, wb = _size_coefficients(m, weights)
+    if m <= SMALL_M_MAX:
+        _semivalue_lanes(v, m, coef, wb, out)
+        return
+    acc = np.empty(m + 1)
+    for g in range(v.shape[0]):
+        acc[:] = 0.0
+        _semivalue_blocks(v[g], m, coef, wb, np.float64(v[g, 0]), 0, 1 << m, acc)
+        for i in range(m):
+            out[g, i] = acc[i] - acc[m]
+
+
+@jit
+def semivalue_partial(v, weights, center, start, stop, acc):
+    m = _log2(v.shape[0])
+    coef, wb = _size_coefficients(m, weights)
+    _semivalue_blocks(v, m, coef, wb, center, start, stop, acc)
+
+
+@jit
+def _log2(n):
+    m = 0
+    while (1 << m) < n:
+        m += 1
+    return m
+
+
+@jit
+def singleton(v, out):
+    m = _log2(v.shape[1])
+    for g in range(v.shape[0]):
+        for i in range(m):
+            out[g, i] = np.float64(v[g, 1 << i]) - np.float64(v[g, 0])
+
+
+@jit
+def leave_one_out(v, out):
+    m = _log2(v.shape[1])
+    full = (1 << m) - 1
+    for g in range(v.shape[0]):
+        for i in range(m):
+            out[g, i] = np.float64(v[g, full]) - np.float64(v[g, full ^ (1 << i)])
+
+
+@jit
+def pair_interactions(v, out):
+    m = _log2(v.shape[1])
+    for g in range(v.shape[0]):
+        v0 = np.float64(v[g, 0])
+        for i in range(m):
+            for j in range(m):
+                if i == j:
+                    out[g, i, j] = 0.0
+                else:
+                    bi = 1 << i
+                    bj = 1 << j
+                    out[g, i, j] = (np.float64(v[g, bi | bj]) - np.float64(v[g, bi])
+                                    - np.float64(v[g, bj]) + v0)
+
+
+@jit
+def size_resolved(v, out):
+    m = _log2(v.shape[1])
+    bb = min(m, BLOCK_BITS)
+    bs = 1 << bb
+    binom = np.empty(m)
+    binom[0] = 1.0
+    for k in range(1, m):
+        binom[k] = binom[k - 1] * np.float64(m - k) / np.float64(k)
+    a = np.empty((m, m + 1))
+    tot = np.empty(m + 1)
+    hist = np.empty(m + 1)
+    for g in range(v.shape[0]):
+        v0 = np.float64(v[g, 0])
+        a[:, :] = 0.0
+        tot[:] = 0.0
+        for base in range(0, 1 << m, bs):
+            blk = base >> bb
+            hp = popcount(blk)
+            hist[:] = 0.0
+            for j in range(bs):
+                d = np.float64(v[g, base + j]) - v0
+                size = hp + popcount(j)
+                hist[size] += d
+                for bit in range(bb):
+                    if (j >> bit) & 1:
+                        a[bit, size] += d
+            for c in range(m + 1):
+                tot[c] += hist[c]
+            for i in range(m - bb):
+                if (blk >> i) & 1:
+                    for c in range(m + 1):
+                        a[bb + i, c] += hist[c]
+        for i in range(m):
+            for k in range(m):
+                out[g, i, k] = (a[i, k + 1] - (tot[k] - a[i, k])) / binom[k]
+
+
+@jit
+def _subset_transform(a, m, sign):
+    bb = min(m, BLOCK_BITS)
+    bs = 1 << bb
+    n = 1 << m
+    rows = n // bs
+    for base in range(0, n, bs):
+        for i in range(bb):
+            step = 1 << i
+            for b0 in range(base, base + bs, 2 * step):
+                for j in range(step):
+                    a[b0 + step + j] += sign * a[b0 + j]
+    if rows == 1:
+        return
+    width = max(8, min(bs, (1 << 17) // rows))
+    for strip in range(0, bs, width):
+        for i in range(m - bb):
+            step = 1 << i
+            for r0 in range(0, rows, 2 * step):
+                for r in range(r0, r0 + step):
+                    src = r * bs + strip
+                    dst = (r + step) * bs + strip
+                    for j in range(width):
+                        a[dst + j] += sign * a[src + j]
+
+
+@jit
+def _transform(v, out, sign):
+    m = _log2(v.shape[1])
+    for g in range(v.shape[0]):
+        for j in range(v.shape[1]):
+            out[g, j] = np.float64(v[g, j])
+        _subset_transform(out[g], m, sign)
+
+
+@jit
+def moebius(v, out):
+    _transform(v, out, -1.0)
+
+
+@jit
+def from_moebius(v, out):
+    _transform(v, out, 1.0)

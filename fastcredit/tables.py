@@ -1,0 +1,292 @@
+"""Exact credit over coalition tables.
+
+A game on players 0..m-1 is a table ``v`` of length 2**m indexed by coalition
+bitmask (bit i set iff player i is in the coalition). Every function here takes
+``v`` of shape ``(..., 2**m)`` (float64 or float32, any leading batch shape,
+1 <= m <= 30) and returns float64, keeping the leading shape.
+
+All semivalues run in O(2**m) per game in one streaming pass: with d(S) =
+v(S) - v(0),
+
+    phi_i = T_i - B,   T_i = sum_{S contains i} d(S) (w[|S|-1] + w[|S|]),
+                       B   = sum_S d(S) w[|S|]      (w[-1] = w[m] = 0),
+
+where the m sums T_i come from halving folds of cache-sized blocks of the table
+(no 2**m x m weight matrix). Batches of small games run several games per
+vector lane; one large game can be split over threads.
+
+Common keyword arguments:
+
+out : ndarray, optional
+    float64, C-contiguous, of the result's shape; written and returned.
+threads : int, optional
+    Threads to split the work over (default: all cores).
+backend : {None, "c", "numba"}
+    None picks the faster backend for the kernel (see fastcredit._backend).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _parallel
+from ._backend import kernels, resolve
+from ._validation import (MAX_TABLE_PLAYERS, check_choice, check_int,
+                          coalition_table, output, real_array)
+
+__all__ = ["shapley", "banzhaf", "semivalue", "singleton", "leave_one_out",
+           "size_resolved", "pair_interactions", "moebius", "from_moebius",
+           "table_from_function", "shapley_weights", "banzhaf_weights",
+           "masks_to_bool"]
+
+# Split one game over threads from this size on; below it, a game is too
+# small to be worth a thread and batches are split by game instead.
+_SPLIT_GAME_M = 16
+_BLOCK = 1 << 8   # FC_TABLE_BLOCK_BITS
+_LANES = 8        # games per vector pass in the small-m kernels
+
+
+def shapley_weights(m: int) -> np.ndarray:
+    """Shapley weights w[k] = k! (m-k-1)! / m! = 1 / (m C(m-1, k)), k = 0..m-1.
+
+    Each is one correctly rounded division of two exact integers, so C, Numba
+    and this function give identical bits."""
+    m = check_int(m, "m", lo=1, hi=MAX_TABLE_PLAYERS)
+    return np.array([1.0 / (m * math.comb(m - 1, k)) for k in range(m)])
+
+
+def banzhaf_weights(m: int) -> np.ndarray:
+    """Banzhaf weights w[k] = 1 / 2**(m-1), k = 0..m-1."""
+    m = check_int(m, "m", lo=1, hi=MAX_TABLE_PLAYERS)
+    return np.full(m, 1.0 / 2.0 ** (m - 1))
+
+
+def _batch(kernel, key, v, tail, out, threads, backend):
+    """Run a per-game kernel ``kernel(flat_v, flat_out)`` over a batch."""
+    flat, m, lead = coalition_table(v)
+    shape = tail(m)
+    res = output(out, lead + shape)
+    if flat.shape[0]:
+        impl = getattr(kernels("tables", resolve(key, backend)), kernel)
+        res_flat = res.reshape((flat.shape[0],) + shape)
+        _parallel.run(lambda a, b: impl(flat[a:b], res_flat[a:b]), flat.shape[0],
+                      _parallel.n_threads(threads), grain=_LANES,
+                      min_items=max(1, (1 << 15) >> m))
+    return res
+
+
+def semivalue(v, weights, *, out=None, threads=None, backend=None) -> np.ndarray:
+    r"""Semivalue of each game for per-size weights.
+
+    .. math:: \phi_i = \sum_{S \subseteq N \setminus \{i\}} w_{|S|} \, (v(S \cup \{i\}) - v(S))
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 2**m)
+        Coalition tables (float64 or float32; integers are converted).
+    weights : array_like, shape (m,)
+        ``weights[k]`` weighs marginals into coalitions of size k.
+
+    Returns
+    -------
+    ndarray, shape (..., m), float64
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> v = np.array([0., 1., 2., 4.])          # v({0,1}) = 4
+    >>> fc.semivalue(v, [0.5, 0.5])             # = Shapley for m = 2
+    array([1.5, 2.5])
+    """
+    flat, m, lead = coalition_table(v)
+    w = real_array(weights, "weights", dtypes=(np.float64,))
+    if w.shape != (m,):
+        raise ValueError(f"weights must have shape ({m},) for m = {m} players, got {w.shape}")
+    return _semivalue(flat, m, lead, w, out, threads, backend)
+
+
+def _semivalue(flat, m, lead, w, out, threads, backend):
+    res = output(out, lead + (m,))
+    n_games = flat.shape[0]
+    if n_games == 0:
+        return res
+    impl = kernels("tables", resolve("tables.semivalue", backend))
+    nt = _parallel.n_threads(threads)
+    res_flat = res.reshape(n_games, m)
+    if m >= _SPLIT_GAME_M and n_games < nt:
+        n = 1 << m
+        for g in range(n_games):
+            game = flat[g]
+            center = float(game[0])
+
+            def part(a, b, game=game, center=center):
+                acc = np.zeros(m + 1)
+                impl.semivalue_partial(game, w, center, a, b, acc)
+                return acc
+
+            acc = np.sum(_parallel.run(part, n, nt, grain=_BLOCK), axis=0)
+            res_flat[g] = acc[:m] - acc[m]
+        return res
+    _parallel.run(lambda a, b: impl.semivalue(flat[a:b], w, res_flat[a:b]), n_games, nt,
+                  grain=_LANES, min_items=max(1, (1 << 15) >> m))
+    return res
+
+
+def shapley(v, *, out=None, threads=None, backend=None) -> np.ndarray:
+    r"""Shapley value of each game.
+
+    .. math:: \phi_i = \sum_{S \subseteq N \setminus \{i\}}
+              \frac{|S|!\,(m-|S|-1)!}{m!} \, (v(S \cup \{i\}) - v(S))
+
+    Efficient: ``phi.sum(-1) == v[..., -1] - v[..., 0]``.
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 2**m)
+
+    Returns
+    -------
+    ndarray, shape (..., m), float64
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> glove = np.array([0., 0., 0., 1., 0., 1., 0., 1.])  # L = {0}, R = {1, 2}
+    >>> fc.shapley(glove).round(4)
+    array([0.6667, 0.1667, 0.1667])
+    """
+    flat, m, lead = coalition_table(v)
+    return _semivalue(flat, m, lead, shapley_weights(m), out, threads, backend)
+
+
+def banzhaf(v, *, out=None, threads=None, backend=None) -> np.ndarray:
+    r"""Banzhaf value of each game.
+
+    .. math:: \beta_i = \frac{1}{2^{m-1}} \sum_{S \subseteq N \setminus \{i\}}
+              (v(S \cup \{i\}) - v(S))
+
+    Returns ndarray of shape (..., m), float64.
+    """
+    flat, m, lead = coalition_table(v)
+    return _semivalue(flat, m, lead, banzhaf_weights(m), out, threads, backend)
+
+
+def singleton(v, *, out=None, threads=None, backend=None) -> np.ndarray:
+    r"""Singleton credit :math:`v(\{i\}) - v(\emptyset)`, shape (..., m)."""
+    return _batch("singleton", "tables.gather", v, lambda m: (m,), out, threads, backend)
+
+
+def leave_one_out(v, *, out=None, threads=None, backend=None) -> np.ndarray:
+    r"""Leave-one-out credit :math:`v(N) - v(N \setminus \{i\})`, shape (..., m)."""
+    return _batch("leave_one_out", "tables.gather", v, lambda m: (m,), out, threads, backend)
+
+
+def pair_interactions(v, *, out=None, threads=None, backend=None) -> np.ndarray:
+    r"""Pair interactions :math:`I_{ij} = v(\{i,j\}) - v(\{i\}) - v(\{j\}) + v(\emptyset)`.
+
+    Returns ndarray of shape (..., m, m), symmetric with a zero diagonal.
+    Negative I_ij: i and j are substitutes (redundant); positive: complements.
+    """
+    return _batch("pair_interactions", "tables.gather", v, lambda m: (m, m), out,
+                  threads, backend)
+
+
+def size_resolved(v, *, out=None, threads=None, backend=None) -> np.ndarray:
+    r"""Size-resolved marginals: the mean marginal of i into coalitions of size k.
+
+    .. math:: M_{ik} = \binom{m-1}{k}^{-1} \sum_{S \not\ni i,\ |S| = k} (v(S \cup \{i\}) - v(S))
+
+    Returns ndarray of shape (..., m, m) indexed [i, k], k = 0..m-1.
+    Shapley is the plain mean over k, ``size_resolved(v).mean(-1)``.
+    """
+    return _batch("size_resolved", "tables.size_resolved", v, lambda m: (m, m), out,
+                  threads, backend)
+
+
+def moebius(v, *, out=None, threads=None, backend=None) -> np.ndarray:
+    r"""Moebius transform (Harsanyi dividends) of each game.
+
+    .. math:: a(S) = \sum_{T \subseteq S} (-1)^{|S \setminus T|} v(T)
+
+    O(m 2**m) per game; returns float64 of the input's shape. The inverse is
+    :func:`from_moebius`. Shapley is :math:`\phi_i = \sum_{S \ni i} a(S)/|S|`.
+    """
+    return _batch("moebius", "tables.moebius", v, lambda m: (1 << m,), out, threads, backend)
+
+
+def from_moebius(a, *, out=None, threads=None, backend=None) -> np.ndarray:
+    r"""Inverse Moebius (zeta) transform: :math:`v(S) = \sum_{T \subseteq S} a(T)`."""
+    return _batch("from_moebius", "tables.moebius", a, lambda m: (1 << m,), out, threads,
+                  backend)
+
+
+def masks_to_bool(masks, m: int) -> np.ndarray:
+    """Coalition bitmasks (n,) as a bool matrix (n, m): ``[r, i]`` is True
+    iff bit i of ``masks[r]`` is set (the layout shapiq games take)."""
+    masks = np.asarray(masks, dtype=np.uint64)
+    m = check_int(m, "m", lo=1, hi=64)
+    return ((masks[:, None] >> np.arange(m, dtype=np.uint64)) & np.uint64(1)).astype(bool)
+
+
+def _is_jitted(fn) -> bool:
+    return type(fn).__name__ == "CPUDispatcher" and hasattr(fn, "py_func")
+
+
+def table_from_function(fn, m: int, *, coalitions: str = "mask", chunk: int = 1 << 18,
+                        out=None, threads=None) -> np.ndarray:
+    """Evaluate a value function on all 2**m coalitions.
+
+    Parameters
+    ----------
+    fn : callable
+        Either a vectorised Python function called on chunks of coalitions,
+        ``fn(masks)`` with ``masks`` a uint64 array (n,) (or ``fn(bools)``
+        with a bool matrix (n, m) when ``coalitions="bool"``) returning n
+        real values; or an ``@njit`` function ``fn(mask: uint64) -> float``,
+        which runs compiled (and split over threads) with no Python calls.
+    m : int
+        Number of players, 1 <= m <= 30.
+    coalitions : {"mask", "bool"}
+        How a Python ``fn`` receives coalitions.
+    chunk : int
+        Coalitions per Python call.
+
+    Returns
+    -------
+    ndarray, shape (2**m,), float64 (``out`` if given).
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> fc.table_from_function(lambda s: np.minimum(np.bitwise_count(s), 2), 3)
+    array([0., 1., 1., 2., 1., 2., 2., 2.])
+    """
+    m = check_int(m, "m", lo=1, hi=MAX_TABLE_PLAYERS)
+    coalitions = check_choice(coalitions, "coalitions", ("mask", "bool"))
+    chunk = check_int(chunk, "chunk", lo=1)
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    n = 1 << m
+    res = output(out, (n,))
+    if _is_jitted(fn):
+        from ._numba.games import fill_table
+        _parallel.run(lambda a, b: fill_table(fn, res, a, b), n, _parallel.n_threads(threads),
+                      min_items=1 << 12)
+        return res
+    for a in range(0, n, chunk):
+        b = min(n, a + chunk)
+        masks = np.arange(a, b, dtype=np.uint64)
+        arg = masks if coalitions == "mask" else masks_to_bool(masks, m)
+        try:
+            vals = fn(arg)
+        except Exception as exc:
+            raise RuntimeError(f"fn raised on coalitions {a}..{b - 1}: {exc!r}") from exc
+        vals = np.asarray(vals)
+        if vals.dtype.kind not in "biuf":
+            raise TypeError(f"fn must return real numbers, got dtype {vals.dtype}")
+        if vals.shape != (b - a,):
+            raise ValueError(f"fn must return one value per coalition: shape ({b - a},), "
+                             f"got {vals.shape}")
+        res[a:b] = vals
+    return res
