@@ -3,7 +3,8 @@
 The cdef is read from the family headers that csrc/fastcredit.h includes, so a
 function declared in a header is callable from Python with no second list to
 keep in sync. Preprocessor lines and comments are dropped; #define constants
-with literal values are kept as cffi integer constants.
+with literal values are kept as cffi integer constants; static inline
+helpers (C-only conveniences) are left out.
 """
 import pathlib
 import re
@@ -22,6 +23,8 @@ def _cdef():
     parts = []
     for path in _headers():
         text = re.sub(r"/\*.*?\*/", "", path.read_text(), flags=re.S)
+        # static inline helpers are for C callers; cffi sees declarations only
+        text = re.sub(r"^static inline[^;{]*\{.*?^\}", "", text, flags=re.S | re.M)
         for line in text.splitlines():
             define = re.match(r"\s*#define\s+(FC_\w+)\s+\(?(-?\d+)\)?\s*$", line)
             if define:

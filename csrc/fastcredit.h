@@ -32,6 +32,7 @@ extern "C" {
 }
 #endif
 
+#include "rng.h"
 #include "tables.h"
 
 #endif

@@ -1,0 +1,62 @@
+"""Timing helpers shared by the ratio scripts of every family.
+
+The machine is shared and noisy: every figure is the best of several repeats,
+and every kernel is reported as a ratio to two other times measured in the
+same process: the physical limit (streaming the same input bytes once with
+``np.add.reduce``) and what a user would run instead.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import time
+
+import numpy as np
+
+
+def best_of(fn, repeats: int = 7, min_time: float = 0.0) -> float:
+    """Best wall time of ``fn()`` over ``repeats`` calls (after one warm-up);
+    calls repeated inside a timing until ``min_time`` seconds have passed."""
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        n, t0 = 0, time.perf_counter()
+        while True:
+            fn()
+            n += 1
+            dt = time.perf_counter() - t0
+            if dt >= min_time:
+                break
+        best = min(best, dt / n)
+    return best
+
+
+def stream_time(*arrays, repeats: int = 7) -> float:
+    """Time to read every byte of ``arrays`` once (the physical limit)."""
+    views = [np.ascontiguousarray(a).view(np.uint8).reshape(-1).view(
+        np.float64 if a.nbytes % 8 == 0 else np.uint8) for a in arrays]
+    return sum(best_of(lambda v=v: np.add.reduce(v), repeats) for v in views)
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
+
+
+def table(rows: list[dict], columns: list[str]) -> str:
+    """A Markdown table of ``rows`` (dicts) with the given columns."""
+    def fmt(x):
+        if isinstance(x, float):
+            return f"{x:.3g}" if abs(x) < 1000 else f"{x:,.0f}"
+        return str(x)
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(fmt(r.get(c, "")) for c in columns) + " |" for r in rows]
+    return "\n".join(lines)
