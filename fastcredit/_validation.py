@@ -51,27 +51,35 @@ def check_choice(value, name: str, choices) -> str:
     return value
 
 
+def _real_dtype(arr: np.ndarray, name: str, dtypes) -> np.dtype:
+    """The dtype ``arr`` will be used as: float64/float32 (those allowed) as
+    they are, integers and bools as float64; others rejected."""
+    kind = arr.dtype.kind
+    if kind in "biu":
+        return np.dtype(np.float64)
+    if kind != "f" or arr.dtype not in dtypes:
+        allowed = "/".join(np.dtype(d).name for d in dtypes)
+        raise TypeError(f"{name} must be a real {allowed} array, got dtype {arr.dtype}")
+    return arr.dtype
+
+
 def real_array(x, name: str, *, dtypes=(np.float64, np.float32)) -> np.ndarray:
     """``x`` as a C-contiguous float array. float64/float32 pass through (a
     non-contiguous one is copied); integer and bool arrays become float64;
     complex, object, string and other dtypes are rejected."""
     arr = np.asarray(x)
-    kind = arr.dtype.kind
-    if kind in "biu":
-        arr = arr.astype(np.float64)
-    elif kind != "f" or arr.dtype not in dtypes:
-        allowed = "/".join(np.dtype(d).name for d in dtypes)
-        raise TypeError(f"{name} must be a real {allowed} array, got dtype {arr.dtype}")
-    return np.ascontiguousarray(arr)
+    return np.ascontiguousarray(arr, dtype=_real_dtype(arr, name, dtypes))
 
 
 def coalition_table(v, name: str = "v", *, max_m: int = MAX_TABLE_PLAYERS):
     """Validate coalition tables ``(..., 2**m)``.
 
     Returns ``(flat, m, lead)``: a C-contiguous float32/float64 array of shape
-    ``(B, 2**m)``, the number of players, and the leading shape.
+    ``(B, 2**m)``, the number of players, and the leading shape. The shape is
+    checked before anything is copied.
     """
-    arr = real_array(v, name)
+    arr = np.asarray(v)
+    dtype = _real_dtype(arr, name, (np.float64, np.float32))
     if arr.ndim == 0:
         raise ValueError(f"{name} must have a last axis of length 2**m, got a scalar")
     n = arr.shape[-1]
@@ -83,7 +91,7 @@ def coalition_table(v, name: str = "v", *, max_m: int = MAX_TABLE_PLAYERS):
         raise ValueError(f"{name} has m = {m} players (last axis 2**{m}); at most "
                          f"{max_m} are supported")
     lead = arr.shape[:-1]
-    return arr.reshape(-1, n), m, lead
+    return np.ascontiguousarray(arr, dtype=dtype).reshape(-1, n), m, lead
 
 
 def output(out, shape: tuple, name: str = "out", dtype=np.float64) -> np.ndarray:

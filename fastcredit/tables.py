@@ -199,6 +199,10 @@ def size_resolved(v, *, out=None, threads=None, backend=None) -> np.ndarray:
 
     Returns ndarray of shape (..., m, m) indexed [i, k], k = 0..m-1.
     Shapley is the plain mean over k, ``size_resolved(v).mean(-1)``.
+
+    Computed from per-size sums in O(2**m) memory traffic, so a NaN in v(S)
+    makes column k = |S| NaN for every player (the definition would spare
+    the players in S there) as well as the entries the definition touches.
     """
     return _batch("size_resolved", "tables.size_resolved", v, lambda m: (m, m), out,
                   threads, backend)

@@ -103,3 +103,15 @@ def moebius(v) -> np.ndarray:
 def from_moebius(a) -> np.ndarray:
     a = np.asarray(a, dtype=np.float64)
     return np.array([sum(a[t] for t in range(len(a)) if t & s == t) for s in range(len(a))])
+
+
+def semivalue_matrix(m: int, weights) -> np.ndarray:
+    """C[S, i] with phi = v @ C: w[|S|-1] if i in S, else -w[|S|] (the
+    vectorised form of the definition; memory 2**m * m)."""
+    masks = np.arange(1 << m)
+    member = (masks[:, None] >> np.arange(m)) & 1
+    size = member.sum(1)
+    w = np.asarray(weights, dtype=np.float64)
+    w_in = np.where(size > 0, w[np.maximum(size - 1, 0)], 0.0)
+    w_out = np.where(size < m, w[np.minimum(size, m - 1)], 0.0)
+    return np.where(member == 1, w_in[:, None], -w_out[:, None])

@@ -1,0 +1,36 @@
+"""csrc/ is a standalone C99 library: it compiles with no Python headers and
+its public header works from a plain C program (tests/c_abi_test.c)."""
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CC = shutil.which("cc") or shutil.which("gcc")
+
+
+@pytest.fixture(scope="module")
+def compiler():
+    if CC is None:
+        pytest.fail("no C compiler on PATH (fastcredit needs one to install)")
+    return CC
+
+
+def test_csrc_compiles_as_plain_c99(compiler, tmp_path):
+    for src in sorted((ROOT / "csrc").glob("*.c")):
+        res = subprocess.run([compiler, "-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic",
+                              "-Werror", "-c", str(src), "-o", str(tmp_path / (src.stem + ".o"))],
+                             capture_output=True, text=True)
+        assert res.returncode == 0, f"{src.name}:\n{res.stderr}"
+
+
+def test_header_from_a_c_program(compiler, tmp_path):
+    exe = tmp_path / "c_abi_test"
+    sources = [str(p) for p in sorted((ROOT / "csrc").glob("*.c"))]
+    res = subprocess.run([compiler, "-std=c99", "-O2", "-I", str(ROOT / "csrc"),
+                          str(ROOT / "tests" / "c_abi_test.c"), *sources, "-lm", "-o", str(exe)],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout + run.stderr
