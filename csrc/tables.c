@@ -11,10 +11,12 @@
 #define FC_CLONES
 #endif
 
-/* Games with at most this many players are processed LANES at a time with
- * one game per vector lane (the fold's adds then run across games). */
-#define SMALL_M_MAX 8
-#define LANES 8
+#if defined(__GNUC__)
+#define FC_INLINE inline __attribute__((always_inline))
+#else
+#define FC_INLINE
+#endif
+
 #define BLOCK_BITS FC_TABLE_BLOCK_BITS
 
 static int popcount64(uint64_t x)
@@ -50,15 +52,23 @@ int fc_banzhaf_weights(int m, double *weights)
     return FC_OK;
 }
 
-/* coef[c] = w[c-1] + w[c] and wb[c] = w[c] for coalition size c = 0..m. */
-static void size_coefficients(int m, const double *w, double *coef, double *wb)
+/* Per-entry coefficients of the one-pass semivalue, laid out block by
+ * block: for a block whose high bits hold h players, entry j (a coalition of
+ * size c = h + |j|) gets cs[(h << bb) + j] = w[c-1] + w[c] and
+ * ws[(h << bb) + j] = w[c] (w[-1] = w[m] = 0), bb = min(m, BLOCK_BITS). */
+#define COEF_TABLE ((FC_MAX_TABLE_PLAYERS - BLOCK_BITS + 1) << BLOCK_BITS)
+
+static void coefficient_tables(int m, const double *w, double *cs, double *ws)
 {
-    int c;
-    for (c = 0; c <= m; c++) {
-        double lo = c > 0 ? w[c - 1] : 0.0, hi = c < m ? w[c] : 0.0;
-        coef[c] = lo + hi;
-        wb[c] = hi;
-    }
+    const int bb = m < BLOCK_BITS ? m : BLOCK_BITS;
+    int h;
+    int64_t j;
+    for (h = 0; h <= m - bb; h++)
+        for (j = 0; j < ((int64_t)1 << bb); j++) {
+            const int c = h + popcount64((uint64_t)j);
+            cs[(h << bb) + j] = (c > 0 ? w[c - 1] : 0.0) + (c < m ? w[c] : 0.0);
+            ws[(h << bb) + j] = c < m ? w[c] : 0.0;
+        }
 }
 
 /* Halving fold of x[0 .. 2^bits): for k = bits-1 .. 0, t[k] += sum of the
@@ -66,7 +76,7 @@ static void size_coefficients(int m, const double *w, double *coef, double *wb)
  * then the upper half is added onto the lower half. Leaves the total in x[0].
  * Sums run in 8 interleaved partials (a fixed order, so they vectorise
  * without -ffast-math and every backend rounds the same way). */
-static FC_CLONES void fold(double *x, int bits, double *t)
+static FC_INLINE void fold(double *x, int bits, double *t)
 {
     int k, l;
     int64_t j;
@@ -87,24 +97,6 @@ static FC_CLONES void fold(double *x, int bits, double *t)
                 x[j] += x[j + half];
             }
             t[k] += s;
-        }
-    }
-}
-
-/* The same fold with one game per lane: x[j*LANES + g]. */
-static FC_CLONES void fold_lanes(double *x, int bits, double *t)
-{
-    int k, g;
-    int64_t j;
-    for (k = bits - 1; k >= 0; k--) {
-        const int64_t half = (int64_t)1 << k;
-        double *tk = t + k * LANES;
-        for (j = 0; j < half; j++) {
-            double *lo = x + j * LANES, *hi = x + (j + half) * LANES;
-            for (g = 0; g < LANES; g++) {
-                tk[g] += hi[g];
-                lo[g] += hi[g];
-            }
         }
     }
 }

@@ -12,8 +12,8 @@ v(S) - v(0),
                        B   = sum_S d(S) w[|S|]      (w[-1] = w[m] = 0),
 
 where the m sums T_i come from halving folds of cache-sized blocks of the table
-(no 2**m x m weight matrix). Batches of small games run several games per
-vector lane; one large game can be split over threads.
+(no 2**m x m weight matrix). Batches of small games are split over threads by
+game; one large game is split over threads by block.
 
 Common keyword arguments:
 
@@ -44,7 +44,7 @@ __all__ = ["shapley", "banzhaf", "semivalue", "singleton", "leave_one_out",
 # small to be worth a thread and batches are split by game instead.
 _SPLIT_GAME_M = 16
 _BLOCK = 1 << 8   # FC_TABLE_BLOCK_BITS
-_LANES = 8        # games per vector pass in the small-m kernels
+_GRAIN = 8        # games per thread chunk are a multiple of this
 
 
 def shapley_weights(m: int) -> np.ndarray:
@@ -71,7 +71,7 @@ def _batch(kernel, key, v, tail, out, threads, backend):
         impl = getattr(kernels("tables", resolve(key, backend)), kernel)
         res_flat = res.reshape((flat.shape[0],) + shape)
         _parallel.run(lambda a, b: impl(flat[a:b], res_flat[a:b]), flat.shape[0],
-                      _parallel.n_threads(threads), grain=_LANES,
+                      _parallel.n_threads(threads), grain=_GRAIN,
                       min_items=max(1, (1 << 15) >> m))
     return res
 
@@ -129,7 +129,7 @@ def _semivalue(flat, m, lead, w, out, threads, backend):
             res_flat[g] = acc[:m] - acc[m]
         return res
     _parallel.run(lambda a, b: impl.semivalue(flat[a:b], w, res_flat[a:b]), n_games, nt,
-                  grain=_LANES, min_items=max(1, (1 << 15) >> m))
+                  grain=_GRAIN, min_items=max(1, (1 << 15) >> m))
     return res
 
 

@@ -13,8 +13,6 @@ from numba import njit
 
 BLOCK_BITS = 8        # FC_TABLE_BLOCK_BITS
 BLOCK = 1 << BLOCK_BITS
-SMALL_M_MAX = 8
-LANES = 8
 
 jit = njit(cache=True, nogil=True)
 
@@ -30,15 +28,18 @@ def popcount(x):
 
 
 @jit
-def _size_coefficients(m, w):
-    coef = np.zeros(m + 1)
-    wb = np.zeros(m + 1)
-    for c in range(m + 1):
-        lo = w[c - 1] if c > 0 else 0.0
-        hi = w[c] if c < m else 0.0
-        coef[c] = lo + hi
-        wb[c] = hi
-    return coef, wb
+def _coefficient_tables(m, w):
+    """cs[h, j] = w[c-1] + w[c], ws[h, j] = w[c] for entry j of a block whose
+    high bits hold h players (c = h + |j|; w[-1] = w[m] = 0)."""
+    bb = min(m, BLOCK_BITS)
+    cs = np.empty((m - bb + 1, 1 << bb))
+    ws = np.empty((m - bb + 1, 1 << bb))
+    for h in range(m - bb + 1):
+        for j in range(1 << bb):
+            c = h + popcount(j)
+            cs[h, j] = (w[c - 1] if c > 0 else 0.0) + (w[c] if c < m else 0.0)
+            ws[h, j] = w[c] if c < m else 0.0
+    return cs, ws
 
 
 @jit
@@ -47,8 +48,8 @@ def _sum8(s):
 
 
 @jit
-def _fold(x, bits, t):
-    s = np.zeros(8)
+def _fold(x, bits, t, s):
+    """Halving fold of x[:2**bits] (see csrc/tables.c); s: scratch of 8."""
     for k in range(bits - 1, -1, -1):
         half = 1 << k
         if half >= 8:
@@ -67,89 +68,64 @@ def _fold(x, bits, t):
 
 
 @jit
-def _semivalue_lanes(v, m, coef, wb, out):
-    n_games = v.shape[0]
-    length = 1 << m
-    cs = np.empty(length)
-    ws = np.empty(length)
-    for j in range(length):
-        cs[j] = coef[popcount(j)]
-        ws[j] = wb[popcount(j)]
-    x = np.empty((length, LANES))
-    t = np.empty((m, LANES))
-    b = np.empty(LANES)
-    for g0 in range(0, n_games, LANES):
-        lanes = min(LANES, n_games - g0)
-        for g in range(lanes):
-            c = np.float64(v[g0 + g, 0])
-            for j in range(length):
-                x[j, g] = np.float64(v[g0 + g, j]) - c
-        for g in range(lanes, LANES):
-            for j in range(length):
-                x[j, g] = 0.0
-        b[:] = 0.0
-        for j in range(length):
-            for g in range(LANES):
-                b[g] += x[j, g] * ws[j]
-                x[j, g] *= cs[j]
-        t[:, :] = 0.0
-        for k in range(m - 1, -1, -1):
-            half = 1 << k
-            for j in range(half):
-                for g in range(LANES):
-                    t[k, g] += x[j + half, g]
-                    x[j, g] += x[j + half, g]
-        for g in range(lanes):
-            for i in range(m):
-                out[g0 + g, i] = t[i, g] - b[g]
+def _weigh_block(v, g, base, n, center, c, w, x, s):
+    """x[j] = (v[g, base + j] - center) c[j]; returns
+    sum_j (v[g, base + j] - center) w[j]. s: scratch of 8 partial sums."""
+    for lane in range(8):
+        s[lane] = 0.0
+    if n < 8:
+        for j in range(n):
+            d = np.float64(v[g, base + j]) - center
+            s[0] += d * w[j]
+            x[j] = d * c[j]
+    else:
+        for j in range(0, n, 8):
+            for lane in range(8):
+                d = np.float64(v[g, base + j + lane]) - center
+                s[lane] += d * w[j + lane]
+                x[j + lane] = d * c[j + lane]
+    return _sum8(s)
 
 
 @jit
-def _semivalue_blocks(v, m, coef, wb, center, start, stop, acc):
+def _semivalue_blocks(v, g, m, cs, ws, center, start, stop, acc):
     bb = min(m, BLOCK_BITS)
     bs = 1 << bb
-    cs = np.empty((m - bb + 1, bs))
-    ws = np.empty((m - bb + 1, bs))
-    for h in range(m - bb + 1):
-        for j in range(bs):
-            cs[h, j] = coef[h + popcount(j)]
-            ws[h, j] = wb[h + popcount(j)]
     x = np.empty(bs)
-    s = np.zeros(8)
+    s = np.empty(8)
     for base in range(start, stop, bs):
         blk = base >> bb
-        n = min(stop - base, bs)
-        hp = popcount(blk)
-        s[:] = 0.0
-        if n < 8:
-            for j in range(n):
-                d = np.float64(v[base + j]) - center
-                s[0] += d * ws[hp, j]
-                x[j] = d * cs[hp, j]
-        else:
-            for j in range(0, n, 8):
-                for lane in range(8):
-                    d = np.float64(v[base + j + lane]) - center
-                    s[lane] += d * ws[hp, j + lane]
-                    x[j + lane] = d * cs[hp, j + lane]
-        _fold(x, bb, acc)
+        h = popcount(blk)
+        b = _weigh_block(v, g, base, min(stop - base, bs), center, cs[h], ws[h], x, s)
+        _fold(x, bb, acc, s)
         for i in range(m - bb):
             if (blk >> i) & 1:
                 acc[bb + i] += x[0]
-        acc[m] += _sum8(s)
+        acc[m] += b
 
 
 @jit
 def semivalue(v, weights, out):
     m = _log2(v.shape[1])
-    coef, wb = _size_coefficients(m, weights)
-    if m <= SMALL_M_MAX:
-        _semivalue_lanes(v, m, coef, wb, out)
+    cs, ws = _coefficient_tables(m, weights)
+    if m <= BLOCK_BITS:
+        x = np.empty(1 << m)
+        t = np.empty(m)
+        s = np.empty(8)
+        c = cs[0]
+        w = ws[0]
+        for g in range(v.shape[0]):
+            b = _weigh_block(v, g, 0, 1 << m, np.float64(v[g, 0]), c, w, x, s)
+            for i in range(m):
+                t[i] = 0.0
+            _fold(x, m, t, s)
+            for i in range(m):
+                out[g, i] = t[i] - b
         return
     acc = np.empty(m + 1)
     for g in range(v.shape[0]):
         acc[:] = 0.0
-        _semivalue_blocks(v[g], m, coef, wb, np.float64(v[g, 0]), 0, 1 << m, acc)
+        _semivalue_blocks(v, g, m, cs, ws, np.float64(v[g, 0]), 0, 1 << m, acc)
         for i in range(m):
             out[g, i] = acc[i] - acc[m]
 
@@ -157,8 +133,8 @@ def semivalue(v, weights, out):
 @jit
 def semivalue_partial(v, weights, center, start, stop, acc):
     m = _log2(v.shape[0])
-    coef, wb = _size_coefficients(m, weights)
-    _semivalue_blocks(v, m, coef, wb, center, start, stop, acc)
+    cs, ws = _coefficient_tables(m, weights)
+    _semivalue_blocks(v.reshape(1, v.shape[0]), 0, m, cs, ws, center, start, stop, acc)
 
 
 @jit
