@@ -16,6 +16,35 @@ static void expect(int cond, const char *what)
 
 static int near(double a, double b) { return fabs(a - b) <= 1e-12 * (1.0 + fabs(b)); }
 
+static int popcount(int x)
+{
+    int c = 0;
+    for (; x; x &= x - 1) c++;
+    return c;
+}
+
+/* Every batch kernel path (m = 1..10, three games each) against the
+ * definition phi_i = sum over S not containing i of w[|S|] (v(S+i) - v(S)). */
+static void check_semivalue_paths(void)
+{
+    static double v[3 << 10], phi[3 * 10];
+    double w[10];
+    int m, g, i, s;
+    for (m = 1; m <= 10; m++) {
+        for (s = 0; s < (3 << m); s++) v[s] = cos(1.7 * s) * 10.0 + (s % 5);
+        expect(fc_shapley_weights(m, w) == FC_OK, "weights");
+        expect(fc_semivalue_f64(v, 3, m, w, phi) == FC_OK, "semivalue batch");
+        for (g = 0; g < 3; g++)
+            for (i = 0; i < m; i++) {
+                double want = 0.0;
+                const double *vg = v + (g << m);
+                for (s = 0; s < (1 << m); s++)
+                    if (!(s >> i & 1)) want += w[popcount(s)] * (vg[s | 1 << i] - vg[s]);
+                expect(fabs(phi[g * m + i] - want) <= 1e-12 * 100.0, "semivalue = definition");
+            }
+    }
+}
+
 int main(void)
 {
     /* glove game: player 2 holds the right glove, players 0 and 1 left ones */
@@ -45,6 +74,8 @@ int main(void)
            near(pairs[0 * 3 + 1], 0) && pairs[4] == 0.0, "pair interactions");
     expect(fc_size_resolved_f64(glove, 1, 3, sizes) == FC_OK && near(sizes[2 * 3 + 0], 0) &&
            near(sizes[2 * 3 + 1], 1) && near(sizes[2 * 3 + 2], 1), "size resolved");
+
+    check_semivalue_paths();
 
     /* one game split into two ranges gives the whole-game semivalue */
     for (i = 0; i < (1 << 10); i++) big[i] = sin(0.37 * i) + (i & 3);

@@ -25,10 +25,13 @@ def test_csrc_compiles_as_plain_c99(compiler, tmp_path):
         assert res.returncode == 0, f"{src.name}:\n{res.stderr}"
 
 
-def test_header_from_a_c_program(compiler, tmp_path):
+# FC_NO_VECTOR_EXT: the portable loops that compilers without GCC's vector
+# extensions use.
+@pytest.mark.parametrize("defines", [[], ["-DFC_NO_VECTOR_EXT"]])
+def test_header_from_a_c_program(compiler, tmp_path, defines):
     exe = tmp_path / "c_abi_test"
     sources = [str(p) for p in sorted((ROOT / "csrc").glob("*.c"))]
-    res = subprocess.run([compiler, "-std=c99", "-O2", "-I", str(ROOT / "csrc"),
+    res = subprocess.run([compiler, "-std=c99", "-O2", *defines, "-I", str(ROOT / "csrc"),
                           str(ROOT / "tests" / "c_abi_test.c"), *sources, "-lm", "-o", str(exe)],
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr

@@ -105,17 +105,50 @@ def _semivalue_blocks(v, g, m, cs, ws, center, start, stop, acc):
 
 
 @jit
+def _semivalue_lanes(v, m, cs, ws, out):
+    """Games of 3 <= m <= 8 players as 8-lane rows, in the order of the vector
+    path of csrc/tables.c: the fold runs over whole rows for bits >= 3, bits
+    0..2 are lane masks of the last row, every sum is a pairwise _sum8."""
+    nv = 1 << (m - 3)
+    x = np.empty((nv, 8))
+    p = np.empty((8, 8))
+    pb = np.empty(8)
+    for g in range(v.shape[0]):
+        c = np.float64(v[g, 0])
+        pb[:] = 0.0
+        for k in range(nv):
+            for lane in range(8):
+                d = np.float64(v[g, 8 * k + lane]) - c
+                pb[lane] += d * ws[8 * k + lane]
+                x[k, lane] = d * cs[8 * k + lane]
+        for q in range(m - 1, 2, -1):
+            half = 1 << (q - 3)
+            p[q, :] = 0.0
+            for k in range(half):
+                for lane in range(8):
+                    p[q, lane] += x[k + half, lane]
+                    x[k, lane] += x[k + half, lane]
+        for q in range(3):
+            for lane in range(8):
+                p[q, lane] = x[0, lane] if (lane >> q) & 1 else 0.0
+        b = _sum8(pb)
+        for q in range(m):
+            out[g, q] = _sum8(p[q]) - b
+
+
+@jit
 def semivalue(v, weights, out):
     m = _log2(v.shape[1])
     cs, ws = _coefficient_tables(m, weights)
-    if m <= BLOCK_BITS:
+    if 3 <= m <= BLOCK_BITS:
+        _semivalue_lanes(v, m, cs[0], ws[0], out)
+        return
+    if m < 3:
         x = np.empty(1 << m)
         t = np.empty(m)
         s = np.empty(8)
-        c = cs[0]
-        w = ws[0]
         for g in range(v.shape[0]):
-            b = _weigh_block(v, g, 0, 1 << m, np.float64(v[g, 0]), c, w, x, s)
+            b = _weigh_block(v, g, 0, 1 << m, np.float64(v[g, 0]), cs[0], ws[0], x, s)
             for i in range(m):
                 t[i] = 0.0
             _fold(x, m, t, s)
