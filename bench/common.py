@@ -13,6 +13,8 @@ import time
 
 import numpy as np
 
+from fastcredit import _backend
+
 
 def best_of(fn, repeats: int = 7, min_time: float = 0.0) -> float:
     """Best wall time of ``fn()`` over ``repeats`` calls (after one warm-up);
@@ -60,3 +62,24 @@ def table(rows: list[dict], columns: list[str]) -> str:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(fmt(r.get(c, "")) for c in columns) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def row(kernel, case, backend, threads, t, stream=None, alt=None, alt_name="", target="",
+        met=""):
+    """One table row; ratios are left blank where there is nothing to compare."""
+    return {"kernel": kernel, "case": case, "backend": backend, "threads": threads,
+            "time": f"{t * 1e3:.2f} ms", "x stream": "" if stream is None else t / stream,
+            "x alternative": "" if alt is None else t / alt, "alternative": alt_name,
+            "target": target, "met": met}
+
+
+def backend_choice_rows(fastest: dict) -> list[dict]:
+    """Rows checking _backend.FASTEST against the measured fastest backend
+    ({kernel key: backend})."""
+    rows = []
+    for key, best in fastest.items():
+        listed = _backend.FASTEST.get(key, "c")
+        rows.append({"kernel": key, "case": "backend=None", "backend": listed,
+                     "alternative": f"measured fastest: {best}",
+                     "met": "yes" if best == listed else "update _backend.FASTEST"})
+    return rows

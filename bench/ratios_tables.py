@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 import fastcredit as fc
-from fastcredit import _backend
-from common import best_of, stream_time
+from common import backend_choice_rows, best_of, row, stream_time
 
 B, M_SMALL = 1_000_000, 5
 
@@ -21,13 +20,6 @@ def _weights_matrix(m, w):
     w_in = np.where(size > 0, w[np.maximum(size - 1, 0)], 0.0)
     w_out = np.where(size < m, w[np.minimum(size, m - 1)], 0.0)
     return np.where(member == 1, w_in[:, None], -w_out[:, None])
-
-
-def _row(kernel, case, backend, threads, t, stream, alt=None, alt_name="", target="", met=""):
-    return {"kernel": kernel, "case": case, "backend": backend, "threads": threads,
-            "time": f"{t * 1e3:.2f} ms", "x stream": t / stream,
-            "x alternative": "" if alt is None else t / alt, "alternative": alt_name,
-            "target": target, "met": met}
 
 
 def _batch_rows(rows, fastest):
@@ -54,13 +46,13 @@ def _batch_rows(rows, fastest):
             t = best_of(lambda: f(v, out=out, threads=1, backend=backend), 5)
             times[backend] = t
             met = "yes" if t <= 1.5 * stream and t <= 0.5 * alt else "no"
-            rows.append(_row(name, f"B=1e6, m=5, f64", backend, 1, t, stream, alt, alt_name,
+            rows.append(row(name, f"B=1e6, m=5, f64", backend, 1, t, stream, alt, alt_name,
                              "<=1.5x stream, <=0.5x V@W", met))
         fastest[name] = min(times, key=times.get)
     for backend in fc.available_backends():
         t1 = best_of(lambda: fc.shapley(v, out=out, threads=1, backend=backend), 5)
         t2 = best_of(lambda: fc.shapley(v, out=out, threads=2, backend=backend), 5)
-        row = _row("shapley", "B=1e6, m=5, 2 threads", backend, 2, t2, stream)
+        row = row("shapley", "B=1e6, m=5, 2 threads", backend, 2, t2, stream)
         row["x alternative"], row["alternative"] = t2 / t1, "same kernel, 1 thread"
         row["target"] = "report speedup"
         row["met"] = f"{t1 / t2:.2f}x speedup"
@@ -68,7 +60,7 @@ def _batch_rows(rows, fastest):
     v32 = v.astype(np.float32)
     for backend in fc.available_backends():
         t = best_of(lambda: fc.shapley(v32, out=out, threads=1, backend=backend), 5)
-        rows.append(_row("shapley", "B=1e6, m=5, f32", backend, 1, t, stream_time(v32)))
+        rows.append(row("shapley", "B=1e6, m=5, f32", backend, 1, t, stream_time(v32)))
 
 
 def _shapiq_exact_time(v, m):
@@ -106,10 +98,10 @@ def _large_rows(rows, fastest):
     for backend in fc.available_backends():
         t = best_of(lambda: fc.shapley(v, threads=1, backend=backend), 5)
         times[backend] = t
-        rows.append(_row("shapley", "one game, m=20", backend, 1, t, stream, alt,
+        rows.append(row("shapley", "one game, m=20", backend, 1, t, stream, alt,
                          "NumPy v @ W", "<=1/3x v@W", "yes" if t <= alt / 3 else "no"))
         if shapiq_t is not None:
-            rows.append(_row("shapley", "one game, m=20", backend, 1, t, stream, shapiq_t,
+            rows.append(row("shapley", "one game, m=20", backend, 1, t, stream, shapiq_t,
                              "shapiq ExactComputer", "<=1/1000x",
                              "yes" if t <= shapiq_t / 1000 else "no"))
     fastest["shapley m=20"] = min(times, key=times.get)
@@ -119,7 +111,7 @@ def _large_rows(rows, fastest):
     for backend in fc.available_backends():
         for threads in (1, 2):
             t = best_of(lambda: fc.shapley(v, threads=threads, backend=backend), 5)
-            rows.append(_row("shapley", "one game, m=24", backend, threads, t, stream,
+            rows.append(row("shapley", "one game, m=24", backend, threads, t, stream,
                              target="<=3x stream" if threads == 1 else "",
                              met=("yes" if t <= 3 * stream else "no") if threads == 1 else ""))
     m = 20
@@ -131,11 +123,12 @@ def _large_rows(rows, fastest):
             f = getattr(fc, name)
             t = best_of(lambda: f(v, threads=1, backend=backend), 3)
             times[backend] = t
-            rows.append(_row(name, "one game, m=20", backend, 1, t, stream))
+            rows.append(row(name, "one game, m=20", backend, 1, t, stream))
         fastest[name] = min(times, key=times.get)
 
 
-KEYS = {"shapley": "tables.semivalue", "singleton": "tables.gather",
+KEYS = {"shapley": "tables.semivalue", "banzhaf": "tables.semivalue",
+        "singleton": "tables.gather", "leave_one_out": "tables.gather",
         "moebius": "tables.moebius", "size_resolved": "tables.size_resolved"}
 
 
@@ -143,10 +136,5 @@ def rows():
     rows, fastest = [], {}
     _batch_rows(rows, fastest)
     _large_rows(rows, fastest)
-    for name, key in KEYS.items():
-        rows.append({"kernel": key, "case": "backend=None",
-                     "backend": _backend.FASTEST.get(key, "c"),
-                     "alternative": f"measured fastest: {fastest[name]}",
-                     "met": "yes" if fastest[name] == _backend.FASTEST.get(key, "c") else
-                     "update _backend.FASTEST"})
-    return rows
+    return rows + backend_choice_rows({KEYS[name]: b for name, b in fastest.items()
+                                       if name in KEYS})

@@ -1,21 +1,7 @@
 /* tables.c - exact credit over coalition tables; see tables.h. */
 #include <string.h>
 #include "fastcredit.h"
-
-/* Compiled once per CPU generation and picked at load time, so one build runs
- * anywhere and still uses wide vectors where they exist. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-    defined(__linux__)
-#define FC_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#else
-#define FC_CLONES
-#endif
-
-#if defined(__GNUC__)
-#define FC_INLINE inline __attribute__((always_inline))
-#else
-#define FC_INLINE
-#endif
+#include "internal.h"
 
 #define BLOCK_BITS FC_TABLE_BLOCK_BITS
 
