@@ -1,0 +1,188 @@
+/* sampling.c - permutation-sampling Shapley estimates; see sampling.h. */
+#include <math.h>
+#include "fastcredit.h"
+
+/* Fisher-Yates shuffle of 0..m-1 from the stream `state` (see sampling.h). */
+static void shuffle(uint64_t *state, int m, int32_t *perm)
+{
+    int i;
+    for (i = 0; i < m; i++) perm[i] = i;
+    for (i = m - 1; i > 0; i--) {
+        const int j = (int)fc_rng_below(state, (uint64_t)i + 1);
+        const int32_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+}
+
+int fc_sampling_permutations(uint64_t seed, uint64_t game, int64_t first_unit,
+                             int64_t n_units, int m, int32_t *perms)
+{
+    const uint64_t game_key = fc_rng_key(seed, game);
+    int64_t u;
+    if (m < 1 || m > FC_SAMPLING_MAX_PLAYERS || first_unit < 0 || n_units < 0 ||
+        (n_units > 0 && !perms))
+        return FC_EINVAL;
+    for (u = 0; u < n_units; u++) {
+        uint64_t state = fc_rng_key(game_key, (uint64_t)(first_unit + u));
+        shuffle(&state, m, perms + u * m);
+    }
+    return FC_OK;
+}
+
+/* A table game: double or float entries, read as double. */
+typedef struct {
+    const double *f64;
+    const float *f32;
+} table_t;
+
+static double read(table_t t, uint64_t mask)
+{
+    return t.f64 ? t.f64[mask] : (double)t.f32[mask];
+}
+
+/* Adds the marginals of the walk along perm (reversed when `reverse`) to x.
+ * v0, vn: the cached v({}) and v(N), or NaN to read them. Returns the table
+ * reads spent. */
+static int64_t walk(table_t t, int m, const int32_t *perm, int reverse,
+                    int cache_endpoints, double v0, double vn, double *x)
+{
+    uint64_t mask = 0;
+    int64_t reads = 0;
+    double prev, cur;
+    int k;
+    if (cache_endpoints) {
+        prev = v0;
+    } else {
+        prev = read(t, 0);
+        reads++;
+    }
+    for (k = 0; k < m - 1; k++) {
+        const int32_t p = perm[reverse ? m - 1 - k : k];
+        mask |= (uint64_t)1 << p;
+        cur = read(t, mask);
+        x[p] += cur - prev;
+        prev = cur;
+    }
+    reads += m - 1;
+    if (cache_endpoints) {
+        cur = vn;
+    } else {
+        cur = read(t, mask | (uint64_t)1 << perm[reverse ? 0 : m - 1]);
+        reads++;
+    }
+    x[perm[reverse ? 0 : m - 1]] += cur - prev;
+    return reads;
+}
+
+/* Every standard error <= tol after n samples (see sampling.h). */
+static int converged(const double *s1, const double *s2, int m, int64_t n, double tol)
+{
+    const double nn = (double)n;
+    int i;
+    for (i = 0; i < m; i++)
+        if (!((s2[i] - s1[i] * s1[i] / nn) / (nn - 1.0) / nn <= tol * tol)) return 0;
+    return 1;
+}
+
+static void estimate(table_t t, int m, uint64_t game_key, int64_t max_walks,
+                     int64_t budget, int antithetic, int cache_endpoints,
+                     double tol, int64_t min_samples, double *values,
+                     double *stderr_out, int64_t *stats)
+{
+    int32_t perm[FC_MAX_TABLE_PLAYERS];
+    double x[FC_MAX_TABLE_PLAYERS], first[FC_MAX_TABLE_PLAYERS];
+    double s1[FC_MAX_TABLE_PLAYERS], s2[FC_MAX_TABLE_PLAYERS];
+    const uint64_t full = ((uint64_t)1 << m) - 1;
+    const int unit_walks = antithetic ? 2 : 1;
+    const int64_t unit_cost = unit_walks * (int64_t)(cache_endpoints ? m - 1 : m + 1);
+    const int64_t max_units = max_walks / unit_walks;
+    const double scale = antithetic ? 0.5 : 1.0;
+    double v0 = 0.0, vn = 0.0;
+    int64_t evals = 0, n = 0, u;
+    int i, truncated = 0;
+    if (cache_endpoints) {
+        v0 = read(t, 0);
+        vn = read(t, full);
+        evals = 2;
+    }
+    for (i = 0; i < m; i++) s1[i] = s2[i] = 0.0;
+    for (u = 0; u < max_units; u++) {
+        uint64_t state = fc_rng_key(game_key, (uint64_t)u);
+        if (evals + unit_cost > budget) {
+            truncated = 1;
+            break;
+        }
+        shuffle(&state, m, perm);
+        for (i = 0; i < m; i++) x[i] = 0.0;
+        evals += walk(t, m, perm, 0, cache_endpoints, v0, vn, x);
+        if (antithetic) evals += walk(t, m, perm, 1, cache_endpoints, v0, vn, x);
+        n++;
+        if (n == 1) {
+            for (i = 0; i < m; i++) first[i] = scale * x[i];
+        } else {
+            for (i = 0; i < m; i++) {
+                const double d = scale * x[i] - first[i];
+                s1[i] += d;
+                s2[i] += d * d;
+            }
+        }
+        if (tol > 0.0 && n >= min_samples && converged(s1, s2, m, n, tol)) break;
+    }
+    for (i = 0; i < m; i++) {
+        const double nn = (double)n;
+        const double var = (s2[i] - s1[i] * s1[i] / nn) / (nn - 1.0);
+        values[i] = first[i] + s1[i] / nn;
+        stderr_out[i] = n > 1 ? sqrt((var < 0.0 ? 0.0 : var) / nn) : INFINITY;
+    }
+    stats[FC_STAT_EVALS] = evals;
+    stats[FC_STAT_WALKS] = n * unit_walks;
+    stats[FC_STAT_SAMPLES] = n;
+    stats[FC_STAT_TRUNCATED] = truncated;
+}
+
+static int estimate_games(table_t t, int64_t n_games, int m, uint64_t seed,
+                          int64_t first_game, int64_t max_walks, int64_t budget,
+                          int antithetic, int cache_endpoints, double tol,
+                          int64_t min_samples, double *values, double *stderr_out,
+                          int64_t *stats)
+{
+    const int unit_walks = antithetic ? 2 : 1;
+    const int64_t fixed = cache_endpoints ? 2 : 0;
+    const int64_t unit_cost = unit_walks * (int64_t)(cache_endpoints ? m - 1 : m + 1);
+    int64_t g;
+    if (m < 1 || m > FC_MAX_TABLE_PLAYERS || n_games < 0 || first_game < 0 ||
+        max_walks < unit_walks || max_walks % unit_walks || budget < fixed + unit_cost ||
+        !(tol >= 0.0) || min_samples < 2 || (n_games > 0 && (!values || !stderr_out || !stats)))
+        return FC_EINVAL;
+    for (g = 0; g < n_games; g++) {
+        const int64_t off = g << m;
+        table_t game = {t.f64 ? t.f64 + off : 0, t.f32 ? t.f32 + off : 0};
+        estimate(game, m, fc_rng_key(seed, (uint64_t)(first_game + g)), max_walks, budget,
+                 antithetic, cache_endpoints, tol, min_samples, values + g * m,
+                 stderr_out + g * m, stats + g * FC_STATS);
+    }
+    return FC_OK;
+}
+
+/* The two public entry points differ only in the table's element type. */
+#define PERMUTATION_SHAPLEY(SFX, REAL, F64, F32)                                     \
+    int fc_permutation_shapley##SFX(const REAL *v, int64_t n_games, int m,           \
+                                    uint64_t seed, int64_t first_game,               \
+                                    int64_t max_walks, int64_t budget,               \
+                                    int antithetic, int cache_endpoints,             \
+                                    double tol, int64_t min_samples,                 \
+                                    double *values, double *stderr_out,              \
+                                    int64_t *stats)                                  \
+    {                                                                                \
+        table_t t;                                                                   \
+        t.f64 = F64;                                                                 \
+        t.f32 = F32;                                                                 \
+        if (n_games > 0 && !v) return FC_EINVAL;                                     \
+        return estimate_games(t, n_games, m, seed, first_game, max_walks, budget,    \
+                              antithetic, cache_endpoints, tol, min_samples, values, \
+                              stderr_out, stats);                                    \
+    }
+
+PERMUTATION_SHAPLEY(_f64, double, v, 0)
+PERMUTATION_SHAPLEY(_f32, float, 0, v)

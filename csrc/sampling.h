@@ -1,0 +1,75 @@
+/*
+ * sampling.h - permutation-sampling Shapley estimates (part of fastcredit.h).
+ *
+ * A walk along a permutation pi of the m players evaluates v on its m + 1
+ * prefixes P_0 = {}, P_k = {pi_0, .., pi_(k-1)} and gives player pi_k the
+ * marginal v(P_(k+1)) - v(P_k). Its expectation over uniform permutations is
+ * the Shapley value. With antithetic pairing, each permutation is walked
+ * together with its reverse and the pair's average marginal is one sample
+ * (the two walks are negatively correlated on games with monotone marginals,
+ * so the pair average has less variance than two independent walks). The
+ * estimate is the mean of the n samples and its standard error is
+ * sd(samples) / sqrt(n) (sample sd, n - 1 in the denominator).
+ *
+ * Randomness: sampling unit u of game g (a pair, or a single walk) draws its
+ * permutation from the stream state fc_rng_key(fc_rng_key(seed, g), u) by
+ * Fisher-Yates: perm = identity, then for i = m-1 down to 1 swap perm[i] and
+ * perm[fc_rng_below(state, i + 1)]. Every backend and thread count therefore
+ * walks the same permutations.
+ */
+#ifndef FASTCREDIT_SAMPLING_H
+#define FASTCREDIT_SAMPLING_H
+
+#include <stdint.h>
+
+/* Largest player count the samplers accept (permutations are int32). */
+#define FC_SAMPLING_MAX_PLAYERS 4096
+
+/* Per-game counters written by fc_permutation_shapley_*: stats[g*FC_STATS + .]. */
+#define FC_STATS 4
+#define FC_STAT_EVALS 0       /* game evaluations (table reads) spent       */
+#define FC_STAT_WALKS 1       /* permutation walks completed (pairs count 2) */
+#define FC_STAT_SAMPLES 2     /* samples averaged: pairs, or walks           */
+#define FC_STAT_TRUNCATED 3   /* 1 when the budget stopped the sampling      */
+
+/* The permutations of units first_unit .. first_unit + n_units - 1 of game
+ * `game` (see above): perms[u*m + k] is the k-th player of unit
+ * first_unit + u. 1 <= m <= FC_SAMPLING_MAX_PLAYERS. */
+int fc_sampling_permutations(uint64_t seed, uint64_t game, int64_t first_unit,
+                             int64_t n_units, int m, int32_t *perms);
+
+/* Permutation-sampling Shapley estimate of each of n_games tables of 2^m
+ * values (1 <= m <= FC_MAX_TABLE_PLAYERS); game g is keyed as game
+ * first_game + g, so a batch split into chunks gives the same numbers.
+ *
+ * Sampling runs unit by unit, u = 0, 1, ..., up to max_walks walks (max_walks
+ * a positive multiple of the walks per unit: 2 when antithetic, else 1).
+ * Evaluation cost: with cache_endpoints, v({}) and v(N) are read once (2
+ * evaluations) and a walk costs its m - 1 interior prefixes; without, a walk
+ * costs m + 1. A unit starts only if its whole cost fits in `budget` (so the
+ * evaluations never exceed it; budget must cover the fixed cost and one unit);
+ * a unit that does not fit is not walked and the game is marked truncated.
+ * When tol > 0, sampling also stops after the first sample n >= min_samples
+ * (min_samples >= 2) at which every standard error is <= tol.
+ *
+ * Samples are accumulated shifted by the first sample x_1 (d = x - x_1,
+ * s1 += d, s2 += d * d) in walk order; then
+ *   values[g*m + i] = x_1 + s1 / n,
+ *   stderr[g*m + i] = sqrt(((s2 - s1 * s1 / n) / (n - 1)) / n)  (inf if n = 1).
+ * NaN in a table propagates to the estimates that read it. */
+int fc_permutation_shapley_f64(const double *v, int64_t n_games, int m,
+                               uint64_t seed, int64_t first_game,
+                               int64_t max_walks, int64_t budget,
+                               int antithetic, int cache_endpoints,
+                               double tol, int64_t min_samples,
+                               double *values, double *stderr_out,
+                               int64_t *stats);
+int fc_permutation_shapley_f32(const float *v, int64_t n_games, int m,
+                               uint64_t seed, int64_t first_game,
+                               int64_t max_walks, int64_t budget,
+                               int antithetic, int cache_endpoints,
+                               double tol, int64_t min_samples,
+                               double *values, double *stderr_out,
+                               int64_t *stats);
+
+#endif

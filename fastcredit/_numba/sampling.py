@@ -1,0 +1,258 @@
+"""Numba kernels of the sampling family: the same algorithm, in the same
+order, as csrc/sampling.c, plus drivers for users' ``@njit`` games.
+
+Signatures:
+    permutations(seed, game, first_unit, perms)     perms (n_units, m) int32
+    permutation_shapley(v, seed, first_game, max_walks, budget, antithetic,
+                        cache_endpoints, tol, min_samples, values, stderr, stats)
+        v (B, 2**m) float32/float64; values, stderr (B, m); stats (B, 4) int64
+    estimate_game(fn, m, seed, max_walks, budget, antithetic, cache_endpoints,
+                  crn, tol, min_samples, values, stderr, stats, bad)
+        -> 0, or 1 when fn returned a non-finite value (its mask in bad[0]);
+        fn: an @njit ``fn(mask) -> float``, or a stochastic
+        ``fn(mask, key) -> float`` (told apart by the number of parameters).
+    evaluate(game, mask, key), stochastic(game): usable in users' jitted code.
+
+Stochastic games: after unit u's permutation is shuffled from its stream, the
+same stream hands out one fresh key per evaluation, in walk order (the forward
+walk, then the reverse one). With common random numbers (crn=True) the k-th
+marginal's two prefixes share one key, so every walk costs 2m evaluations.
+"""
+import inspect
+
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
+
+from .rng import key as rng_key
+from .rng import below, next_u64
+
+jit = njit(cache=True, nogil=True)
+
+STAT_EVALS, STAT_WALKS, STAT_SAMPLES, STAT_TRUNCATED = 0, 1, 2, 3
+_ONE = np.uint64(1)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@jit
+def shuffle(state, perm):
+    """Fisher-Yates shuffle of perm := 0..m-1 from the stream ``state``;
+    returns the advanced state."""
+    m = perm.shape[0]
+    for i in range(m):
+        perm[i] = i
+    for i in range(m - 1, 0, -1):
+        state, j = below(state, i + 1)
+        t = perm[i]
+        perm[i] = perm[j]
+        perm[j] = t
+    return state
+
+
+@jit
+def permutations(seed, game, first_unit, perms):
+    """perms[u] = the permutation of unit first_unit + u of ``game``."""
+    game_key = rng_key(seed, game)
+    for u in range(perms.shape[0]):
+        shuffle(rng_key(game_key, first_unit + u), perms[u])
+
+
+def evaluate(game, mask, key):
+    """v(mask) of a game inside jitted code: ``game[mask]`` for a table,
+    ``game(mask)`` for an @njit deterministic game, ``game(mask, key)`` for an
+    @njit stochastic one (told apart by the number of parameters)."""
+    raise NotImplementedError("evaluate is only callable from jitted code")
+
+
+@overload(evaluate, jit_options={"nogil": True})
+def _evaluate_impl(game, mask, key):
+    if isinstance(game, types.Array):
+        return lambda game, mask, key: np.float64(game[mask])
+    if isinstance(game, types.Dispatcher):
+        if takes_key(game.dispatcher):
+            return lambda game, mask, key: np.float64(game(mask, key))
+        return lambda game, mask, key: np.float64(game(mask))
+    return None
+
+
+def takes_key(fn) -> bool:
+    """Whether a jitted game is stochastic, ``fn(mask, key)``."""
+    return len(inspect.signature(fn.py_func).parameters) == 2
+
+
+def stochastic(game):
+    """Whether ``game`` draws keys (a stochastic @njit game), in jitted code."""
+    raise NotImplementedError("stochastic is only callable from jitted code")
+
+
+@overload(stochastic, jit_options={"nogil": True})
+def _stochastic_impl(game):
+    is_stochastic = isinstance(game, types.Dispatcher) and takes_key(game.dispatcher)
+    return lambda game: is_stochastic
+
+
+@njit(nogil=True)
+def _value(game, mask, fresh_keys, state, check, bad):
+    """(state, value, ok): one evaluation, drawing a fresh key when fresh_keys."""
+    key = np.uint64(0)
+    if fresh_keys:
+        state, key = next_u64(state)
+    val = evaluate(game, mask, key)
+    if check and not np.isfinite(val):
+        bad[0] = mask
+        return state, val, False
+    return state, val, True
+
+
+@njit(nogil=True)
+def _walk(game, perm, reverse, state, fresh_keys, crn, cache_endpoints,
+          v0, vn, x, check, bad):
+    """Adds one walk's marginals to x; returns (state, evaluations, ok)."""
+    m = perm.shape[0]
+    mask = np.uint64(0)
+    evals = 0
+    prev = v0
+    if not cache_endpoints and not crn:
+        state, prev, ok = _value(game, mask, fresh_keys, state, check, bad)
+        evals += 1
+        if not ok:
+            return state, evals, False
+    for k in range(m):
+        p = perm[m - 1 - k] if reverse else perm[k]
+        lower = mask
+        mask |= _ONE << np.uint64(p)
+        if crn:
+            state, key = next_u64(state)
+            lo = evaluate(game, lower, key)
+            hi = evaluate(game, mask, key)
+            evals += 2
+            if check and not (np.isfinite(lo) and np.isfinite(hi)):
+                bad[0] = lower if not np.isfinite(lo) else mask
+                return state, evals, False
+            x[p] += hi - lo
+            continue
+        if cache_endpoints and k == m - 1:
+            cur = vn
+        else:
+            state, cur, ok = _value(game, mask, fresh_keys, state, check, bad)
+            evals += 1
+            if not ok:
+                return state, evals, False
+        x[p] += cur - prev
+        prev = cur
+    return state, evals, True
+
+
+@jit
+def _converged(s1, s2, n, tol):
+    nn = np.float64(n)
+    for i in range(s1.shape[0]):
+        if not ((s2[i] - s1[i] * s1[i] / nn) / (nn - 1.0) / nn <= tol * tol):
+            return False
+    return True
+
+
+@njit(nogil=True)
+def _estimate(game, m, game_key, max_walks, budget, antithetic, cache_endpoints,
+              fresh_keys, crn, tol, min_samples, values, stderr, stats, check, bad, perm,
+              work):
+    """One game's estimate (see csrc/sampling.h); returns False when a
+    checked evaluation was not finite. perm (m,) int32 and work (4, m) are
+    scratch, allocated once per batch (allocating per game serialises threads)."""
+    x = work[0]
+    first = work[1]
+    s1 = work[2]
+    s2 = work[3]
+    s1[:] = 0.0
+    s2[:] = 0.0
+    unit_walks = 2 if antithetic else 1
+    if crn:
+        walk_cost = 2 * m
+    elif cache_endpoints:
+        walk_cost = m - 1
+    else:
+        walk_cost = m + 1
+    unit_cost = unit_walks * walk_cost
+    max_units = max_walks // unit_walks
+    scale = 0.5 if antithetic else 1.0
+    v0 = 0.0
+    vn = 0.0
+    evals = 0
+    n = 0
+    truncated = 0
+    if cache_endpoints:
+        v0 = evaluate(game, np.uint64(0), np.uint64(0))
+        vn = evaluate(game, _ALL >> np.uint64(64 - m), np.uint64(0))
+        evals = 2
+        if check and not np.isfinite(v0):
+            bad[0] = 0
+            return False
+        if check and not np.isfinite(vn):
+            bad[0] = _ALL >> np.uint64(64 - m)
+            return False
+    for u in range(max_units):
+        state = rng_key(game_key, u)
+        if evals + unit_cost > budget:
+            truncated = 1
+            break
+        state = shuffle(state, perm)
+        x[:] = 0.0
+        state, spent, ok = _walk(game, perm, False, state, fresh_keys, crn,
+                                 cache_endpoints, v0, vn, x, check, bad)
+        evals += spent
+        if ok and antithetic:
+            state, spent, ok = _walk(game, perm, True, state, fresh_keys, crn,
+                                     cache_endpoints, v0, vn, x, check, bad)
+            evals += spent
+        if not ok:
+            return False
+        n += 1
+        if n == 1:
+            for i in range(m):
+                first[i] = scale * x[i]
+        else:
+            for i in range(m):
+                d = scale * x[i] - first[i]
+                s1[i] += d
+                s2[i] += d * d
+        if tol > 0.0 and n >= min_samples and _converged(s1, s2, n, tol):
+            break
+    nn = np.float64(n)
+    for i in range(m):
+        values[i] = first[i] + s1[i] / nn
+        stderr[i] = np.inf
+        if n > 1:
+            var = (s2[i] - s1[i] * s1[i] / nn) / (nn - 1.0)
+            stderr[i] = np.sqrt((0.0 if var < 0.0 else var) / nn)
+    stats[STAT_EVALS] = evals
+    stats[STAT_WALKS] = n * unit_walks
+    stats[STAT_SAMPLES] = n
+    stats[STAT_TRUNCATED] = truncated
+    return True
+
+
+@jit
+def permutation_shapley(v, seed, first_game, max_walks, budget, antithetic, cache_endpoints,
+                        tol, min_samples, values, stderr, stats):
+    """Estimates for a batch of tables, like fc_permutation_shapley_*."""
+    m = 0
+    while (1 << m) < v.shape[1]:
+        m += 1
+    bad = np.zeros(1, dtype=np.uint64)
+    perm = np.empty(m, dtype=np.int32)
+    work = np.empty((4, m))
+    for g in range(v.shape[0]):
+        _estimate(v[g], m, rng_key(seed, first_game + g), max_walks, budget,
+                  antithetic, cache_endpoints, False, False, tol, min_samples, values[g],
+                  stderr[g], stats[g], False, bad, perm, work)
+
+
+@njit(nogil=True)
+def estimate_game(fn, m, seed, max_walks, budget, antithetic, cache_endpoints, crn, tol,
+                  min_samples, values, stderr, stats, bad):
+    """The estimate of one ``@njit`` game (game index 0 of ``seed``); 0, or 1
+    when ``fn`` returned a non-finite value at coalition ``bad[0]``."""
+    ok = _estimate(fn, m, rng_key(seed, 0), max_walks, budget, antithetic, cache_endpoints,
+                   stochastic(fn), crn, tol, min_samples, values, stderr, stats, True, bad,
+                   np.empty(m, dtype=np.int32), np.empty((4, m)))
+    return 0 if ok else 1

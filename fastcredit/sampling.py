@@ -1,0 +1,487 @@
+"""Monte-Carlo Shapley values by antithetic permutation sampling.
+
+For games with too many players for a table, or whose every evaluation is a
+costly replay. A walk along a uniformly random order pi of the players
+evaluates v on its m + 1 prefixes and credits each player with its marginal
+v(prefix + i) - v(prefix); the mean marginal over orders is the Shapley value
+
+    phi_i = E_pi [ v(P_i^pi + i) - v(P_i^pi) ],
+
+P_i^pi the players before i in pi. Walks come in antithetic pairs (an order
+and its reverse; the pair's average is one sample) or alone, and the reported
+standard error is the sample sd over sqrt(number of samples), so
+``est.ci(0.95)`` is an honest 95% confidence interval (Student t quantiles).
+
+Permutations come from the counter-based RNG keyed by (seed, game index,
+sampling unit): the same seed gives the same permutations, and the same
+estimates, on the C and Numba backends and for any thread count.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _parallel
+from ._backend import kernels, resolve
+from ._validation import check_choice, check_float, check_int, coalition_table
+from ._validation import seed as check_seed
+from .tables import _is_jitted, masks_to_bool
+
+__all__ = ["ShapleyEstimate", "permutation_shapley"]
+
+#: Walks run when neither ``permutations`` nor ``budget`` is given.
+DEFAULT_PERMUTATIONS = 1000
+#: Most players a sampled game may have (permutations are int32 rows).
+MAX_PLAYERS = 4096
+#: Most players of a game whose coalitions are passed as uint64 masks.
+MAX_MASK_PLAYERS = 64
+_UNLIMITED = 2**62
+_STATS = 4
+
+
+@dataclass(frozen=True)
+class ShapleyEstimate:
+    """A sampled Shapley value with its error bars.
+
+    Attributes
+    ----------
+    values : ndarray, shape (..., m)
+        Mean marginal of each player over the samples.
+    stderr : ndarray, shape (..., m)
+        sd(samples) / sqrt(n_samples) (sample sd; ``inf`` when there is one
+        sample).
+    n_evals : int or ndarray (...)
+        Game evaluations spent (for a table: table reads).
+    n_permutations : int or ndarray (...)
+        Permutation walks completed; a reversed walk counts as one.
+    n_samples : int or ndarray (...)
+        Independent samples averaged: antithetic pairs, or walks.
+    truncated : bool or ndarray (...)
+        True when the budget stopped sampling before ``permutations`` walks.
+    """
+
+    values: np.ndarray
+    stderr: np.ndarray
+    n_evals: int | np.ndarray
+    n_permutations: int | np.ndarray
+    n_samples: int | np.ndarray
+    truncated: bool | np.ndarray
+
+    def ci(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        r"""Two-sided confidence interval ``(low, high)`` of each value.
+
+        .. math:: \hat\phi_i \pm t_{(1+\mathrm{level})/2,\ n-1} \cdot \mathrm{stderr}_i
+
+        with n the number of samples (the CLT interval with Student t
+        quantiles, so small n are not overconfident); infinite when n = 1.
+        """
+        from scipy.stats import t as student_t
+
+        level = check_float(level, "level", lo=0.0, hi=1.0)
+        if not 0.0 < level < 1.0:
+            raise ValueError(f"level must be strictly between 0 and 1, got {level}")
+        df = np.asarray(self.n_samples, dtype=np.float64) - 1.0
+        with np.errstate(invalid="ignore"):
+            q = np.where(df >= 1.0, student_t.ppf(0.5 + level / 2.0, np.maximum(df, 1.0)),
+                         np.inf)
+        half = q[..., None] * self.stderr
+        return self.values - half, self.values + half
+
+
+def _plan(m, permutations, budget, antithetic, walk_cost, fixed_cost):
+    """(max_walks, budget) for the kernels, from the user's limits."""
+    unit_walks = 2 if antithetic else 1
+    unit_cost = unit_walks * walk_cost
+    if budget is not None:
+        budget = check_int(budget, "budget", lo=1, hi=_UNLIMITED)
+        if budget < fixed_cost + unit_cost:
+            what = "an antithetic pair of walks" if antithetic else "one walk"
+            raise ValueError(f"budget must cover {what}: {fixed_cost + unit_cost} evaluations "
+                             f"for m = {m} players, got {budget}")
+    if permutations is None:
+        if budget is None or unit_cost == 0:
+            max_walks = DEFAULT_PERMUTATIONS
+        else:
+            max_walks = unit_walks * ((budget - fixed_cost) // unit_cost)
+    else:
+        max_walks = check_int(permutations, "permutations", lo=unit_walks, hi=_UNLIMITED)
+        if max_walks % unit_walks:
+            raise ValueError(f"permutations must be even with antithetic=True (each order "
+                             f"is walked with its reverse), got {max_walks}")
+    return max_walks, _UNLIMITED if budget is None else budget
+
+
+class _Moments:
+    """Running sums of samples shifted by the first one (d = x - x_1,
+    s1 += d, s2 += d * d), finished as csrc/sampling.c does."""
+
+    def __init__(self, m):
+        self.first = None
+        self.s1 = np.zeros(m)
+        self.s2 = np.zeros(m)
+        self.n = 0
+
+    def add(self, samples):
+        if self.first is None:
+            self.first = samples[0].copy()
+        d = samples - self.first
+        self.s1 += d.sum(axis=0)
+        self.s2 += (d * d).sum(axis=0)
+        self.n += len(samples)
+
+    def finish(self):
+        """(values, stderr)."""
+        nn = float(self.n)
+        values = self.first + self.s1 / nn
+        if self.n < 2:
+            return values, np.full_like(values, np.inf)
+        with np.errstate(invalid="ignore"):
+            var = (self.s2 - self.s1 * self.s1 / nn) / (nn - 1.0)
+            return values, np.sqrt(np.where(var < 0.0, 0.0, var) / nn)
+
+
+def _estimate(values, stderr, stats):
+    lead = stats.shape[:-1]
+
+    def pick(col, dtype):
+        arr = stats[..., col].astype(dtype)
+        return arr.item() if not lead else arr
+
+    return ShapleyEstimate(values, stderr, pick(0, np.int64), pick(1, np.int64),
+                           pick(2, np.int64), pick(3, bool))
+
+
+def _tables(game, m, options, seed, threads, backend):
+    flat, m_table, lead = coalition_table(game, "game")
+    if m is not None and m != m_table:
+        raise ValueError(f"m = {m} does not match the table game: its last axis has "
+                         f"length 2**{m_table}")
+    m = m_table
+    if options["crn"]:
+        raise ValueError("crn=True needs a stochastic game; a table is deterministic")
+    cache = options["cache"] is not False
+    max_walks, budget = _plan(m, options["permutations"], options["budget"],
+                              options["antithetic"], m - 1 if cache else m + 1,
+                              2 if cache else 0)
+    impl = kernels("sampling", resolve("sampling.tables", backend))
+    n_games = flat.shape[0]
+    values = np.empty((n_games, m))
+    stderr = np.empty((n_games, m))
+    stats = np.zeros((n_games, _STATS), dtype=np.int64)
+    if n_games:
+        _parallel.run(lambda a, b: impl.permutation_shapley(
+            flat[a:b], seed, a, max_walks, budget, options["antithetic"], cache,
+            options["tol"], options["min_samples"], values[a:b], stderr[a:b], stats[a:b]),
+            n_games, _parallel.n_threads(threads))
+    return _estimate(values.reshape(lead + (m,)), stderr.reshape(lead + (m,)),
+                     stats.reshape(lead + (_STATS,)))
+
+
+def _jitted(fn, m, options, seed, backend):
+    from ._numba.sampling import estimate_game, takes_key
+
+    if backend == "c":
+        raise ValueError("backend='c' cannot run an @njit game; use backend=None or 'numba'")
+    resolve("sampling.jitted", "numba")
+    m = check_int(m, "m", lo=1, hi=MAX_MASK_PLAYERS)
+    stochastic = takes_key(fn)
+    cache = options["cache"]
+    if stochastic and cache:
+        raise ValueError("cache=True is refused for a stochastic game fn(mask, key): reusing "
+                         "one draw of v(S) across permutations hides its variance and "
+                         "reports false confidence")
+    if options["crn"] and not stochastic:
+        raise ValueError("crn=True needs a stochastic game fn(mask, key)")
+    cache = not stochastic and cache is not False
+    if options["crn"]:
+        walk_cost = 2 * m
+    else:
+        walk_cost = m - 1 if cache else m + 1
+    max_walks, budget = _plan(m, options["permutations"], options["budget"],
+                              options["antithetic"], walk_cost, 2 if cache else 0)
+    values = np.empty(m)
+    stderr = np.empty(m)
+    stats = np.zeros(_STATS, dtype=np.int64)
+    bad = np.zeros(1, dtype=np.uint64)
+    try:
+        status = estimate_game(fn, m, seed, max_walks, budget, options["antithetic"], cache,
+                               options["crn"], options["tol"], options["min_samples"], values,
+                               stderr, stats, bad)
+    except Exception as exc:
+        kind = "fn(mask, key)" if stochastic else "fn(mask)"
+        raise RuntimeError(f"the @njit game {kind} failed during sampling (m = {m}): "
+                           f"{exc!r}") from exc
+    if status:
+        raise ValueError(f"game returned a non-finite value for coalition mask {int(bad[0])}")
+    return _estimate(values, stderr, stats)
+
+
+def _call(fn, coalitions, n_done):
+    """fn on a batch of coalitions, checked: one finite real per coalition."""
+    try:
+        vals = fn(coalitions)
+    except Exception as exc:
+        raise RuntimeError(f"game raised on a batch of {len(coalitions)} coalitions (after "
+                           f"{n_done} evaluations): {exc!r}") from exc
+    vals = np.asarray(vals)
+    if vals.dtype.kind not in "biuf":
+        raise TypeError(f"game must return real numbers, got dtype {vals.dtype}")
+    if vals.shape != (len(coalitions),):
+        raise ValueError(f"game must return one value per coalition: shape "
+                         f"({len(coalitions)},), got {vals.shape}")
+    vals = vals.astype(np.float64)
+    bad = np.flatnonzero(~np.isfinite(vals))
+    if bad.size:
+        row = coalitions[bad[0]]
+        where = (f"mask {int(row)}" if row.ndim == 0
+                 else f"players {np.flatnonzero(row).tolist()}")
+        raise ValueError(f"game returned a non-finite value ({vals[bad[0]]}) for coalition "
+                         f"{where}")
+    return vals
+
+
+class _Evaluator:
+    """Evaluates prefix coalitions of a vectorised Python game: as uint64
+    masks or bool rows, with a memo of every coalition seen when caching."""
+
+    def __init__(self, fn, m, as_bool, memo):
+        self.fn, self.m, self.as_bool = fn, m, as_bool
+        self.n_evals = 0
+        self.keys = np.empty(0, dtype=np.uint64) if memo else None
+        self.vals = np.empty(0)
+
+    def _eval(self, masks=None, rows=None):
+        if rows is None and self.as_bool:
+            rows = masks_to_bool(masks, self.m)
+        batch = rows if self.as_bool else masks
+        vals = _call(self.fn, batch, self.n_evals)
+        self.n_evals += len(batch)
+        return vals
+
+    def masks(self, masks):
+        """v of a flat uint64 mask array."""
+        if self.keys is None:
+            return self._eval(masks)
+        need = np.unique(masks)
+        new = need
+        if len(self.keys):
+            pos = np.minimum(np.searchsorted(self.keys, need), len(self.keys) - 1)
+            new = need[self.keys[pos] != need]
+        if len(new):
+            keys = np.concatenate([self.keys, new])
+            vals = np.concatenate([self.vals, self._eval(new)])
+            order = np.argsort(keys, kind="stable")
+            self.keys, self.vals = keys[order], vals[order]
+        return self.vals[np.searchsorted(self.keys, masks)]
+
+    def rows(self, rows):
+        """v of a bool matrix (n, m) of coalitions."""
+        return self._eval(rows=rows)
+
+
+def _prefix_values(ev, orders, cache, v0, vn):
+    """v on the m + 1 prefixes of each walk: (W, m + 1)."""
+    w, m = orders.shape
+    out = np.empty((w, m + 1))
+    lo, hi = (1, m) if cache else (0, m + 1)
+    if cache:
+        out[:, 0], out[:, m] = v0, vn
+    if m <= MAX_MASK_PLAYERS:
+        bits = np.left_shift(np.uint64(1), orders.astype(np.uint64))
+        prefix = np.zeros((w, m + 1), dtype=np.uint64)
+        np.bitwise_or.accumulate(bits, axis=1, out=prefix[:, 1:])
+        out[:, lo:hi] = ev.masks(prefix[:, lo:hi].reshape(-1)).reshape(w, hi - lo)
+    else:
+        rank = np.empty_like(orders)
+        np.put_along_axis(rank, orders, np.arange(m, dtype=orders.dtype)[None, :], axis=1)
+        sizes = np.arange(lo, hi)
+        rows = rank[:, None, :] < sizes[None, :, None]
+        out[:, lo:hi] = ev.rows(rows.reshape(-1, m)).reshape(w, hi - lo)
+    return out
+
+
+def _python(fn, m, options, seed, backend):
+    m = check_int(m, "m", lo=1, hi=MAX_PLAYERS)
+    if options["crn"]:
+        raise ValueError("crn=True needs a stochastic @njit game fn(mask, key)")
+    as_bool = options["coalitions"] == "bool" or m > MAX_MASK_PLAYERS
+    cache = options["cache"] is not False
+    antithetic = options["antithetic"]
+    max_walks, budget = _plan(m, options["permutations"], options["budget"], antithetic,
+                              m - 1 if cache else m + 1, 2 if cache else 0)
+    ev = _Evaluator(fn, m, as_bool, memo=cache and m <= MAX_MASK_PLAYERS)
+    full_row = np.ones((1, m), dtype=bool)
+    v0 = vn = 0.0
+    if cache:
+        if m <= MAX_MASK_PLAYERS:
+            full = np.uint64(2**m - 1)
+            v0, vn = ev.masks(np.array([0, full], dtype=np.uint64))
+        else:
+            v0, vn = ev.rows(np.vstack([~full_row, full_row]))
+    perm_kernel = kernels("sampling", resolve("sampling.permutations", backend)).permutations
+    unit_walks = 2 if antithetic else 1
+    unit_cost = unit_walks * (m - 1 if cache else m + 1)
+    units_per_call = max(1, options["chunk"] // (unit_walks * (m + 1)))
+    max_units = max_walks // unit_walks
+    moments = _Moments(m)
+    truncated = False
+    while moments.n < max_units:
+        affordable = (budget - ev.n_evals) // unit_cost if unit_cost else max_units
+        units = min(units_per_call, max_units - moments.n, affordable)
+        if units <= 0:
+            truncated = True
+            break
+        perms = np.empty((units, m), dtype=np.int32)
+        perm_kernel(seed, 0, moments.n, perms)
+        orders = np.concatenate([perms, perms[:, ::-1]]) if antithetic else perms
+        vals = _prefix_values(ev, orders, cache, v0, vn)
+        marginals = np.empty(orders.shape)
+        np.put_along_axis(marginals, orders, np.diff(vals, axis=1), axis=1)
+        moments.add(0.5 * (marginals[:units] + marginals[units:]) if antithetic
+                    else marginals)
+        tol = options["tol"]
+        if tol > 0 and moments.n >= options["min_samples"] and np.all(
+                moments.finish()[1] <= tol):
+            break
+    values, stderr = moments.finish()
+    stats = np.array([ev.n_evals, moments.n * unit_walks, moments.n, truncated],
+                     dtype=np.int64)
+    return _estimate(values, stderr, stats)
+
+
+def permutation_shapley(game, m: int | None = None, *, permutations: int | None = None,
+                        budget: int | None = None, antithetic: bool = True,
+                        cache: bool | None = None, tol: float | None = None,
+                        min_samples: int = 32, crn: bool = False, coalitions: str = "mask",
+                        chunk: int = 1 << 16, seed: int = 0, threads: int | None = None,
+                        backend: str | None = None) -> ShapleyEstimate:
+    r"""Shapley values by (antithetic) permutation sampling, with error bars.
+
+    A walk along a random order :math:`\pi` of the m players evaluates v on
+    its m + 1 prefixes and credits each player its marginal
+    :math:`v(P \cup \{i\}) - v(P)`, P the players before i; averaged over
+    uniformly random orders this is the Shapley value. With
+    ``antithetic=True`` every order is walked together with its reverse and
+    the pair's average marginal is one sample (on games with monotone
+    marginals, e.g. redundancy or complementarity, the two walks are
+    negatively correlated and the pair average has a smaller variance than two
+    independent walks). ``values`` is the mean of the samples,
+    ``stderr = sd(samples) / sqrt(n_samples)``. Per sample the marginals sum to
+    v(N) - v({}) (efficiency), for a deterministic game.
+
+    Parameters
+    ----------
+    game : array_like or callable
+        One of
+
+        - a coalition table ``(2**m,)`` or a batch of tables ``(..., 2**m)``
+          (float64/float32, 1 <= m <= 30): one estimate per game, games split
+          over threads, C or Numba backend;
+        - an ``@njit`` function ``fn(mask: uint64) -> float`` (m <= 64): the
+          whole sampling loop runs compiled;
+        - a stochastic ``@njit`` function ``fn(mask: uint64, key: uint64) ->
+          float`` returning one random draw whose mean is v(mask); the sampler
+          hands every evaluation a fresh key (a uint64 of random bits: seed
+          fastcredit._numba.rng streams with it). Never cached;
+        - a vectorised Python callable on a batch of coalitions: a uint64 mask
+          array ``(n,)``, or a bool matrix ``(n, m)`` with
+          ``coalitions="bool"`` (as shapiq games take; always when m > 64),
+          returning n finite real values (m <= 4096). It is called with all the prefixes
+          of many walks at once (about ``chunk`` coalitions per call).
+    m : int
+        Number of players (taken from the table for table games).
+    permutations : int, optional
+        Walks to run (reversed walks count; even when antithetic). Default:
+        as many as ``budget`` affords, or 1000 without a budget.
+    budget : int, optional
+        Hard cap on game evaluations. A walk (antithetic pair) starts only if
+        its whole cost fits, so evaluations never exceed the budget; walks that
+        do not fit are not run and ``truncated`` is True. Must cover one walk
+        (pair) plus the cached v({}) and v(N).
+    antithetic : bool
+        Pair each order with its reverse.
+    cache : bool, optional
+        None: cache deterministic games, never stochastic ones. Caching reads
+        v({}) and v(N) once (2 evaluations; a walk then costs m - 1) and, for
+        Python callables with m <= 64, evaluates each distinct coalition once
+        over the whole run. Without it a walk costs m + 1. ``cache=True`` on
+        a stochastic game raises ValueError: reusing one draw of v(S) across
+        permutations collapses the variance and reports false confidence.
+    tol : float, optional
+        Stop early once every stderr is <= tol (checked after each sample
+        from ``min_samples`` on; after each batch for Python callables).
+    min_samples : int
+        Samples before ``tol`` may stop the run (>= 2; small samples of a
+        0/1 game often have sd 0 by chance).
+    crn : bool
+        Common random numbers, stochastic games only: the two prefixes of
+        each marginal are evaluated with the same key, so for games whose
+        randomness is driven by the key (the resampled steps of an agent
+        trajectory) most noise cancels in the difference. Each marginal stays
+        unbiased, but a walk costs 2m evaluations instead of m + 1 and the
+        per-walk marginals no longer telescope to one v(N) - v({}) draw.
+    coalitions : {"mask", "bool"}
+        How a Python callable receives coalitions (bool matrices whenever
+        m > 64, which uint64 masks cannot hold).
+    chunk : int
+        About how many coalitions a Python callable receives per call.
+    seed : int
+        Seed of the permutations and draw keys, in [0, 2**64).
+    threads : int, optional
+        Threads for batches of tables (default all cores); results do not
+        depend on it.
+    backend : {None, "c", "numba"}
+        For table games (and the permutations of Python callables); @njit
+        games always run on Numba.
+
+    Returns
+    -------
+    ShapleyEstimate
+        ``values`` and ``stderr`` of shape (..., m); ``ci(level)``;
+        ``n_evals``, ``n_permutations``, ``n_samples``, ``truncated`` (arrays
+        of the leading shape for a batch of tables).
+
+    Raises
+    ------
+    ValueError, TypeError
+        Bad arguments, a game returning the wrong shape/dtype or a non-finite
+        value (the coalition is named). RuntimeError wraps an exception
+        raised by the game, with context. Nothing partial is returned.
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> glove = np.array([0., 0., 0., 1., 0., 1., 0., 1.])  # L = {0}, R = {1, 2}
+    >>> est = fc.permutation_shapley(glove, permutations=2000, seed=1)
+    >>> bool(np.all(np.abs(est.values - [2/3, 1/6, 1/6]) < 4 * est.stderr + 1e-12))
+    True
+    >>> low, high = est.ci(0.95)
+    """
+    options = {
+        "permutations": permutations, "budget": budget,
+        "antithetic": _flag(antithetic, "antithetic"), "crn": _flag(crn, "crn"),
+        "cache": None if cache is None else _flag(cache, "cache"),
+        "tol": 0.0 if tol is None else check_float(tol, "tol", lo=0.0),
+        "min_samples": check_int(min_samples, "min_samples", lo=2),
+        "coalitions": check_choice(coalitions, "coalitions", ("mask", "bool")),
+        "chunk": check_int(chunk, "chunk", lo=1),
+    }
+    seed = np.uint64(check_seed(seed))       # numba would take 2**63.. as out of range
+    if m is not None:
+        m = check_int(m, "m", lo=1)
+    if _is_jitted(game):
+        if m is None:
+            raise ValueError("m (the number of players) is required for an @njit game")
+        return _jitted(game, m, options, seed, backend)
+    if callable(game):
+        if m is None:
+            raise ValueError("m (the number of players) is required for a callable game")
+        return _python(game, m, options, seed, backend)
+    return _tables(game, m, options, seed, threads, backend)
+
+
+def _flag(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)

@@ -1,0 +1,338 @@
+"""fc.permutation_shapley: against the from-the-definition estimator over the
+documented permutations, exact Shapley values, calibration, antithetic
+variance reduction, budgets, reproducibility and malformed input."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numba import njit
+
+import fastcredit as fc
+from fastcredit._backend import kernels
+
+import reference as ref
+
+
+def member(m):
+    masks = np.arange(1 << m)
+    return (masks[:, None] >> np.arange(m)) & 1
+
+
+def airport(c):
+    # Littlechild & Owen, Management Science 20 (1973): v(S) = max_{i in S} c_i
+    # has phi_i = sum_{j <= i} (c_j - c_{j-1}) / (m - j + 1) for sorted c.
+    c = np.asarray(c, dtype=np.float64)
+    m = len(c)
+    want = np.cumsum(np.diff(np.concatenate([[0.0], c])) / (m - np.arange(m)))
+    return (member(m) * c).max(axis=1), want
+
+
+@pytest.mark.parametrize("m", [1, 2, 7, 70])
+def test_permutations_follow_the_documented_stream(backend, m):
+    impl = kernels("sampling", backend)
+    perms = np.empty((5, m), dtype=np.int32)
+    impl.permutations(2**64 - 3, 9, 40, perms)
+    want = [ref.sampling_permutation(2**64 - 3, 9, 40 + u, m) for u in range(5)]
+    np.testing.assert_array_equal(perms, want)
+
+
+@pytest.mark.parametrize("antithetic", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_table_estimate_matches_the_definition(backend, rng, antithetic, dtype):
+    m, games, walks = 5, 3, 12
+    v = rng.normal(size=(games, 1 << m)).astype(dtype)
+    est = fc.permutation_shapley(v, permutations=walks, antithetic=antithetic, seed=11,
+                                 backend=backend)
+    units = walks // 2 if antithetic else walks
+    for g in range(games):
+        orders = [ref.sampling_permutation(11, g, u, m) for u in range(units)]
+        values, stderr = ref.permutation_estimate(v[g], orders, antithetic)
+        np.testing.assert_allclose(est.values[g], values, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(est.stderr[g], stderr, rtol=1e-10, atol=1e-13)
+    np.testing.assert_array_equal(est.n_permutations, [walks] * games)
+    np.testing.assert_array_equal(est.n_samples, [units] * games)
+    np.testing.assert_array_equal(est.n_evals, [2 + walks * (m - 1)] * games)
+
+
+def test_backends_and_thread_counts_give_identical_bits(rng):
+    v = rng.normal(size=(4, 10, 1 << 7))
+    runs = [fc.permutation_shapley(v, permutations=60, budget=250, tol=0.3, min_samples=4,
+                                   seed=5, backend=b, threads=t)
+            for b in fc.available_backends() for t in (1, 2, 3)]
+    for other in runs[1:]:
+        for name in ("values", "stderr", "n_evals", "n_permutations", "n_samples",
+                     "truncated"):
+            np.testing.assert_array_equal(getattr(other, name), getattr(runs[0], name))
+    assert runs[0].values.shape == (4, 10, 7) and runs[0].n_evals.shape == (4, 10)
+
+
+def test_every_game_kind_walks_the_same_permutations(rng):
+    m = 6
+    v = rng.normal(size=1 << m)
+    table = fc.permutation_shapley(v, permutations=400, seed=3)
+
+    @njit
+    def jitted(mask):
+        return v[mask]
+
+    games = [(jitted, {}), (lambda s: v[s.astype(np.int64)], {}),
+             (lambda b: v[b @ (1 << np.arange(m))], {"coalitions": "bool"}),
+             (lambda s: v[s.astype(np.int64)], {"chunk": 50})]
+    for game, kw in games:
+        est = fc.permutation_shapley(game, m, permutations=400, seed=3, **kw)
+        np.testing.assert_allclose(est.values, table.values, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(est.stderr, table.stderr, rtol=1e-9)
+        assert est.n_permutations == 400
+    assert fc.permutation_shapley(jitted, m, permutations=400, seed=3).n_evals == 2 + 400 * 5
+    # a Python game with the memo evaluates each distinct coalition once
+    calls = []
+    fc.permutation_shapley(lambda s: calls.append(s.copy()) or v[s.astype(np.int64)], m,
+                           permutations=400, seed=3)
+    seen = np.concatenate(calls)
+    assert len(seen) == len(np.unique(seen)) <= 1 << m
+    uncached = fc.permutation_shapley(lambda s: v[s.astype(np.int64)], m, permutations=400,
+                                      seed=3, cache=False)
+    assert uncached.n_evals == 400 * (m + 1)
+    np.testing.assert_allclose(uncached.values, table.values, rtol=1e-12, atol=1e-12)
+
+
+def test_more_players_than_a_mask_holds():
+    m = 90
+    w = np.linspace(0.0, 1.0, m)
+    est = fc.permutation_shapley(lambda b: b @ w + 2.0 * b[:, 3] * b[:, 80], m,
+                                 permutations=200, seed=1)      # bool rows: m > 64
+    want = w.copy()
+    want[[3, 80]] += 1.0                     # the interaction splits equally
+    np.testing.assert_allclose(est.values.sum(), want.sum(), rtol=1e-12)
+    assert np.all(np.abs(est.values - want) <= 5 * est.stderr + 1e-12)
+    assert est.n_evals == 2 + 200 * (m - 1)
+
+
+def test_converges_on_a_published_game_like_one_over_sqrt_n(backend):
+    v, want = airport([1.0, 3.0, 3.5, 7.0, 10.0, 10.0, 16.0, 20.0, 21.0, 30.0])
+    errors, stderrs = [], []
+    for walks in (200, 3200):
+        est = fc.permutation_shapley(np.broadcast_to(v, (64, len(v))), permutations=walks,
+                                     seed=7, backend=backend)
+        np.testing.assert_allclose(est.values.sum(-1), v[-1] - v[0], rtol=1e-12)
+        z = (est.values - want) / est.stderr
+        assert np.abs(z).max() < 5.0
+        errors.append(np.sqrt(np.mean((est.values - want) ** 2)))
+        stderrs.append(est.stderr.mean())
+    # 16x the walks: error and stderr shrink 4x (1/sqrt(n))
+    assert 3.0 < errors[0] / errors[1] < 5.3
+    assert 3.6 < stderrs[0] / stderrs[1] < 4.4
+
+
+def test_confidence_intervals_are_calibrated(rng):
+    m = 6
+    v = rng.normal(size=1 << m)
+    want = fc.shapley(v)
+    est = fc.permutation_shapley(np.broadcast_to(v, (1500, 1 << m)), permutations=200,
+                                 seed=2)
+    for level in (0.8, 0.95):
+        low, high = est.ci(level)
+        coverage = np.mean((low <= want) & (want <= high))
+        assert abs(coverage - level) < 0.02, (level, coverage)
+
+
+@pytest.mark.parametrize("kind, bound", [("noisy_or", 0.5), ("concave", 0.8)])
+def test_antithetic_pairs_reduce_variance(kind, bound):
+    # Decreasing marginals: early in a walk a player gains much, late little,
+    # so an order and its reverse err in opposite directions.
+    m = 8
+    if kind == "noisy_or":         # redundant causes: 1 - prod (1 - p_i)
+        v = 1.0 - np.prod(np.where(member(m) == 1, 1.0 - np.linspace(0.2, 0.6, m), 1.0),
+                          axis=1)
+    else:
+        v = np.sqrt(member(m) @ np.linspace(0.5, 1.5, m))
+    games = np.broadcast_to(v, (3000, 1 << m))
+    paired = fc.permutation_shapley(games, permutations=20, seed=4)
+    plain = fc.permutation_shapley(games, permutations=20, antithetic=False, seed=4)
+    want = fc.shapley(v)
+    for est in (paired, plain):
+        assert np.abs(est.values.mean(0) - want).max() < 4 * est.values.std(0).max() / 50
+    # equal evaluations, markedly smaller variance
+    ratio = paired.values.var(0) / plain.values.var(0)
+    assert ratio.max() < bound, ratio
+
+
+def test_budget_stops_cleanly(backend, rng):
+    m = 5
+    v = rng.normal(size=1 << m)
+    full = fc.permutation_shapley(v, permutations=1000, seed=9, backend=backend)
+    assert not full.truncated and full.n_evals == 2 + 1000 * (m - 1)
+    cut = fc.permutation_shapley(v, permutations=1000, budget=101, seed=9, backend=backend)
+    # 2 endpoint reads, then pairs of 2 * 4 evaluations: 12 pairs fit in 101
+    assert cut.truncated and cut.n_evals == 98 and cut.n_permutations == 24
+    same = fc.permutation_shapley(v, permutations=24, seed=9, backend=backend)
+    np.testing.assert_array_equal(cut.values, same.values)
+    np.testing.assert_array_equal(cut.stderr, same.stderr)
+    spend = fc.permutation_shapley(v, budget=101, seed=9, backend=backend)
+    assert not spend.truncated and spend.n_permutations == 24
+    np.testing.assert_array_equal(spend.values, same.values)
+    nocache = fc.permutation_shapley(v, budget=101, cache=False, antithetic=False, seed=9)
+    assert nocache.n_evals == 96 and nocache.n_permutations == 16
+
+
+def test_python_game_respects_the_budget():
+    calls = []
+
+    def game(s):
+        calls.append(len(s))
+        return np.bitwise_count(s).astype(float) ** 2
+
+    est = fc.permutation_shapley(game, 12, permutations=10_000, budget=500, seed=1,
+                                 chunk=100, cache=False)
+    assert est.truncated and sum(calls) == est.n_evals <= 500
+    assert est.n_permutations == 500 // (2 * 13) * 2
+    np.testing.assert_allclose(est.values, 12.0, rtol=1e-12)   # symmetric game
+
+
+def test_tol_stops_early(backend, rng):
+    v = rng.normal(size=(2, 1 << 6))
+    est = fc.permutation_shapley(v, permutations=100_000, tol=0.05, min_samples=10, seed=1,
+                                 backend=backend)
+    assert np.all(est.stderr.max(-1) <= 0.05)
+    assert np.all(est.n_samples >= 10) and np.all(est.n_permutations < 100_000)
+    assert not est.truncated.any()
+    # the stop is the first sample that reaches the tolerance
+    shorter = fc.permutation_shapley(v[0], permutations=int(est.n_permutations[0]) - 2,
+                                     seed=1, backend=backend)
+    assert shorter.stderr.max() > 0.05
+
+
+def test_table_nan_propagates(backend):
+    v = np.arange(8.0)
+    v[5] = np.nan
+    est = fc.permutation_shapley(v, permutations=40, seed=0, backend=backend)
+    assert np.isnan(est.values).any()
+
+
+def test_single_sample_has_infinite_error_bars():
+    est = fc.permutation_shapley(np.arange(8.0), permutations=2, seed=0)
+    assert est.n_samples == 1 and np.all(np.isinf(est.stderr))
+    low, high = est.ci()
+    assert np.all(np.isinf(low)) and np.all(np.isinf(high))
+
+
+def test_int_and_float32_tables_give_float64(backend):
+    est = fc.permutation_shapley(np.array([0, 1, 2, 4]), permutations=8, seed=0,
+                                 backend=backend)
+    assert est.values.dtype == np.float64
+    np.testing.assert_allclose(est.values.sum(), 4.0)
+
+
+# --- malformed input ----------------------------------------------------------
+
+GOOD = np.arange(8.0)
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"permutations": 3}, ValueError, "permutations must be even"),
+    ({"permutations": 0}, ValueError, "permutations must be >= 2"),
+    ({"permutations": 1.5}, TypeError, "permutations must be an integer"),
+    ({"permutations": 2**63}, ValueError, "permutations must be <="),
+    ({"budget": 2**64}, ValueError, "budget must be <="),
+    ({"budget": 5}, ValueError, "budget must cover an antithetic pair"),
+    ({"budget": 3, "antithetic": False}, ValueError, "budget must cover one walk"),
+    ({"budget": -1}, ValueError, "budget must be >= 1"),
+    ({"antithetic": "yes"}, TypeError, "antithetic must be a bool"),
+    ({"cache": 1}, TypeError, "cache must be a bool"),
+    ({"tol": -0.1}, ValueError, "tol must be >= 0"),
+    ({"tol": float("nan")}, ValueError, "tol must be finite"),
+    ({"min_samples": 1}, ValueError, "min_samples must be >= 2"),
+    ({"seed": -1}, ValueError, "seed must be >= 0"),
+    ({"seed": 2**64}, ValueError, "seed must be <="),
+    ({"threads": 0}, ValueError, "threads must be >= 1"),
+    ({"backend": "gpu"}, ValueError, "backend must be"),
+    ({"crn": True}, ValueError, "crn=True needs a stochastic game"),
+    ({"coalitions": "list"}, ValueError, "coalitions must be one of"),
+    ({"chunk": 0}, ValueError, "chunk must be >= 1"),
+])
+def test_bad_options(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        fc.permutation_shapley(GOOD, **kwargs)
+
+
+@pytest.mark.parametrize("game, m, exc, match", [
+    (np.zeros(6), None, ValueError, "game must have a last axis of length 2\\*\\*m"),
+    (np.zeros(1), None, ValueError, "game must have a last axis"),
+    (np.zeros(8, complex), None, TypeError, "game must be a real"),
+    (GOOD, 4, ValueError, "m = 4 does not match the table game"),
+    (GOOD, 0, ValueError, "m must be >= 1"),
+    (lambda s: s, None, ValueError, "m \\(the number of players\\) is required"),
+    (lambda s: s, 0, ValueError, "m must be >= 1"),
+    (lambda s: s, 5000, ValueError, "m must be <= 4096"),
+])
+def test_bad_game_or_m(game, m, exc, match):
+    with pytest.raises(exc, match=match):
+        fc.permutation_shapley(game, m)
+
+
+@pytest.mark.parametrize("game, exc, match", [
+    (lambda s: np.zeros(len(s) + 1), ValueError, "one value per coalition"),
+    (lambda s: np.zeros((len(s), 1)), ValueError, "one value per coalition"),
+    (lambda s: np.array(["x"] * len(s)), TypeError, "must return real numbers"),
+    (lambda s: np.where(s == 3, np.nan, 1.0), ValueError, "non-finite .* mask 3"),
+    (lambda s: np.where(np.bitwise_count(s) == 2, np.inf, 1.0), ValueError, "non-finite"),
+])
+def test_python_game_returning_garbage(game, exc, match):
+    with pytest.raises(exc, match=match):
+        fc.permutation_shapley(game, 4, permutations=20)
+
+
+def test_python_game_that_raises_surfaces_with_context():
+    def game(s):
+        if len(s) > 2:
+            raise KeyError("replay server down")
+        return np.zeros(len(s))
+
+    with pytest.raises(RuntimeError, match="game raised on a batch of .*replay server down"):
+        fc.permutation_shapley(game, 4, permutations=20)
+
+
+def test_jitted_game_errors():
+    @njit
+    def nan_at_5(mask):
+        return np.nan if mask == 5 else 1.0
+
+    with pytest.raises(ValueError, match="non-finite value for coalition mask 5"):
+        fc.permutation_shapley(nan_at_5, 3, permutations=2000)
+    with pytest.raises(ValueError, match="backend='c' cannot run an @njit game"):
+        fc.permutation_shapley(nan_at_5, 3, backend="c")
+    with pytest.raises(ValueError, match="m must be <= 64"):
+        fc.permutation_shapley(nan_at_5, 65)
+    with pytest.raises(ValueError, match="crn=True needs a stochastic game"):
+        fc.permutation_shapley(nan_at_5, 3, crn=True)
+
+    @njit
+    def returns_array(mask):
+        return np.zeros(2)
+
+    with pytest.raises(RuntimeError, match="@njit game fn\\(mask\\) failed"):
+        fc.permutation_shapley(returns_array, 3, permutations=4)
+
+
+def test_ci_level_is_checked():
+    est = fc.permutation_shapley(GOOD, permutations=20)
+    for level in (0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match="level"):
+            est.ci(level)
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.integers(1, 6), seed=st.integers(0, 2**64 - 1), pairs=st.integers(1, 30),
+       data=st.data())
+def test_property_efficient_and_backend_identical(m, seed, pairs, data):
+    v = np.array(data.draw(st.lists(st.floats(-1e3, 1e3), min_size=1 << m,
+                                    max_size=1 << m)))
+    runs = [fc.permutation_shapley(v, permutations=2 * pairs, seed=seed, backend=b)
+            for b in fc.available_backends()]
+    for est in runs:
+        # every sample's marginals telescope to v(N) - v({})
+        assert est.values.sum() == pytest.approx(v[-1] - v[0], rel=1e-9, abs=1e-9)
+        assert np.all(est.stderr >= 0)
+    for other in runs[1:]:
+        np.testing.assert_array_equal(other.values, runs[0].values)
+        np.testing.assert_array_equal(other.stderr, runs[0].stderr)
