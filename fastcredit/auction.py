@@ -1,0 +1,308 @@
+r"""Auction replay: coalition tables from cached candidate pools.
+
+For each request, m retrieval actions each retrieved a list of candidate ad
+instances ``(ad_id, score, value[, prerank])``. Replaying the downstream
+merge -> dedup -> rank -> top-N auction for each of the 2**m subsets of
+actions gives the request's coalition table y(S), ready for exact credit
+(:func:`fastcredit.shapley` and friends).
+
+Semantics (DESIGN.md, "Auction replay"). The *pool* of a set S of actions is
+their instances deduplicated by ad_id: an ad's mask is the OR of the actions
+of S that retrieved it; its score, value and prerank are those of its
+highest-score instance (ties: lowest action, then first listed). The
+*pipeline* on a pool: with ``capacity`` P keep the P ads of highest prerank
+(ties: ad_id ascending); rank by score descending (ties: ad_id ascending);
+drop ads with score < ``reserve``; the first ``slots`` ranked ads win and earn
+
+* ``pricing="first"``: their value;
+* ``pricing="gsp"``: :math:`\min(s, \max(r, s_{next}))`, with :math:`s_{next}`
+  the score of the next ranked ad of that pool (the reserve r when none).
+
+:math:`y(S)` is the sum of the winners' earnings; :math:`y(\emptyset) = 0`.
+``mode="rerun"`` runs the whole pipeline on the pool of S's actions only;
+``mode="filter"`` runs it once on the pool of all m actions and sums the
+cached earnings of the first ``slots`` ranked ads whose mask meets S.
+With one score per ad, no capacity and first pricing the two modes agree.
+
+Cost. Without capacity each action is cut to its best ``slots`` (+1 for GSP)
+distinct ads before the 2**m loop, which provably keeps every ad that can win
+or price any coalition (proof in csrc/auction.c), so a request costs one pass
+over its instances (two in filter mode, the second a hash-table dedup) plus
+O(2**m * m * slots), all coalitions at once. With capacity an ad that never
+wins can still take a capacity place: nothing is cut and each coalition
+costs O(n log P) for n candidates.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _parallel
+from ._backend import kernels, resolve
+from ._validation import check_choice, check_float, check_int, output, real_array
+
+__all__ = ["Pools", "auction_replay", "auction_winners", "AuctionWinners", "MAX_ACTIONS"]
+
+MAX_ACTIONS = 16
+_PRICING = {"first": 0, "gsp": 1}
+_MODE = {"filter": 0, "rerun": 1}
+
+
+def _readonly(arr: np.ndarray) -> np.ndarray:
+    view = arr.view()
+    view.flags.writeable = False
+    return view
+
+
+def _ids(x, name: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.size == 0 and arr.dtype.kind == "f":  # np.asarray([]) is float64
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
+    if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"{name} values must fit in int64")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+class Pools:
+    """Cached candidate pools of a batch of requests, CSR over (request, action).
+
+    Instances of action ``i`` of request ``r`` are
+    ``x = offsets[r*m + i] .. offsets[r*m + i + 1] - 1`` of the flat arrays.
+
+    Parameters
+    ----------
+    offsets : array_like of int, shape (B*m + 1,)
+        Non-decreasing, starting at 0 and ending at the number of instances.
+    ad_id : array_like of int, shape (n,)
+        Ad of each instance (any int64; duplicates within and across actions
+        are allowed and deduplicated by the replay).
+    score : array_like of float, shape (n,)
+        Ranking score (e.g. eCPM = bid x pCTR); must be finite.
+    value : array_like of float, shape (n,)
+        What the instance earns when it wins at first price; NaN propagates.
+    m : int
+        Actions per request, 1 <= m <= 16.
+    prerank : array_like of float, shape (n,), optional
+        Pre-ranking score used by ``capacity``; finite. Default: the score.
+
+    Float arrays are stored as float64 (float32 input is converted once);
+    the stored arrays are read-only views. Validation happens here, once;
+    errors name the first offending request.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> pools = fc.Pools([0, 2, 4], ad_id=[7, 8, 7, 9], score=[3., 1., 2., 2.5],
+    ...                  value=[1., .5, 1., 2.], m=2)
+    >>> pools.n_requests, pools.m
+    (1, 2)
+    """
+
+    __slots__ = ("offsets", "ad_id", "score", "value", "prerank", "m")
+
+    def __init__(self, offsets, ad_id, score, value, m: int = 5, prerank=None):
+        m = check_int(m, "m", lo=1, hi=MAX_ACTIONS)
+        ad = _ids(ad_id, "ad_id")
+        if ad.ndim != 1:
+            raise ValueError(f"ad_id must be 1-D, got shape {ad.shape}")
+        n = ad.shape[0]
+        arrays = {}
+        for name, x in (("score", score), ("value", value), ("prerank", prerank)):
+            if x is None and name == "prerank":
+                continue
+            arr = real_array(x, name).astype(np.float64, copy=False)
+            if arr.shape != (n,):
+                raise ValueError(f"{name} must have shape ({n},) like ad_id, got {arr.shape}")
+            arrays[name] = arr
+        off = _ids(offsets, "offsets")
+        if off.ndim != 1 or off.shape[0] < 1 or (off.shape[0] - 1) % m:
+            raise ValueError(f"offsets must have shape (B*m + 1,) for m = {m}, got {off.shape}")
+        if off[0] != 0:
+            raise ValueError(f"offsets[0] must be 0, got {off[0]}")
+        steps = np.flatnonzero(np.diff(off) < 0)
+        if steps.size:
+            j = int(steps[0])
+            raise ValueError(f"offsets must be non-decreasing: request {j // m} (action "
+                             f"{j % m}) has offsets[{j}] = {off[j]} > offsets[{j + 1}] = "
+                             f"{off[j + 1]}")
+        if off[-1] != n:
+            raise ValueError(f"offsets[-1] must equal the number of instances ({n}), "
+                             f"got {off[-1]}")
+        for name in ("score", "prerank"):
+            if name in arrays:
+                bad = np.flatnonzero(~np.isfinite(arrays[name]))
+                if bad.size:
+                    x = int(bad[0])
+                    row = int(np.searchsorted(off, x, side="right")) - 1
+                    raise ValueError(f"{name} must be finite: request {row // m} (action "
+                                     f"{row % m}) has {name}[{x}] = {arrays[name][x]}")
+        self.offsets = _readonly(off)
+        self.ad_id = _readonly(ad)
+        self.score = _readonly(arrays["score"])
+        self.value = _readonly(arrays["value"])
+        self.prerank = _readonly(arrays["prerank"]) if "prerank" in arrays else None
+        self.m = m  # last: it marks the instance as complete (see __setattr__)
+
+    def __setattr__(self, name, value):
+        if hasattr(self, "m"):
+            raise AttributeError("Pools are immutable")
+        object.__setattr__(self, name, value)
+
+    @property
+    def n_requests(self) -> int:
+        """Number of requests B."""
+        return (self.offsets.shape[0] - 1) // self.m
+
+    def __len__(self) -> int:
+        return self.n_requests
+
+    def __repr__(self) -> str:
+        return (f"Pools(n_requests={self.n_requests}, m={self.m}, "
+                f"instances={self.ad_id.shape[0]}, prerank={self.prerank is not None})")
+
+    @classmethod
+    def from_padded(cls, ad_id, score, value, prerank=None) -> "Pools":
+        """Pools from padded arrays of shape (B, m, K); ``ad_id < 0`` marks
+        padding (whose score, value and prerank are ignored).
+
+        Examples
+        --------
+        >>> import fastcredit as fc, numpy as np
+        >>> ad = np.array([[[7, 8], [7, 9]]])
+        >>> pools = fc.Pools.from_padded(ad, [[[3., 1.], [2., 2.5]]], [[[1., .5], [1., 2.]]])
+        >>> pools.offsets
+        array([0, 2, 4])
+        """
+        ad = _ids(ad_id, "ad_id")
+        if ad.ndim != 3:
+            raise ValueError(f"ad_id must have shape (B, m, K), got {ad.shape}")
+        keep = ad >= 0
+        flat = {}
+        for name, x in (("score", score), ("value", value), ("prerank", prerank)):
+            if x is None and name == "prerank":
+                continue
+            arr = real_array(x, name)
+            if arr.shape != ad.shape:
+                raise ValueError(f"{name} must have shape {ad.shape} like ad_id, got {arr.shape}")
+            flat[name] = arr[keep]
+        offsets = np.zeros(ad.shape[0] * ad.shape[1] + 1, dtype=np.int64)
+        np.cumsum(keep.sum(axis=2).ravel(), out=offsets[1:])
+        return cls(offsets, ad[keep], flat["score"], flat["value"], m=ad.shape[1],
+                   prerank=flat.get("prerank"))
+
+
+@dataclass(frozen=True)
+class AuctionWinners:
+    """Tables with the winners of every coalition (see :func:`auction_winners`).
+
+    table : (B, 2**m) float64, the coalition tables of :func:`auction_replay`.
+    ad_id : (B, 2**m, slots) int64, winners' ad ids in rank order, -1 padded.
+    earnings : (B, 2**m, slots) float64, their earnings, 0.0 padded;
+        ``earnings.sum(-1) == table`` up to rounding.
+    """
+    table: np.ndarray
+    ad_id: np.ndarray
+    earnings: np.ndarray
+
+
+def _options(pools, slots, reserve, capacity, pricing, mode):
+    if not isinstance(pools, Pools):
+        raise TypeError(f"pools must be a fastcredit.Pools, got {type(pools).__name__}")
+    slots = check_int(slots, "slots", lo=1, hi=1 << 20)
+    reserve = check_float(reserve, "reserve", finite=False)
+    if np.isnan(reserve):
+        raise ValueError("reserve must not be NaN")
+    capacity = 0 if capacity is None else check_int(capacity, "capacity", lo=1)
+    pricing = _PRICING[check_choice(pricing, "pricing", tuple(_PRICING))]
+    mode = _MODE[check_choice(mode, "mode", tuple(_MODE))]
+    return slots, reserve, capacity, pricing, mode
+
+
+def _run(pools, slots, reserve, capacity, pricing, mode, table, win_ad, win_earn, threads,
+         backend):
+    impl = kernels("auction", resolve("auction.replay", backend)).replay
+    prerank = pools.prerank if pools.prerank is not None else np.empty(0)
+
+    def part(a, b):
+        impl(pools.offsets, pools.ad_id, pools.score, pools.value, prerank, pools.m, a, b,
+             slots, reserve, capacity, pricing, mode, table, win_ad, win_earn)
+
+    _parallel.run(part, pools.n_requests, _parallel.n_threads(threads), min_items=256)
+    return table
+
+
+def auction_replay(pools, slots: int = 4, reserve: float = 0.0, capacity=None,
+                   pricing: str = "first", mode: str = "filter", *, out=None, threads=None,
+                   backend=None) -> np.ndarray:
+    r"""Coalition tables y(S) of every request by replaying its auction.
+
+    Parameters
+    ----------
+    pools : Pools
+        B requests of m actions.
+    slots : int
+        Number of winners (top-N), >= 1.
+    reserve : float
+        Ads scoring below it are dropped (GSP prices are at least it).
+    capacity : int, optional
+        Keep only the ``capacity`` ads of highest prerank before ranking.
+    pricing : {"first", "gsp"}
+        Earnings of a winner: its value, or the generalised second price
+        :math:`\min(s, \max(r, s_{next}))`.
+    mode : {"filter", "rerun"}
+        Filter the full pool's ranking per coalition, or rerun the pipeline
+        (dedup, capacity, prices) on each coalition's own pool.
+    out : ndarray, optional
+        float64 (B, 2**m), C-contiguous; written and returned.
+    threads : int, optional
+        Threads to split the requests over (default: all cores).
+    backend : {None, "c", "numba"}
+
+    Returns
+    -------
+    ndarray, shape (B, 2**m), float64
+        ``[r, S]`` = y(S) of request r, S a bitmask over actions.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> pools = fc.Pools([0, 2, 4], ad_id=[7, 8, 7, 9], score=[3., 1., 2., 2.5],
+    ...                  value=[1., .5, 1., 2.], m=2)
+    >>> fc.auction_replay(pools, slots=1)
+    array([[0., 1., 1., 1.]])
+    >>> fc.auction_replay(pools, slots=1, mode="rerun")  # action 1 alone ranks ad 9 first
+    array([[0., 1., 2., 1.]])
+    """
+    opts = _options(pools, slots, reserve, capacity, pricing, mode)
+    table = output(out, (pools.n_requests, 1 << pools.m))
+    placeholder = np.empty((1, 1, 1), dtype=np.int64), np.empty((1, 1, 1))
+    return _run(pools, *opts, table, *placeholder, threads, backend)
+
+
+def auction_winners(pools, slots: int = 4, reserve: float = 0.0, capacity=None,
+                    pricing: str = "first", mode: str = "filter", *, threads=None,
+                    backend=None) -> AuctionWinners:
+    """:func:`auction_replay` with the winners of every coalition, for
+    debugging a surprising table: which ads won y(S) and what each earned.
+
+    Same parameters as :func:`auction_replay`; returns :class:`AuctionWinners`
+    (memory: 16 * B * 2**m * slots bytes on top of the table).
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> pools = fc.Pools([0, 2, 4], ad_id=[7, 8, 7, 9], score=[3., 1., 2., 2.5],
+    ...                  value=[1., .5, 1., 2.], m=2)
+    >>> fc.auction_winners(pools, slots=1, mode="rerun").ad_id[0, :, 0]
+    array([-1,  7,  9,  7])
+    """
+    opts = _options(pools, slots, reserve, capacity, pricing, mode)
+    shape = (pools.n_requests, 1 << pools.m)
+    table = np.empty(shape)
+    win_ad = np.empty(shape + (opts[0],), dtype=np.int64)
+    win_earn = np.empty(shape + (opts[0],))
+    _run(pools, *opts, table, win_ad, win_earn, threads, backend)
+    return AuctionWinners(table, win_ad, win_earn)

@@ -1,0 +1,326 @@
+"""Auction replay against the literal oracle of tests/reference.py."""
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fastcredit as fc
+import reference as ref
+
+from conftest import BACKENDS
+
+COMBOS = list(itertools.product(["first", "gsp"], ["filter", "rerun"], [None, 1, 3]))
+
+
+def tricky_pools(rng, n_requests, m, max_len=9, with_prerank=True):
+    """Small requests rich in duplicates (8 ad ids), score ties (a handful of
+    score levels, some negative), empty and short actions, and long ones that
+    the per-action cut shortens."""
+    lengths = rng.integers(0, max_len + 1, n_requests * m) * (rng.random(n_requests * m) > 0.2)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    n = int(offsets[-1])
+    ad = rng.integers(0, 8, n)
+    score = rng.choice([-1.0, 0.0, 0.5, 1.0, 1.0, 2.0, 2.0, 3.0], n) + rng.choice([0, 0, .25], n)
+    value = rng.integers(0, 4, n) + rng.random(n) * (rng.random(n) < 0.5)
+    prerank = rng.integers(0, 4, n).astype(float) if with_prerank else None
+    return fc.Pools(offsets, ad, score, value, m=m, prerank=prerank)
+
+
+def oracle(pools, slots, reserve, capacity, pricing, mode):
+    tables, winners = [], []
+    for r in range(pools.n_requests):
+        actions = ref.auction_actions(pools.offsets, pools.ad_id, pools.score, pools.value,
+                                      pools.prerank, pools.m, r)
+        y, win = ref.auction_request(actions, slots, reserve, capacity, pricing, mode)
+        tables.append(y)
+        winners.append(win)
+    return np.array(tables), winners
+
+
+def assert_winners(result, winners, slots):
+    for r, per_mask in enumerate(winners):
+        for s, win in enumerate(per_mask):
+            ads = [a for a, _ in win] + [-1] * (slots - len(win))
+            earn = [e for _, e in win] + [0.0] * (slots - len(win))
+            assert list(result.ad_id[r, s]) == ads, (r, s)
+            np.testing.assert_allclose(result.earnings[r, s], earn, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("pricing,mode,capacity", COMBOS)
+def test_matches_oracle_on_tricky_requests(pricing, mode, capacity):
+    rng = np.random.default_rng(hash((pricing, mode, capacity)) % 2**32)
+    for m, reserve in [(1, 0.0), (2, -np.inf), (3, 1.0), (5, 0.5)]:
+        pools = tricky_pools(rng, 60, m, with_prerank=m != 2)
+        slots = int(rng.choice([1, 2, 3, 4, 12]))
+        want, winners = oracle(pools, slots, reserve, capacity, pricing, mode)
+        got = {}
+        for backend in BACKENDS:
+            got[backend] = fc.auction_replay(pools, slots, reserve, capacity, pricing, mode,
+                                             backend=backend)
+            np.testing.assert_allclose(got[backend], want, rtol=1e-12, atol=0)
+            detail = fc.auction_winners(pools, slots, reserve, capacity, pricing, mode,
+                                        backend=backend)
+            np.testing.assert_array_equal(detail.table, got[backend])
+            assert_winners(detail, winners, slots)
+        if len(got) == 2:
+            np.testing.assert_array_equal(got["c"], got["numba"])
+
+
+def _request_lists():
+    instance = st.tuples(st.integers(0, 5), st.sampled_from([0.0, 1.0, 1.5, 2.0, 3.0]),
+                         st.sampled_from([0.0, 1.0, 2.5]), st.sampled_from([0.0, 1.0, 2.0]))
+    return st.integers(1, 4).flatmap(
+        lambda m: st.lists(st.lists(instance, max_size=7), min_size=m, max_size=m))
+
+
+@settings(max_examples=60, deadline=None)
+@given(actions=_request_lists(), slots=st.integers(1, 3),
+       reserve=st.sampled_from([-np.inf, 0.0, 1.5]), capacity=st.sampled_from([None, 1, 2, 4]),
+       pricing=st.sampled_from(["first", "gsp"]), mode=st.sampled_from(["filter", "rerun"]))
+def test_matches_oracle_property(actions, slots, reserve, capacity, pricing, mode):
+    m = len(actions)
+    flat = [x for action in actions for x in action]
+    offsets = np.concatenate([[0], np.cumsum([len(a) for a in actions])])
+    cols = np.array(flat, dtype=float).reshape(-1, 4)
+    pools = fc.Pools(offsets, cols[:, 0].astype(np.int64), cols[:, 1], cols[:, 2], m=m,
+                     prerank=cols[:, 3])
+    want, _ = ref.auction_request(actions, slots, reserve, capacity, pricing, mode)
+    for backend in BACKENDS:
+        got = fc.auction_replay(pools, slots, reserve, capacity, pricing, mode, backend=backend)
+        np.testing.assert_allclose(got[0], want, rtol=1e-12, atol=0)
+
+
+def test_docstring_example_filter_and_rerun_differ():
+    pools = fc.Pools([0, 2, 4], ad_id=[7, 8, 7, 9], score=[3., 1., 2., 2.5],
+                     value=[1., .5, 1., 2.], m=2)
+    for backend in BACKENDS:
+        assert fc.auction_replay(pools, slots=1, backend=backend).tolist() == [[0, 1, 1, 1]]
+        assert fc.auction_replay(pools, slots=1, mode="rerun",
+                                 backend=backend).tolist() == [[0, 1, 2, 1]]
+
+
+def test_deep_ad_wins_through_another_actions_score(backend):
+    # Ad 2 is second in both actions, but in the full pool it carries action
+    # 0's score 5 and outranks action 1's best ad 3 (score 1): filtering
+    # {1} must pick it, though cutting each action to its own best ad loses it.
+    pools = fc.Pools([0, 2, 4], ad_id=[1, 2, 3, 2], score=[10., 5., 1., .5],
+                     value=[1., 20., 300., 4000.], m=2)
+    filt = fc.auction_replay(pools, slots=1, backend=backend)
+    rerun = fc.auction_replay(pools, slots=1, mode="rerun", backend=backend)
+    assert filt.tolist() == [[0.0, 1.0, 20.0, 1.0]]
+    assert rerun.tolist() == [[0.0, 1.0, 300.0, 1.0]]
+
+
+def test_gsp_prices_by_hand(backend):
+    pools = fc.Pools([0, 3], ad_id=[1, 2, 3], score=[3., 2., 1.], value=[9., 9., 9.], m=1)
+    # reserve 0: winners pay the next score, 2 and 1
+    assert fc.auction_replay(pools, 2, pricing="gsp", backend=backend)[0, 1] == 3.0
+    # reserve 1.5 drops ad 3; the second winner pays the reserve
+    assert fc.auction_replay(pools, 2, 1.5, pricing="gsp", backend=backend)[0, 1] == 3.5
+    # one winner, capacity 1 keeps only the best prerank (= score): it pays the reserve
+    assert fc.auction_replay(pools, 1, 0.5, 1, pricing="gsp", backend=backend)[0, 1] == 0.5
+
+
+def test_filter_gsp_price_from_below_the_sorted_part(backend):
+    """Action 0 has one ad, A (score 1); action 1 has B 10, C 9, D 0.5. Filter
+    sorts the full pool only down to score 1, but A's GSP price is the score
+    of D, the next ad of the full ranking B, C, A, D."""
+    pools = fc.Pools([0, 1, 4], ad_id=[1, 2, 3, 4], score=[1., 10., 9., .5],
+                     value=[7., 7., 7., 7.], m=2)
+    got = fc.auction_replay(pools, 1, pricing="gsp", backend=backend)
+    want, _ = ref.auction_request(ref.auction_actions(pools.offsets, pools.ad_id, pools.score,
+                                                      pools.value, None, 2, 0), 1,
+                                  pricing="gsp")
+    assert got.tolist() == [[0.0, 0.5, 9.0, 9.0]] == [want.tolist()]
+
+
+def test_capacity_uses_prerank_not_score(backend):
+    pools = fc.Pools([0, 3], ad_id=[1, 2, 3], score=[3., 2., 1.], value=[10., 20., 30.], m=1,
+                     prerank=[0., 5., 4.])
+    # capacity 2 keeps ads 2 and 3 (preranks 5, 4); ad 2 then wins on score
+    assert fc.auction_replay(pools, 1, capacity=2, backend=backend)[0, 1] == 20.0
+    assert fc.auction_replay(pools, 2, capacity=2, backend=backend)[0, 1] == 50.0
+
+
+def test_dedup_keeps_highest_score_instance_with_ties_to_lowest_action(backend):
+    # ad 5 appears in both actions with equal scores: action 0's value counts
+    pools = fc.Pools([0, 1, 2], ad_id=[5, 5], score=[2., 2.], value=[1., 7.], m=2)
+    assert fc.auction_replay(pools, 1, mode="rerun", backend=backend).tolist() == [[0, 1, 7, 1]]
+    # within one action the first listed of equal-score duplicates counts
+    pools = fc.Pools([0, 2], ad_id=[5, 5], score=[2., 2.], value=[3., 4.], m=1)
+    assert fc.auction_replay(pools, 1, backend=backend)[0, 1] == 3.0
+
+
+def test_filter_equals_rerun_with_one_score_per_ad(rng, backend):
+    """DESIGN.md: with one score per ad, no capacity and first pricing the two
+    modes give the same table."""
+    m, n_requests = 5, 300
+    lengths = rng.integers(0, 12, n_requests * m)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    request = np.repeat(np.arange(n_requests * m) // m, lengths)
+    ad = rng.integers(0, 15, offsets[-1])
+    ad_score = rng.choice([0.5, 1.0, 2.0, 3.0, 4.0], (n_requests, 15))
+    ad_value = rng.random((n_requests, 15))
+    pools = fc.Pools(offsets, ad, ad_score[request, ad], ad_value[request, ad], m=m)
+    for reserve in (0.0, 1.5):
+        filt = fc.auction_replay(pools, 3, reserve, backend=backend)
+        rerun = fc.auction_replay(pools, 3, reserve, mode="rerun", backend=backend)
+        np.testing.assert_array_equal(filt, rerun)
+        assert np.any(filt[:, -1] > 0)
+
+
+def test_padded_and_csr_agree(rng, backend):
+    B, m, K = 40, 3, 6
+    ad = rng.integers(-1, 6, (B, m, K))
+    score = rng.choice([0.5, 1., 2.], (B, m, K))
+    score[ad < 0] = np.nan  # padding is ignored, whatever it holds
+    value = rng.random((B, m, K))
+    padded = fc.Pools.from_padded(ad, score.astype(np.float32), value)
+    keep = ad >= 0
+    csr = fc.Pools(np.concatenate([[0], np.cumsum(keep.sum(-1).ravel())]), ad[keep],
+                   score[keep].astype(np.float32), value[keep], m=m)
+    assert padded.m == m and padded.score.dtype == np.float64
+    for mode in ("filter", "rerun"):
+        np.testing.assert_array_equal(fc.auction_replay(padded, 2, mode=mode, backend=backend),
+                                      fc.auction_replay(csr, 2, mode=mode, backend=backend))
+
+
+def test_threads_out_and_winner_sums(rng, backend):
+    pools = fc.synthetic.sponsored_search(3000, seed=3)
+    one = fc.auction_replay(pools, pricing="gsp", mode="rerun", threads=1, backend=backend)
+    out = np.full((3000, 32), np.nan)
+    two = fc.auction_replay(pools, pricing="gsp", mode="rerun", threads=2, out=out,
+                            backend=backend)
+    assert two is out
+    np.testing.assert_array_equal(one, two)
+    detail = fc.auction_winners(pools, pricing="gsp", mode="rerun", backend=backend)
+    np.testing.assert_array_equal(detail.table, one)
+    np.testing.assert_allclose(detail.earnings.sum(-1), one, rtol=1e-12, atol=1e-12)
+    assert ((detail.ad_id >= 0).sum(-1) <= 4).all() and (detail.ad_id[:, 0] == -1).all()
+
+
+def test_value_nan_propagates_only_where_that_ad_wins(backend):
+    pools = fc.Pools([0, 1, 2], ad_id=[1, 2], score=[2., 1.], value=[np.nan, 1.], m=2)
+    y = fc.auction_replay(pools, 1, mode="rerun", backend=backend)[0]
+    assert np.isnan(y[1]) and y[2] == 1.0 and np.isnan(y[3]) and y[0] == 0.0
+
+
+def test_sixteen_actions(backend):
+    m = 16
+    offsets = np.zeros(m + 1, dtype=np.int64)
+    offsets[m] = 1  # the only instance belongs to action 15
+    pools = fc.Pools(offsets, [4], [1.0], [2.5], m=m)
+    y = fc.auction_replay(pools, backend=backend)[0]
+    masks = np.arange(1 << m)
+    np.testing.assert_array_equal(y, np.where(masks >> 15 & 1, 2.5, 0.0))
+
+
+def test_empty_batch(backend):
+    pools = fc.Pools([0], [], [], [], m=3)
+    assert fc.auction_replay(pools, backend=backend).shape == (0, 8)
+
+
+# --- malformed input ---------------------------------------------------------
+
+GOOD = dict(offsets=[0, 2, 3], ad_id=[1, 2, 1], score=[1., 2., 3.], value=[1., 1., 1.], m=2)
+
+
+@pytest.mark.parametrize("change,error,match", [
+    (dict(offsets=[0, 3, 2, 3, 3], m=2), ValueError, r"request 0 \(action 1\)"),
+    (dict(offsets=[0, 2, 3, 3, 1], m=2), ValueError, r"request 1 \(action 1\)"),
+    (dict(offsets=[1, 2, 3]), ValueError, r"offsets\[0\]"),
+    (dict(offsets=[0, 2, 4]), ValueError, r"offsets\[-1\]"),
+    (dict(offsets=[0, 2]), ValueError, r"B\*m \+ 1"),
+    (dict(offsets=[0., 2., 3.]), TypeError, "offsets"),
+    (dict(score=[1., np.nan, 3.]), ValueError, r"score must be finite: request 0 \(action 0\)"),
+    (dict(score=[1., 2., np.inf]), ValueError, r"request 0 \(action 1\)"),
+    (dict(prerank=[0., 0., np.nan]), ValueError, "prerank must be finite"),
+    (dict(score=[1., 2.]), ValueError, "score must have shape"),
+    (dict(value=[1., 2., 3., 4.]), ValueError, "value must have shape"),
+    (dict(prerank=[1.]), ValueError, "prerank must have shape"),
+    (dict(ad_id=[1.5, 2., 1.]), TypeError, "ad_id"),
+    (dict(ad_id=[[1, 2, 1]]), ValueError, "ad_id must be 1-D"),
+    (dict(score=["a", "b", "c"]), TypeError, "score"),
+    (dict(value=None), TypeError, "value"),
+    (dict(m=0), ValueError, "m must be >= 1"),
+    (dict(m=17), ValueError, "m must be <= 16"),
+    (dict(m=2.0), TypeError, "m must be an integer"),
+])
+def test_pools_rejects_malformed_input(change, error, match):
+    with pytest.raises(error, match=match):
+        fc.Pools(**{**GOOD, **change})
+
+
+def test_pools_are_read_only():
+    pools = fc.Pools(**GOOD)
+    with pytest.raises(AttributeError):
+        pools.m = 3
+    with pytest.raises(ValueError):
+        pools.score[0] = 5.0
+    assert "n_requests=1" in repr(pools) and len(pools) == 1
+
+
+@pytest.mark.parametrize("args,error,match", [
+    (([[1, 2]], [[1., 2.]], [[1., 2.]]), ValueError, r"\(B, m, K\)"),
+    ((np.ones((1, 2, 2), int), np.ones((1, 2, 3)), np.ones((1, 2, 2))), ValueError,
+     "score must have shape"),
+    ((np.ones((1, 2, 2), int), np.ones((1, 2, 2)), np.ones((1, 2, 2)), np.ones(2)),
+     ValueError, "prerank must have shape"),
+    ((np.ones((1, 17, 2), int), np.ones((1, 17, 2)), np.ones((1, 17, 2))), ValueError,
+     "m must be <= 16"),
+    ((np.ones((1, 2, 2)), np.ones((1, 2, 2)), np.ones((1, 2, 2))), TypeError, "ad_id"),
+    ((np.ones((1, 2, 2), int), None, np.ones((1, 2, 2))), TypeError, "score"),
+])
+def test_from_padded_rejects_malformed_input(args, error, match):
+    with pytest.raises(error, match=match):
+        fc.Pools.from_padded(*args)
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    (dict(slots=0), ValueError, "slots must be >= 1"),
+    (dict(slots=-2), ValueError, "slots must be >= 1"),
+    (dict(slots=1.5), TypeError, "slots"),
+    (dict(reserve=np.nan), ValueError, "reserve"),
+    (dict(reserve="1"), TypeError, "reserve"),
+    (dict(capacity=0), ValueError, "capacity must be >= 1"),
+    (dict(pricing="second"), ValueError, "pricing"),
+    (dict(mode="replay"), ValueError, "mode"),
+    (dict(threads=0), ValueError, "threads"),
+    (dict(backend="fortran"), ValueError, "backend"),
+    (dict(out=np.empty((1, 3))), ValueError, "out must have shape"),
+    (dict(out=np.empty((1, 4), dtype=np.float32)), TypeError, "out must have dtype"),
+])
+def test_replay_rejects_bad_options(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        fc.auction_replay(fc.Pools(**GOOD), **kwargs)
+
+
+def test_replay_rejects_non_pools():
+    with pytest.raises(TypeError, match="pools must be a fastcredit.Pools"):
+        fc.auction_replay(np.zeros((2, 4)))
+    with pytest.raises(TypeError, match="pools"):
+        fc.auction_winners({"offsets": [0]})
+    with pytest.raises(ValueError, match="mode"):
+        fc.auction_winners(fc.Pools(**GOOD), mode="x")
+
+
+def test_c_kernel_rejects_inconsistent_arguments():
+    """The C boundary checks its arguments even past Python's validation."""
+    if "c" not in BACKENDS:
+        pytest.skip("C backend not built")
+    from fastcredit._c import auction as c_auction
+    pools = fc.Pools(**GOOD)
+    out = np.zeros((1, 4))
+    none = np.empty((1, 1, 1), dtype=np.int64), np.empty((1, 1, 1))
+    args = [pools.offsets, pools.ad_id, pools.score, pools.value, np.empty(0), 2, 0, 1, 1,
+            0.0, 0, 0, 0, out, *none]
+    for index, bad in [(7, 2), (8, 0), (11, 2), (12, 5), (10, -1)]:
+        broken = list(args)
+        broken[index] = bad
+        with pytest.raises(ValueError, match="fc_auction_replay"):
+            c_auction.replay(*broken)
+    broken_offsets = np.array([0, 3, 2], dtype=np.int64)
+    with pytest.raises(ValueError, match="fc_auction_replay"):
+        c_auction.replay(broken_offsets, *args[1:])
