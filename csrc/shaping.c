@@ -1,0 +1,436 @@
+/* shaping.c - bounded zero-sum projection and token advantages; see shaping.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fastcredit.h"
+#include "internal.h"
+
+/* Below this many breakpoints insertion sort beats qsort's call overhead. */
+#define INSERTION_SORT_MAX 32
+/* Newton steps tried before the sorted search (see newton_projection). */
+#define NEWTON_STEPS 4
+/* Sequences with fewer actions pick each token's advantage by a fixed chain
+ * of compare-and-selects (vectorises; no gather); more use a table lookup. */
+#define SELECT_MAX 8
+/* Rows of at most LANE_MAX_M values, with unit weights and one bound pair
+ * per row, are projected LANES at a time (see project_lanes). */
+#define LANES 8
+#define LANE_MAX_M 8
+
+/* One row of the projection problem; lower/upper step by bound_step per
+ * coordinate (0: one shared bound), weights == NULL means all 1. */
+typedef struct {
+    const double *u, *lower, *upper, *weights;
+    int64_t m, bound_step;
+    double total;
+} row_problem;
+
+/* Two plain selects (a max, then a min) rather than nested ones: GCC turns
+ * these into branch-free min/max; the same result for lo <= hi (NaN x
+ * stays NaN). */
+static double clip(double x, double lo, double hi)
+{
+    const double above = x < lo ? lo : x;
+    return above > hi ? hi : above;
+}
+
+static double weight(const row_problem *p, int64_t i)
+{
+    return p->weights ? p->weights[i] : 1.0;
+}
+
+/* sum_i w_i clip(u_i - tau, lower_i, upper_i), summed in index order. */
+static double weighted_sum(const row_problem *p, double tau)
+{
+    double s = 0.0;
+    int64_t i;
+    for (i = 0; i < p->m; i++)
+        s += weight(p, i) * clip(p->u[i] - tau, p->lower[i * p->bound_step],
+                                 p->upper[i * p->bound_step]);
+    return s;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void sort_doubles(double *x, int64_t n)
+{
+    int64_t i, j;
+    if (n > INSERTION_SORT_MAX) {
+        qsort(x, (size_t)n, sizeof(double), compare_doubles);
+        return;
+    }
+    for (i = 1; i < n; i++) {
+        const double v = x[i];
+        for (j = i; j > 0 && x[j - 1] > v; j--) x[j] = x[j - 1];
+        x[j] = v;
+    }
+}
+
+/* First index j in [lo, n) with weighted_sum(bp[j]) below (strict) or at
+ * most (!strict) the total; n when there is none. */
+static int64_t first_at_or_below(const row_problem *p, const double *bp, int64_t lo,
+                                 int64_t n, int strict)
+{
+    int64_t hi = n;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        const double f = weighted_sum(p, bp[mid]);
+        if (strict ? f < p->total : f <= p->total) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+}
+
+/* tau solving weighted_sum(tau) = total on the open segment (left, right)
+ * between consecutive breakpoints, where every coordinate is either clipped
+ * or free throughout. Recomputed from the classes rather than carried along
+ * the search, so it rounds like the fast path when nothing clips. */
+static double segment_root(const row_problem *p, double left, double right)
+{
+    double level = 0.0, slope = 0.0, tau;
+    int64_t i;
+    for (i = 0; i < p->m; i++) {
+        const double lo = p->lower[i * p->bound_step], hi = p->upper[i * p->bound_step];
+        const double w = weight(p, i);
+        const int at_hi = p->u[i] - hi >= right, at_lo = p->u[i] - lo <= left;
+        level += w * (at_hi ? hi : (at_lo ? lo : p->u[i]));
+        slope += at_hi || at_lo ? 0.0 : w;
+    }
+    if (!(slope > 0.0)) return right;
+    tau = (level - p->total) / slope;
+    return tau < left ? left : (tau > right ? right : tau);
+}
+
+/* Active-set Newton steps from the fast path's tau: classify every
+ * coordinate as clipped at its upper or lower bound or free at tau, solve
+ * f = total on that class by one linear step (f is linear while the classes
+ * hold), and accept the result when it classifies every coordinate the same
+ * way: then z = clip(u - tau) meets the KKT conditions and is the
+ * projection. Each pass checks one step and prepares the next, writing z as
+ * it goes. Usually 1-2 steps; returns 0 when NEWTON_STEPS did not settle (or
+ * nothing was free), leaving the exact breakpoint search to decide. */
+static int newton_projection(const row_problem *p, double tau, double *z)
+{
+    /* locals, not p->...: stores into z could alias *p as far as C knows */
+    const double *u = p->u, *lower = p->lower, *upper = p->upper, *weights = p->weights;
+    const double total = p->total;
+    const int64_t m = p->m, bs = p->bound_step;
+    double f = 0.0, slope = 0.0;
+    int step;
+    int64_t i;
+    /* branch-free: clip is a min/max, the free test a 0/1 factor */
+    for (i = 0; i < m; i++) {
+        const double w = weights ? weights[i] : 1.0, x = u[i] - tau;
+        f += w * clip(x, lower[i * bs], upper[i * bs]);
+        slope += w * (double)((x > lower[i * bs]) & (x < upper[i * bs]));
+    }
+    for (step = 0; step < NEWTON_STEPS; step++) {
+        double next;
+        int moved = 0;
+        if (!(slope > 0.0)) return 0;
+        next = tau + (f - total) / slope;
+        f = slope = 0.0;
+        for (i = 0; i < m; i++) {
+            const double lo = lower[i * bs], hi = upper[i * bs];
+            const double w = weights ? weights[i] : 1.0, x = u[i] - tau, y = u[i] - next;
+            const double c = clip(y, lo, hi);
+            moved |= ((x >= hi) != (y >= hi)) | ((x <= lo) != (y <= lo));
+            z[i] = c;
+            f += w * c;
+            slope += w * (double)((y > lo) & (y < hi));
+        }
+        if (!moved) return 1;
+        tau = next;
+    }
+    return 0;
+}
+
+/* The exact sorted breakpoint search; bp holds 2m doubles. */
+static double sorted_threshold(const row_problem *p, double *bp)
+{
+    int64_t n = 0, i, j, k;
+    for (i = 0; i < p->m; i++) {
+        const double a = p->u[i] - p->upper[i * p->bound_step];
+        const double b = p->u[i] - p->lower[i * p->bound_step];
+        if (isfinite(a)) bp[n++] = a;
+        if (isfinite(b)) bp[n++] = b;
+    }
+    sort_doubles(bp, n);
+    j = first_at_or_below(p, bp, 0, n, 0);
+    if (j < n && weighted_sum(p, bp[j]) == p->total) {
+        /* f = total on [bp[j], bp[k]]: any tau there is a root. */
+        k = first_at_or_below(p, bp, j, n, 1) - 1;
+        return bp[j] > 0.0 ? bp[j] : (bp[k] < 0.0 ? bp[k] : 0.0);
+    }
+    return segment_root(p, j > 0 ? bp[j - 1] : -INFINITY, j < n ? bp[j] : INFINITY);
+}
+
+static inline void project_row(const row_problem *p, double *z, double *work)
+{
+    /* locals, not p->...: stores into z could alias *p as far as C knows */
+    const double *u = p->u, *lower = p->lower, *upper = p->upper, *weights = p->weights;
+    const int64_t m = p->m, bs = p->bound_step;
+    double s = 0.0, w_sum = 0.0, tau = 0.0;
+    int64_t i;
+    int fast;
+    for (i = 0; i < m; i++) {
+        const double w = weights ? weights[i] : 1.0;
+        s += w * u[i];
+        w_sum += w;
+    }
+    fast = isfinite(s) && w_sum > 0.0;
+    if (!isfinite(s))
+        for (i = 0; i < m; i++)
+            if (!isfinite(u[i])) {
+                for (i = 0; i < m; i++) z[i] = NAN;
+                return;
+            }
+    if (fast) {
+        /* bitwise, not short-circuit: about half the coordinates of a
+         * clipping row fail, and a branch per test would mispredict */
+        int clipped = 0;
+        tau = (s - p->total) / w_sum;
+        for (i = 0; i < m; i++) {
+            const double x = u[i] - tau;
+            clipped |= (x < lower[i * bs]) | (x > upper[i * bs]);
+            z[i] = x;
+        }
+        if (!clipped || newton_projection(p, tau, z)) return;
+    }
+    tau = sorted_threshold(p, work);
+    for (i = 0; i < m; i++) z[i] = clip(u[i] - tau, lower[i * bs], upper[i * bs]);
+}
+
+/* project_row on LANES rows at once, for the common case of unit weights
+ * and one bound pair per row (kappa): the same operations in the same order
+ * as project_row, so the same bits, with lanes that are done frozen by
+ * selects instead of leaving a loop. Interleaving independent rows hides the
+ * latency of each row's sums and divisions and removes the mispredicted
+ * branches on how many Newton steps a row needs (1.7x on clipping rows). Rows r0 ..
+ * r0 + LANES - 1 of u64 or u32; lo, hi, total hold the lanes' values.
+ * Returns a bit mask of the lanes project_row must redo (non-finite sums,
+ * Newton steps that did not settle); the other lanes' rows are written. */
+static FC_CLONES unsigned project_lanes(const double *u64, const float *u32, int64_t r0,
+                                        int64_t m, const double *lo, const double *hi,
+                                        const double *total, double *out)
+{
+    double u[LANE_MAX_M][LANES];
+    double tau[LANES], f[LANES], slope[LANES], nf[LANES], ns[LANES], next[LANES];
+    int clipped[LANES], active[LANES], moved[LANES], redo[LANES];
+    unsigned mask = 0;
+    int64_t i;
+    int l, step, any = 0;
+    for (l = 0; l < LANES; l++)
+        for (i = 0; i < m; i++)
+            u[i][l] = u64 ? u64[(r0 + l) * m + i] : (double)u32[(r0 + l) * m + i];
+    for (l = 0; l < LANES; l++) f[l] = 0.0;
+    for (i = 0; i < m; i++)
+        for (l = 0; l < LANES; l++) f[l] += u[i][l];
+    for (l = 0; l < LANES; l++) {
+        redo[l] = !isfinite(f[l]);
+        tau[l] = (f[l] - total[l]) / (double)m;
+        clipped[l] = 0;
+    }
+    for (i = 0; i < m; i++)
+        for (l = 0; l < LANES; l++) {
+            const double x = u[i][l] - tau[l];
+            clipped[l] |= (x < lo[l]) | (x > hi[l]);
+        }
+    for (l = 0; l < LANES; l++) any |= clipped[l] | redo[l];
+    if (!any) {
+        for (l = 0; l < LANES; l++)
+            for (i = 0; i < m; i++) out[(r0 + l) * m + i] = u[i][l] - tau[l];
+        return 0;
+    }
+    for (l = 0; l < LANES; l++) {
+        f[l] = slope[l] = 0.0;
+        active[l] = clipped[l] & !redo[l];
+    }
+    for (i = 0; i < m; i++)
+        for (l = 0; l < LANES; l++) {
+            const double x = u[i][l] - tau[l];
+            f[l] += clip(x, lo[l], hi[l]);
+            slope[l] += (double)((x > lo[l]) & (x < hi[l]));
+        }
+    for (step = 0; step < NEWTON_STEPS; step++) {
+        for (l = 0; l < LANES; l++) {
+            redo[l] |= active[l] & !(slope[l] > 0.0);
+            active[l] &= slope[l] > 0.0;
+            next[l] = tau[l] + (f[l] - total[l]) / slope[l];
+            nf[l] = ns[l] = 0.0;
+            moved[l] = 0;
+        }
+        for (i = 0; i < m; i++)
+            for (l = 0; l < LANES; l++) {
+                const double x = u[i][l] - tau[l], y = u[i][l] - next[l];
+                moved[l] |= ((x >= hi[l]) != (y >= hi[l])) | ((x <= lo[l]) != (y <= lo[l]));
+                nf[l] += clip(y, lo[l], hi[l]);
+                ns[l] += (double)((y > lo[l]) & (y < hi[l]));
+            }
+        any = 0;
+        for (l = 0; l < LANES; l++) {
+            tau[l] = active[l] ? next[l] : tau[l];
+            f[l] = active[l] ? nf[l] : f[l];
+            slope[l] = active[l] ? ns[l] : slope[l];
+            active[l] &= moved[l];
+            any |= active[l];
+        }
+        if (!any) break;
+    }
+    /* z = clip(u - tau) is what project_row writes: u - tau itself where
+     * nothing clipped, clip(u - settled tau) after Newton steps */
+    for (l = 0; l < LANES; l++) {
+        if (redo[l] | active[l]) {
+            mask |= 1u << l;
+            continue;
+        }
+        for (i = 0; i < m; i++) out[(r0 + l) * m + i] = clip(u[i][l] - tau[l], lo[l], hi[l]);
+    }
+    return mask;
+}
+
+/* Every row of either u64 or u32 (the other NULL); f32 rows are widened
+ * into work + 2m first. One cloned loop so the row code inlines into it. */
+static FC_CLONES void project_rows(const double *u64, const float *u32, int64_t n_rows,
+                                   int64_t m, const double *lower, const double *upper,
+                                   int64_t bound_row_stride, int64_t bound_col_stride,
+                                   const double *weights, int64_t weight_row_stride,
+                                   const double *total, int64_t total_stride,
+                                   double *out, double *work)
+{
+    double *wide = work + 2 * m;
+    double lane_lo[LANES], lane_hi[LANES], lane_total[LANES];
+    const int lanes = !weights && bound_col_stride == 0 && m <= LANE_MAX_M;
+    unsigned redo = 0;
+    int64_t r, i;
+    row_problem p;
+    p.m = m;
+    p.bound_step = bound_col_stride;
+    for (r = 0; r < n_rows; r++) {
+        if (lanes && r % LANES == 0 && r + LANES <= n_rows) {
+            int l;
+            for (l = 0; l < LANES; l++) {
+                lane_lo[l] = lower[(r + l) * bound_row_stride];
+                lane_hi[l] = upper[(r + l) * bound_row_stride];
+                lane_total[l] = total[(r + l) * total_stride];
+            }
+            redo = project_lanes(u64, u32, r, m, lane_lo, lane_hi, lane_total, out);
+        }
+        if (lanes && r + LANES - r % LANES <= n_rows && !(redo >> (r % LANES) & 1u)) continue;
+        if (u32) {
+            for (i = 0; i < m; i++) wide[i] = (double)u32[r * m + i];
+            p.u = wide;
+        } else {
+            p.u = u64 + r * m;
+        }
+        p.lower = lower + r * bound_row_stride;
+        p.upper = upper + r * bound_row_stride;
+        p.weights = weights ? weights + r * weight_row_stride : NULL;
+        p.total = total[r * total_stride];
+        project_row(&p, out + r * m, work);
+    }
+}
+
+/* The two public entry points differ only in u's type; project_rows takes
+ * exactly one of the two pointers. */
+#define PROJECT_BOX(SFX, REAL, U64, U32)                                           \
+    int fc_project_box_##SFX(const REAL *u, int64_t n_rows, int64_t m,              \
+                             const double *lower, const double *upper,             \
+                             int64_t bound_row_stride, int64_t bound_col_stride,   \
+                             const double *weights, int64_t weight_row_stride,     \
+                             const double *total, int64_t total_stride,            \
+                             double *out, double *work)                            \
+    {                                                                               \
+        if (n_rows < 0 || m < 1 || !u || !lower || !upper || !total || !out ||      \
+            !work || bound_row_stride < 0 || bound_col_stride < 0 ||                \
+            weight_row_stride < 0 || total_stride < 0)                              \
+            return FC_EINVAL;                                                       \
+        project_rows(U64, U32, n_rows, m, lower, upper, bound_row_stride,           \
+                     bound_col_stride, weights, weight_row_stride, total,           \
+                     total_stride, out, work);                                      \
+        return FC_OK;                                                               \
+    }
+
+PROJECT_BOX(f64, double, u, NULL)
+PROJECT_BOX(f32, float, NULL, u)
+
+/* One sequence: table[0] = base, table[1 + i] = action i's advantage,
+ * padded with zeros to SELECT_MAX + 1 entries. A bad id only raises the
+ * returned flag (the caller reports it), keeping the loops branch-free. The
+ * selects run on the floats' bit patterns: GCC vectorises integer masks but
+ * turns a chain of float selects into branches. */
+#define TOKEN_ROW(SFX, INT, UINT)                                                  \
+    static uint32_t pick_##SFX(INT a, const uint32_t *tab)                          \
+    {                                                                               \
+        uint32_t v = tab[0];                                                        \
+        int i;                                                                      \
+        for (i = 0; i < SELECT_MAX; i++) {                                          \
+            const uint32_t hit = 0u - (uint32_t)(a == (INT)i);                      \
+            v = (v & ~hit) | (tab[1 + i] & hit);                                    \
+        }                                                                           \
+        return v;                                                                   \
+    }                                                                               \
+                                                                                    \
+    static FC_CLONES int token_row_##SFX(const INT *restrict ta, int64_t n_tok,     \
+                                         int64_t m, const uint8_t *restrict mask,  \
+                                         const float *table, float *restrict o)    \
+    {                                                                               \
+        uint32_t tab[SELECT_MAX + 1];                                               \
+        int64_t t;                                                                  \
+        int bad = 0;                                                                \
+        if (m >= SELECT_MAX) {                                                      \
+            for (t = 0; t < n_tok; t++) {                                           \
+                uint64_t k = (uint64_t)ta[t] + 1;                                   \
+                bad |= k > (uint64_t)m;                                             \
+                k = k > (uint64_t)m ? 0 : k;                                        \
+                o[t] = mask && !mask[t] ? 0.0f : table[k];                          \
+            }                                                                       \
+            return bad;                                                             \
+        }                                                                           \
+        memcpy(tab, table, sizeof tab);                                             \
+        if (mask) {                                                                 \
+            for (t = 0; t < n_tok; t++) {                                           \
+                const uint32_t v = pick_##SFX(ta[t], tab) & (0u - (uint32_t)(mask[t] != 0)); \
+                bad |= (UINT)ta[t] + 1 > (UINT)m;                                   \
+                memcpy(o + t, &v, sizeof v);                                        \
+            }                                                                       \
+        } else {                                                                    \
+            for (t = 0; t < n_tok; t++) {                                           \
+                const uint32_t v = pick_##SFX(ta[t], tab);                          \
+                bad |= (UINT)ta[t] + 1 > (UINT)m;                                   \
+                memcpy(o + t, &v, sizeof v);                                        \
+            }                                                                       \
+        }                                                                           \
+        return bad;                                                                 \
+    }                                                                               \
+                                                                                    \
+    int fc_token_advantages_##SFX(const double *base, const double *action_adv,     \
+                                  int64_t n_seq, int64_t m, const INT *token_action, \
+                                  int64_t n_tok, const uint8_t *mask, float *out,   \
+                                  float *work, int64_t *bad)                        \
+    {                                                                               \
+        int64_t g, i, t;                                                            \
+        if (n_seq < 0 || m < 0 || n_tok < 0 || !base || !action_adv ||              \
+            !token_action || !out || !work || !bad)                                 \
+            return FC_EINVAL;                                                       \
+        *bad = -1;                                                                  \
+        for (g = 0; g < n_seq; g++) {                                               \
+            const INT *ta = token_action + g * n_tok;                               \
+            work[0] = (float)base[g];                                               \
+            for (i = 0; i < m; i++) work[1 + i] = (float)action_adv[g * m + i];     \
+            for (i = m; i < SELECT_MAX; i++) work[1 + i] = 0.0f;                    \
+            if (token_row_##SFX(ta, n_tok, m, mask ? mask + g * n_tok : NULL, work, \
+                                out + g * n_tok)) {                                 \
+                for (t = 0; t < n_tok && ta[t] >= -1 && (int64_t)ta[t] < m; t++) {} \
+                *bad = g * n_tok + t;                                               \
+                return FC_EINVAL;                                                   \
+            }                                                                       \
+        }                                                                           \
+        return FC_OK;                                                               \
+    }
+
+TOKEN_ROW(i32, int32_t, uint32_t)
+TOKEN_ROW(i64, int64_t, uint64_t)

@@ -1,0 +1,87 @@
+/*
+ * shaping.h - bounded zero-sum projection and token advantages
+ * (part of fastcredit.h).
+ *
+ * Turns per-action credit into advantages a trainer can use: a projection
+ * that centers and bounds per-action offsets, and the gather that lays
+ * per-sequence and per-action advantages out on the tokens of a response.
+ */
+#ifndef FASTCREDIT_SHAPING_H
+#define FASTCREDIT_SHAPING_H
+
+#include <stdint.h>
+
+/* Weighted box projection of each of n_rows rows of m values:
+ *
+ *   z = argmin  sum_i w_i (z_i - u_i)^2 / 2
+ *       s.t.    sum_i w_i z_i = total,   lower_i <= z_i <= upper_i,
+ *
+ * solved exactly by z_i = clip(u_i - tau, lower_i, upper_i), where tau is the
+ * root of the non-increasing piecewise-linear f(tau) = sum_i w_i clip(u_i -
+ * tau, lower_i, upper_i) - total. Between consecutive breakpoints
+ * u_i - upper_i, u_i - lower_i every coordinate stays clipped or free, so f
+ * is linear there and tau follows in closed form (no iteration tolerance):
+ *   1. fast path: tau = (sum w_i u_i - total) / sum w_i, if it clips nothing;
+ *   2. else at most 4 active-set Newton steps tau += f(tau) / (sum of the free
+ *      w_i), accepted once the step leaves every coordinate's class
+ *      (clipped up, clipped down, free) unchanged, which is the KKT
+ *      certificate of the optimum (one or two steps on typical rows);
+ *   3. else the sorted breakpoint search: sort the 2m breakpoints, binary
+ *      search the segment where f crosses 0, solve on it (O(m log m)).
+ * Rows with unit weights and one bound pair (weights == NULL,
+ * bound_col_stride == 0, m <= 8) run steps 1-2 eight rows at a time, with
+ * identical results.
+ * When f vanishes on a whole interval (only possible with zero weights),
+ * tau is the point of it nearest 0. With all w_i = 1 this is the Euclidean
+ * projection onto {sum z = total} and the box.
+ *
+ * Element i of row r is read at
+ *   u[r*m + i], lower/upper[r*bound_row_stride + i*bound_col_stride],
+ *   weights[r*weight_row_stride + i] (weights == NULL: all 1),
+ *   total[r*total_stride],
+ * so a scalar, per-row, per-coordinate or full bound is a choice of strides
+ * (each stride >= 0). Bounds may be infinite (lower = -inf or upper = +inf
+ * leaves that side open). Requires lower_i <= upper_i, w_i >= 0 and
+ * sum_{w>0} w lower <= total <= sum_{w>0} w upper: these are NOT checked
+ * here (checking them per row costs as much as the projection; the Python
+ * layer validates them) and an infeasible row gets an unspecified finite or
+ * infinite result, never an out-of-bounds access. A row with a non-finite u
+ * becomes all NaN. work holds 2m doubles (the f32 variant: 3m).
+ * Returns FC_EINVAL for n_rows < 0, m < 1, negative strides or NULL arrays. */
+int fc_project_box_f64(const double *u, int64_t n_rows, int64_t m,
+                       const double *lower, const double *upper,
+                       int64_t bound_row_stride, int64_t bound_col_stride,
+                       const double *weights, int64_t weight_row_stride,
+                       const double *total, int64_t total_stride,
+                       double *out, double *work);
+int fc_project_box_f32(const float *u, int64_t n_rows, int64_t m,
+                       const double *lower, const double *upper,
+                       int64_t bound_row_stride, int64_t bound_col_stride,
+                       const double *weights, int64_t weight_row_stride,
+                       const double *total, int64_t total_stride,
+                       double *out, double *work);
+
+/* Token advantages of n_seq sequences of n_tok tokens:
+ *
+ *   out[g*n_tok + t] = 0                              if mask && !mask[g*n_tok + t]
+ *                    = base[g]                        if a == -1
+ *                    = action_adv[g*m + a]            if 0 <= a < m
+ *   with a = token_action[g*n_tok + t],
+ *
+ * rounded to float. mask may be NULL (every token kept). work holds
+ * max(m, 8) + 1 floats (the per-sequence lookup table). An a outside [-1, m) makes the
+ * function store its flat position in *bad and return FC_EINVAL; rows
+ * before the offending one have then been written (the range check is fused
+ * into the pass so the tokens are read once). Otherwise *bad = -1. */
+int fc_token_advantages_i32(const double *base, const double *action_adv,
+                            int64_t n_seq, int64_t m,
+                            const int32_t *token_action, int64_t n_tok,
+                            const uint8_t *mask, float *out, float *work,
+                            int64_t *bad);
+int fc_token_advantages_i64(const double *base, const double *action_adv,
+                            int64_t n_seq, int64_t m,
+                            const int64_t *token_action, int64_t n_tok,
+                            const uint8_t *mask, float *out, float *work,
+                            int64_t *bad);
+
+#endif

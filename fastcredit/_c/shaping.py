@@ -1,0 +1,29 @@
+"""C backend of the shaping family (csrc/shaping.c); the same signatures as
+fastcredit._numba.shaping."""
+import numpy as np
+
+from . import check, ffi, lib, ptr, suffix
+
+
+def project_box(u, lower, upper, bound_row_stride, bound_col_stride, weights,
+                weight_row_stride, total, total_stride, out):
+    n_rows, m = u.shape
+    work = np.empty(3 * m)
+    f = "fc_project_box" + suffix(u)
+    check(getattr(lib, f)(ptr(u), n_rows, m, ptr(lower), ptr(upper), bound_row_stride,
+                          bound_col_stride, ffi.NULL if weights is None else ptr(weights),
+                          weight_row_stride, ptr(total), total_stride, ptr(out), ptr(work)), f)
+
+
+def token_advantages(base, action_adv, token_action, mask, out):
+    n_seq, n_tok = token_action.shape
+    m = action_adv.shape[1]
+    work = np.empty(max(m, 8) + 1, dtype=np.float32)
+    bad = ffi.new("int64_t *")
+    f = "fc_token_advantages_" + ("i32" if token_action.dtype == np.int32 else "i64")
+    rc = getattr(lib, f)(ptr(base), ptr(action_adv), n_seq, m, ptr(token_action), n_tok,
+                         ffi.NULL if mask is None else ptr(mask), ptr(out), ptr(work), bad)
+    if bad[0] >= 0:
+        return int(bad[0])
+    check(rc, f)
+    return -1

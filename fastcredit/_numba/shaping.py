@@ -1,0 +1,239 @@
+"""Numba kernels of the shaping family; the same algorithms (fast path,
+active-set Newton steps, sorted breakpoint search), in the same summation
+order, as csrc/shaping.c (see csrc/shaping.h for the math).
+
+Signatures:
+    project_box(u, lower, upper, bound_row_stride, bound_col_stride,
+                weights, weight_row_stride, total, total_stride, out)
+        u (n, m) float32/float64; lower, upper, total float64 1-d, read at
+        [r*row_stride + i*col_stride] / [r*total_stride]; weights float64
+        1-d read at [r*weight_row_stride + i], or None for all ones;
+        out (n, m) float64.
+    token_advantages(base, action_adv, token_action, mask, out) -> int
+        base (G,) float64, action_adv (G, m) float64, token_action (G, T)
+        int32/int64, mask (G, T) uint8 or None, out (G, T) float32.
+        Returns -1, or the flat position of the first token_action outside
+        [-1, m) (rows before it are written).
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+INSERTION_SORT_MAX = 32
+NEWTON_STEPS = 4
+SELECT_MAX = 8
+
+jit = njit(cache=True, nogil=True)
+
+
+@jit
+def _clip(x, lo, hi):
+    above = lo if x < lo else x
+    return hi if above > hi else above
+
+
+@jit
+def _weight(weights, w0, i):
+    return 1.0 if weights is None else weights[w0 + i]
+
+
+@jit
+def _coordinate(lower, upper, b0, bstep, weights, w0, i):
+    """(lower, upper, weight) of coordinate i of the row."""
+    return lower[b0 + i * bstep], upper[b0 + i * bstep], _weight(weights, w0, i)
+
+
+@jit
+def _weighted_sum(u, lower, upper, b0, bstep, weights, w0, tau):
+    s = 0.0
+    for i in range(u.shape[0]):
+        lo, hi, w = _coordinate(lower, upper, b0, bstep, weights, w0, i)
+        s += w * _clip(u[i] - tau, lo, hi)
+    return s
+
+
+@jit
+def _sort(x, n):
+    if n > INSERTION_SORT_MAX:
+        x[:n].sort()
+        return
+    for i in range(1, n):
+        v = x[i]
+        j = i
+        while j > 0 and x[j - 1] > v:
+            x[j] = x[j - 1]
+            j -= 1
+        x[j] = v
+
+
+@jit
+def _first_at_or_below(u, lower, upper, b0, bstep, weights, w0, total, bp, lo, n, strict):
+    hi = n
+    while lo < hi:
+        mid = lo + (hi - lo) // 2
+        f = _weighted_sum(u, lower, upper, b0, bstep, weights, w0, bp[mid])
+        if (f < total) if strict else (f <= total):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@jit
+def _segment_root(u, lower, upper, b0, bstep, weights, w0, total, left, right):
+    level = 0.0
+    slope = 0.0
+    for i in range(u.shape[0]):
+        lo, hi, w = _coordinate(lower, upper, b0, bstep, weights, w0, i)
+        at_hi = u[i] - hi >= right
+        at_lo = u[i] - lo <= left
+        level += w * (hi if at_hi else (lo if at_lo else u[i]))
+        slope += 0.0 if (at_hi or at_lo) else w
+    if not slope > 0.0:
+        return right
+    tau = (level - total) / slope
+    return left if tau < left else (right if tau > right else tau)
+
+
+@jit
+def _newton_projection(u, lower, upper, b0, bstep, weights, w0, total, tau, z, z0):
+    """True once an active-set Newton step from tau settles (z[z0:z0+m] written)."""
+    f = 0.0
+    slope = 0.0
+    for i in range(u.shape[0]):
+        lo, hi, w = _coordinate(lower, upper, b0, bstep, weights, w0, i)
+        x = u[i] - tau
+        f += w * _clip(x, lo, hi)
+        slope += w * (1.0 if (x > lo) & (x < hi) else 0.0)
+    for _ in range(NEWTON_STEPS):
+        if not slope > 0.0:
+            return False
+        nxt = tau + (f - total) / slope
+        f = 0.0
+        slope = 0.0
+        moved = False
+        for i in range(u.shape[0]):
+            lo, hi, w = _coordinate(lower, upper, b0, bstep, weights, w0, i)
+            x = u[i] - tau
+            y = u[i] - nxt
+            c = _clip(y, lo, hi)
+            moved |= ((x >= hi) != (y >= hi)) | ((x <= lo) != (y <= lo))
+            z[z0 + i] = c
+            f += w * c
+            slope += w * (1.0 if (y > lo) & (y < hi) else 0.0)
+        if not moved:
+            return True
+        tau = nxt
+    return False
+
+
+@jit
+def _sorted_threshold(u, lower, upper, b0, bstep, weights, w0, total, bp):
+    n = 0
+    for i in range(u.shape[0]):
+        a = u[i] - upper[b0 + i * bstep]
+        b = u[i] - lower[b0 + i * bstep]
+        if math.isfinite(a):
+            bp[n] = a
+            n += 1
+        if math.isfinite(b):
+            bp[n] = b
+            n += 1
+    _sort(bp, n)
+    j = _first_at_or_below(u, lower, upper, b0, bstep, weights, w0, total, bp, 0, n, False)
+    if j < n and _weighted_sum(u, lower, upper, b0, bstep, weights, w0, bp[j]) == total:
+        k = _first_at_or_below(u, lower, upper, b0, bstep, weights, w0, total, bp, j, n,
+                               True) - 1
+        return bp[j] if bp[j] > 0.0 else (bp[k] if bp[k] < 0.0 else 0.0)
+    left = bp[j - 1] if j > 0 else -np.inf
+    right = bp[j] if j < n else np.inf
+    return _segment_root(u, lower, upper, b0, bstep, weights, w0, total, left, right)
+
+
+@jit
+def _project_row(u, lower, upper, b0, bstep, weights, w0, total, z, z0, bp):
+    m = u.shape[0]
+    s = 0.0
+    w_sum = 0.0
+    for i in range(m):
+        w = _weight(weights, w0, i)
+        s += w * u[i]
+        w_sum += w
+    fast = math.isfinite(s) and w_sum > 0.0
+    if not math.isfinite(s):
+        for i in range(m):
+            if not math.isfinite(u[i]):
+                for k in range(m):
+                    z[z0 + k] = np.nan
+                return
+    tau = 0.0
+    if fast:
+        clipped = False
+        tau = (s - total) / w_sum
+        for i in range(m):
+            x = u[i] - tau
+            clipped |= (x < lower[b0 + i * bstep]) | (x > upper[b0 + i * bstep])
+            z[z0 + i] = x
+        if not clipped:
+            return
+    if fast and _newton_projection(u, lower, upper, b0, bstep, weights, w0, total, tau, z, z0):
+        return
+    tau = _sorted_threshold(u, lower, upper, b0, bstep, weights, w0, total, bp)
+    for i in range(m):
+        z[z0 + i] = _clip(u[i] - tau, lower[b0 + i * bstep], upper[b0 + i * bstep])
+
+
+@jit
+def project_box(u, lower, upper, bound_row_stride, bound_col_stride, weights,
+                weight_row_stride, total, total_stride, out):
+    n_rows, m = u.shape
+    bp = np.empty(2 * m)
+    row = np.empty(m)
+    # flat output and offsets rather than out[r]: a view per row costs more
+    # than projecting it
+    flat = out.reshape(-1)
+    for r in range(n_rows):
+        for i in range(m):
+            row[i] = np.float64(u[r, i])
+        _project_row(row, lower, upper, r * bound_row_stride, bound_col_stride, weights,
+                     r * weight_row_stride, total[r * total_stride], flat, r * m, bp)
+
+
+@jit
+def _pick(a, table):
+    v = table[0]
+    for i in range(SELECT_MAX):
+        v = table[1 + i] if a == i else v
+    return v
+
+
+@jit
+def token_advantages(base, action_adv, token_action, mask, out):
+    n_seq, n_tok = token_action.shape
+    m = action_adv.shape[1]
+    table = np.zeros(max(m, SELECT_MAX) + 1, dtype=np.float32)
+    for g in range(n_seq):
+        table[0] = np.float32(base[g])
+        for i in range(m):
+            table[1 + i] = np.float32(action_adv[g, i])
+        ta = token_action[g]
+        o = out[g]
+        bad = False
+        if m < SELECT_MAX:
+            for t in range(n_tok):
+                a = ta[t]
+                bad |= (a < -1) | (a >= m)
+                v = _pick(a, table)
+                o[t] = v if mask is None else (v if mask[g, t] else np.float32(0.0))
+        else:
+            for t in range(n_tok):
+                k = np.int64(ta[t]) + 1
+                bad |= (k < 0) | (k > m)
+                v = table[k if 0 <= k <= m else 0]
+                o[t] = v if mask is None else (v if mask[g, t] else np.float32(0.0))
+        if bad:
+            for t in range(n_tok):
+                if not -1 <= ta[t] < m:
+                    return g * n_tok + t
+    return -1

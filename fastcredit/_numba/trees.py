@@ -1,0 +1,82 @@
+"""Numba kernels of the trees family; the same algorithms, in the same
+summation order, as csrc/trees.c (see csrc/trees.h for the math).
+
+Signatures:
+    actor_centered_credit(q, pi, offsets, uniform, credit, baseline)
+        q, pi (n_values,) float64 (pi None when uniform); offsets
+        (n_states + 1,) int64; credit (n_values,), baseline (n_states,)
+        float64.
+    allocation_pick(rule, counts, sums, costs, c, c_tok, seed, step) -> int
+        rule UNIFORM / UCT / AGENT_UCT; counts (n,) int64, sums and costs
+        (n,) float64 (costs read by AGENT_UCT only).
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from .rng import below, key
+
+UNIFORM, UCT, AGENT_UCT = 0, 1, 2
+
+jit = njit(cache=True, nogil=True)
+
+
+@jit
+def actor_centered_credit(q, pi, offsets, uniform, credit, baseline):
+    for s in range(offsets.shape[0] - 1):
+        lo = offsets[s]
+        hi = offsets[s + 1]
+        b = 0.0
+        for a in range(lo, hi):
+            if pi is None:
+                b += q[a]
+            else:
+                b += pi[a] * q[a]
+        if uniform and hi > lo:
+            b /= np.float64(hi - lo)
+        baseline[s] = b
+        for a in range(lo, hi):
+            credit[a] = q[a] - b
+
+
+@jit
+def _score(rule, counts, sums, costs, c, c_tok, log_total, a):
+    penalty = c_tok * costs[a] if rule == AGENT_UCT else 0.0
+    if rule == UNIFORM:
+        return -np.float64(counts[a])
+    if counts[a] == 0:
+        return -penalty if rule == AGENT_UCT else np.inf
+    return sums[a] / np.float64(counts[a]) + c * math.sqrt(log_total / np.float64(counts[a])) \
+        - penalty
+
+
+@jit
+def allocation_pick(rule, counts, sums, costs, c, c_tok, seed, step):
+    n = counts.shape[0]
+    total = 0
+    untried = 0
+    for a in range(n):
+        total += counts[a]
+        untried += counts[a] == 0
+    log_total = math.log(np.float64(total) + 1.0)
+    best = -np.inf
+    ties = 0
+    for a in range(n):
+        eligible = rule == UNIFORM or untried == 0 or counts[a] == 0
+        v = _score(rule, counts, sums, costs, c, c_tok, log_total, a)
+        if not eligible:
+            continue
+        if v > best or ties == 0:
+            best = v
+            ties = 1
+        elif v == best:
+            ties += 1
+    _, pick = below(key(seed, step), ties)
+    for a in range(n):
+        eligible = rule == UNIFORM or untried == 0 or counts[a] == 0
+        if eligible and _score(rule, counts, sums, costs, c, c_tok, log_total, a) == best:
+            if pick == 0:
+                return a
+            pick -= 1
+    return -1

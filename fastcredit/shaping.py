@@ -1,0 +1,514 @@
+"""Advantage shaping for RL trainers.
+
+Per-action credit only reaches a policy through the advantages a trainer puts
+on tokens. This module turns credit into such advantages:
+
+* :func:`project_zero_sum` - the exact bounded zero-sum projection
+  z = argmin ||z - u|| s.t. sum z = total, |z_i| <= kappa (and its general
+  weighted, per-coordinate-bounds form), in C and Numba;
+* :func:`group_advantages` - GRPO's group-relative advantages, as TRL and verl
+  compute them;
+* :func:`shape_advantages` - per-action advantages base + beta * z;
+* :func:`token_advantages` - the (G, T) float32 tensor a trainer consumes,
+  with :func:`token_counts` for the token-weighted, mean-preserving variant.
+
+Common keyword arguments:
+
+out : ndarray, optional
+    C-contiguous array of the result's shape and dtype; written and returned.
+threads : int, optional
+    Threads to split the rows over (default: all cores).
+backend : {None, "c", "numba"}
+    None picks the faster backend for the kernel (see fastcredit._backend).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _parallel
+from ._backend import kernels, resolve
+from ._validation import check_choice, check_float, check_int, output, real_array
+
+__all__ = ["project_zero_sum", "group_advantages", "shape_advantages", "token_advantages",
+           "token_counts"]
+
+# Rows per thread below which splitting a projection is not worth a thread.
+_MIN_ROWS_PER_THREAD = 1 << 14
+# Tokens per thread below which splitting the token gather is not worth it.
+_MIN_TOKENS_PER_THREAD = 1 << 18
+# Relative slack of the feasibility check, so a total exactly at a bound is
+# accepted whatever the summation order rounded the bound sums to.
+_FEASIBILITY_RTOL = 1e-12
+
+
+def _real(x, name: str) -> np.ndarray:
+    """real_array keeping a 0-d input 0-d (a scalar is not a length-1 row)."""
+    return real_array(x, name).reshape(np.shape(x))
+
+
+def _row_name(flat_index: int, lead: tuple) -> str:
+    return f"row {np.unravel_index(flat_index, lead) if len(lead) > 1 else flat_index}"
+
+
+def _per_row(x, name: str, lead: tuple):
+    """A scalar or a lead-shaped array as (values float64 1-d, stride)."""
+    arr = real_array(x, name, dtypes=(np.float64, np.float32))
+    if np.ndim(x) == 0:
+        return arr.astype(np.float64).reshape(1), 0
+    if arr.shape != lead:
+        raise ValueError(f"{name} must be a scalar or have shape {lead} (one per row), "
+                         f"got {arr.shape}")
+    return np.ascontiguousarray(arr, dtype=np.float64).reshape(-1), 1
+
+
+def _per_coordinate(x, name: str, shape: tuple):
+    """A scalar, an (m,) or a full-shape array as (values float64, form)
+    with form 0 (scalar), 1 (shared (m,)) or 2 (one per element)."""
+    arr = real_array(x, name, dtypes=(np.float64, np.float32))
+    if np.ndim(x) == 0:
+        return arr.astype(np.float64).reshape(()), 0
+    if arr.shape == shape[-1:]:
+        return np.ascontiguousarray(arr, dtype=np.float64), 1
+    if arr.shape == shape:
+        return np.ascontiguousarray(arr, dtype=np.float64), 2
+    raise ValueError(f"{name} must be a scalar, shape {shape[-1:]} or shape {shape}, "
+                     f"got {arr.shape}")
+
+
+def _bounds(kappa, lower, upper, shape):
+    """(lower, upper, row_stride, col_stride) with lower/upper float64 1-d."""
+    lead, m = shape[:-1], shape[-1]
+    if kappa is not None:
+        if lower is not None or upper is not None:
+            raise ValueError("give either kappa or lower/upper, not both")
+        k, stride = _per_row(kappa, "kappa", lead)
+        bad = np.flatnonzero(~(k >= 0))
+        if bad.size:
+            where = _row_name(int(bad[0]), lead) if stride else "scalar"
+            raise ValueError(f"kappa must be >= 0 (and not NaN), got {k[bad[0]]} ({where})")
+        return -k, k, stride, 0
+    if lower is None and upper is None:
+        raise TypeError("project_zero_sum needs kappa or lower/upper bounds")
+    lo, lo_form = _per_coordinate(-np.inf if lower is None else lower, "lower", shape)
+    hi, hi_form = _per_coordinate(np.inf if upper is None else upper, "upper", shape)
+    form = max(lo_form, hi_form)
+    full = {0: (), 1: (m,), 2: shape}[form]
+    lo = np.ascontiguousarray(np.broadcast_to(lo, full)).reshape(-1)
+    hi = np.ascontiguousarray(np.broadcast_to(hi, full)).reshape(-1)
+    bad = np.flatnonzero(~(lo <= hi) | (lo == np.inf) | (hi == -np.inf))
+    if bad.size:
+        b = int(bad[0])
+        raise ValueError(f"bounds must satisfy -inf < upper, lower < inf and lower <= upper; "
+                         f"got lower = {lo[b]}, upper = {hi[b]} at element "
+                         f"{np.unravel_index(b, full) if full else ()}")
+    return lo, hi, (m if form == 2 else 0), (1 if form else 0)
+
+
+def _check_feasible(lo, hi, brs, bcs, w, wrs, total, n_rows, m, lead):
+    """sum_{w>0} w lower <= total <= sum_{w>0} w upper on every row. Rows
+    whose bounds and weights are shared are checked once."""
+    n = n_rows if brs or wrs else 1
+    rows = np.arange(n)[:, None] * brs
+    with np.errstate(invalid="ignore"):
+        if w is None and bcs == 0:
+            lo_sum, hi_sum = m * lo[rows[:, 0]], m * hi[rows[:, 0]]
+        else:
+            idx = rows + np.arange(m)[None, :] * bcs
+            weights = np.ones((1, m)) if w is None else w.reshape(-1, m)
+            active = weights > 0
+            lo_sum = np.where(active, weights * lo[idx], 0.0).sum(1)
+            hi_sum = np.where(active, weights * hi[idx], 0.0).sum(1)
+        slack = _FEASIBILITY_RTOL * np.where(np.isfinite(lo_sum) & np.isfinite(hi_sum),
+                                             np.abs(lo_sum) + np.abs(hi_sum), 0.0) + 1e-300
+        ok = (lo_sum - slack <= total) & (total <= hi_sum + slack)
+    bad = np.flatnonzero(~ok)
+    if bad.size:
+        r = int(bad[0])
+        lo_r, hi_r = lo_sum[min(r, lo_sum.size - 1)], hi_sum[min(r, hi_sum.size - 1)]
+        raise ValueError(f"infeasible projection at {_row_name(r, lead)}: total = "
+                         f"{total[min(r, total.size - 1)]} is outside [sum(w*lower), "
+                         f"sum(w*upper)] = [{lo_r}, {hi_r}]")
+
+
+def project_zero_sum(u, kappa=None, total=0.0, *, lower=None, upper=None, weights=None,
+                     out=None, threads=None, backend=None) -> np.ndarray:
+    r"""Bounded zero-sum projection of each row of ``u``.
+
+    .. math:: z = \arg\min_z \tfrac12 \sum_i w_i (z_i - u_i)^2 \quad
+              \text{s.t.} \ \sum_i w_i z_i = \text{total}, \ \ l_i \le z_i \le h_i
+
+    with :math:`l_i = -\kappa, h_i = \kappa` and :math:`w_i = 1` by default.
+    The solution is :math:`z_i = \mathrm{clip}(u_i - \tau, l_i, h_i)`, where
+    :math:`\tau` is found exactly by a sorted search over the breakpoints
+    :math:`u_i - h_i, u_i - l_i` (O(m log m) per row, no iteration tolerance);
+    when :math:`\tau = (\sum w u - \text{total}) / \sum w` clips nothing it is
+    taken directly. With zero weights the minimiser is not unique in the
+    zero-weight coordinates; :math:`\tau` nearest 0 is returned then.
+
+    Parameters
+    ----------
+    u : array_like, shape (..., m)
+        Values to project, float64 or float32, m >= 1. A row holding NaN or
+        +-inf gives a NaN row; keep |u| below about 1e300 / m.
+    kappa : float or array_like of shape (...), optional
+        Symmetric bound (>= 0; inf means unbounded), one for all rows or one
+        per row. Give either ``kappa`` or ``lower``/``upper``.
+    total : float or array_like of shape (...)
+        Required weighted sum of each row (default 0).
+    lower, upper : float or array_like of shape (m,) or (..., m), optional
+        Per-coordinate bounds (lower may be -inf, upper +inf; a missing one is
+        open). Rows must be feasible:
+        :math:`\sum_{w_i>0} w_i l_i \le \text{total} \le \sum_{w_i>0} w_i h_i`.
+    weights : array_like of shape (m,) or (..., m), optional
+        Non-negative finite weights, e.g. token counts per action (then the
+        token-weighted mean of ``z`` is total / sum(w)).
+
+    Returns
+    -------
+    ndarray, shape (..., m), float64
+
+    Raises
+    ------
+    ValueError
+        kappa < 0, lower > upper, negative weights, or an infeasible row
+        (the message names the row).
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> fc.project_zero_sum(np.array([3., 0., -1.]), kappa=1.0)
+    array([ 1.,  0., -1.])
+    >>> fc.project_zero_sum([0.5, 1.0, 0.0], lower=0.0, total=1.0)   # simplex
+    array([0.25, 0.75, 0.  ])
+    """
+    arr = _real(u, "u")
+    if arr.ndim == 0 or arr.shape[-1] < 1:
+        raise ValueError(f"u must have shape (..., m) with m >= 1, got {arr.shape}")
+    shape = arr.shape
+    lead, m = shape[:-1], shape[-1]
+    n_rows = math.prod(lead)
+    lo, hi, brs, bcs = _bounds(kappa, lower, upper, shape)
+    tot, ts = _per_row(total, "total", lead)
+    if not np.isfinite(tot).all():
+        raise ValueError(f"total must be finite, got {tot[~np.isfinite(tot)][0]}")
+    w, wrs = None, 0
+    if weights is not None:
+        w, form = _per_coordinate(weights, "weights", shape)
+        if form == 0:
+            raise ValueError("weights must have shape (m,) or u's shape, got a scalar")
+        if not ((w >= 0) & np.isfinite(w)).all():
+            raise ValueError("weights must be finite and >= 0")
+        w, wrs = w.reshape(-1), (m if form == 2 else 0)
+    res = output(out, shape)
+    if n_rows == 0:
+        return res
+    _check_feasible(lo, hi, brs, bcs, w, wrs, tot, n_rows, m, lead)
+    flat, res_flat = arr.reshape(n_rows, m), res.reshape(n_rows, m)
+    impl = kernels("shaping", resolve("shaping.project", backend))
+
+    def part(a, b):
+        impl.project_box(flat[a:b], lo[a * brs:], hi[a * brs:], brs, bcs,
+                         None if w is None else w[a * wrs:], wrs, tot[a * ts:], ts,
+                         res_flat[a:b])
+
+    _parallel.run(part, n_rows, _parallel.n_threads(threads), min_items=_MIN_ROWS_PER_THREAD)
+    return res
+
+
+def group_advantages(rewards, group_size=None, *, groups=None, scale="group", eps=1e-4,
+                     ddof=1) -> np.ndarray:
+    r"""GRPO group-relative advantages.
+
+    .. math:: A_j = \frac{r_j - \bar r_{g(j)}}{s_{g(j)} + \varepsilon}
+
+    with :math:`\bar r_g` the mean and :math:`s_g` the standard deviation
+    (``ddof=1``, like ``torch.std``) of the rewards of j's group. This is
+    TRL's ``GRPOTrainer`` (``scale_rewards="group"``, eps 1e-4) and verl's
+    GRPO estimator (eps 1e-6). NaN rewards count as 0 (TRL sums reward
+    functions with ``nansum``); a group of one gets advantage 0.
+
+    Parameters
+    ----------
+    rewards : array_like, shape (N,)
+    group_size : int, optional
+        Groups are consecutive runs of ``group_size`` rewards (TRL's layout:
+        ``num_generations`` completions per prompt); N must be a multiple.
+    groups : array_like of int, shape (N,), optional
+        Group id of each reward, in any order (verl's ``uid``). Give exactly
+        one of ``group_size`` and ``groups``.
+    scale : {"group", "batch", "none"}
+        Divide by the group's sd, by the sd of the whole batch (TRL's
+        ``scale_rewards="batch"``), or not at all.
+    eps : float
+        Added to the sd before dividing (>= 0).
+    ddof : int
+        Delta degrees of freedom of the sd (1 = unbiased, as torch).
+
+    Returns
+    -------
+    ndarray, shape (N,), float64
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> fc.group_advantages([1., 0., 0., 1.], group_size=2).round(4)
+    array([ 0.707, -0.707, -0.707,  0.707])
+    """
+    r = _real(rewards, "rewards")
+    if r.ndim != 1:
+        raise ValueError(f"rewards must have shape (N,), got {r.shape}")
+    n = r.shape[0]
+    scale = check_choice(scale, "scale", ("group", "batch", "none"))
+    eps = check_float(eps, "eps", lo=0.0)
+    ddof = check_int(ddof, "ddof", lo=0, hi=1)
+    if (group_size is None) == (groups is None):
+        raise TypeError("give exactly one of group_size and groups")
+    if group_size is not None:
+        group_size = check_int(group_size, "group_size", lo=1)
+        if n % group_size:
+            raise ValueError(f"rewards has length {n}, not a multiple of group_size = "
+                             f"{group_size}")
+        inverse = np.arange(n) // group_size
+    else:
+        ids = np.asarray(groups)
+        if ids.dtype.kind not in "iu":
+            raise TypeError(f"groups must be an integer array, got dtype {ids.dtype}")
+        if ids.shape != (n,):
+            raise ValueError(f"groups must have shape ({n},), got {ids.shape}")
+        inverse = np.unique(ids, return_inverse=True)[1].reshape(-1)
+    r = np.nan_to_num(r.astype(np.float64), nan=0.0)
+    counts = np.bincount(inverse, minlength=1).astype(np.float64)
+    mean = np.bincount(inverse, weights=r, minlength=1) / np.maximum(counts, 1)
+    adv = r - mean[inverse]
+    if scale == "group":
+        ss = np.bincount(inverse, weights=adv * adv, minlength=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sd = np.sqrt(ss / (counts - ddof))
+        adv = adv / (sd[inverse] + eps)
+    elif scale == "batch" and n > ddof:
+        adv = adv / (np.std(r, ddof=ddof) + eps)
+    adv[counts[inverse] == 1] = 0.0
+    return adv
+
+
+def shape_advantages(base, credit, *, beta=1.0, kappa=1.0, normalize="std", token_counts=None,
+                     out=None, threads=None, backend=None) -> np.ndarray:
+    r"""Per-action advantages: the shared advantage plus bounded zero-sum credit.
+
+    .. math:: A_{g,i} = b_g + \beta z_{g,i}, \qquad
+              z_g = \mathrm{project\_zero\_sum}(\mathrm{normalize}(c_g - \bar c_g), \kappa)
+
+    so the actions of a sequence share its group-relative advantage
+    :math:`b_g` on average and are told apart by at most
+    :math:`\beta\kappa`. ``normalize="std"`` divides the centered credit by
+    its (population) sd, ``"maxabs"`` by its largest magnitude (0 stays 0 in
+    both), ``"none"`` leaves it. With ``token_counts`` n the projection is
+    weighted, :math:`\sum_i n_{g,i} z_{g,i} = 0`, so the token-weighted mean
+    of the advantages over a sequence (shared tokens counting :math:`b_g`)
+    stays :math:`b_g` however unevenly the actions' tokens are spread.
+
+    Parameters
+    ----------
+    base : array_like, shape (...)
+        Sequence-level advantages, e.g. :func:`group_advantages`.
+    credit : array_like, shape (..., m)
+        Per-action credit (Shapley, LOO, ...).
+    beta : float
+        Scale of the per-action offsets.
+    kappa : float
+        Bound on each offset before scaling (>= 0).
+    normalize : {"std", "maxabs", "none"}
+    token_counts : array_like, shape (..., m), optional
+        Tokens of each action (:func:`token_counts`).
+
+    Returns
+    -------
+    ndarray, shape (..., m), float64
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> fc.shape_advantages(np.array([0.5]), np.array([[2., 0., 1.]]), beta=0.1,
+    ...                     kappa=1.0).round(4)
+    array([[0.6, 0.4, 0.5]])
+    """
+    c = _real(credit, "credit")
+    if c.ndim == 0 or c.shape[-1] < 1:
+        raise ValueError(f"credit must have shape (..., m) with m >= 1, got {c.shape}")
+    b = _real(base, "base")
+    if b.shape != c.shape[:-1]:
+        raise ValueError(f"base must have shape {c.shape[:-1]} (credit's leading shape), "
+                         f"got {b.shape}")
+    beta = check_float(beta, "beta")
+    kappa = check_float(kappa, "kappa", lo=0.0)
+    normalize = check_choice(normalize, "normalize", ("std", "maxabs", "none"))
+    weights = None
+    if token_counts is not None:
+        weights = _real(token_counts, "token_counts")
+        if weights.shape != c.shape:
+            raise ValueError(f"token_counts must have shape {c.shape}, got {weights.shape}")
+    u = c - c.mean(axis=-1, keepdims=True, dtype=np.float64)
+    if normalize != "none":
+        spread = (np.sqrt((u * u).mean(axis=-1, keepdims=True)) if normalize == "std"
+                  else np.abs(u).max(axis=-1, keepdims=True))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            u = np.where(spread > 0, u / spread, np.where(np.isnan(spread), np.nan, 0.0))
+    res = output(out, c.shape)
+    project_zero_sum(u, kappa, weights=weights, out=res, threads=threads, backend=backend)
+    res *= beta
+    res += b[..., None]
+    return res
+
+
+def _token_inputs(token_action, mask):
+    """token_action as int32/int64 (..., T) and mask as uint8 or None."""
+    ta = np.asarray(token_action)
+    if ta.dtype.kind not in "iu":
+        raise TypeError(f"token_action must be an integer array, got dtype {ta.dtype}")
+    if ta.ndim < 1:
+        raise ValueError("token_action must have shape (..., T), got a scalar")
+    if ta.dtype not in (np.int32, np.int64):
+        wide = ta.dtype.itemsize >= 4 and ta.dtype.kind == "u"
+        if ta.dtype == np.uint64 and ta.size and ta.max() > np.iinfo(np.int64).max:
+            raise ValueError(f"token_action must be -1 or an action index, got {ta.max()}")
+        ta = ta.astype(np.int64 if wide else np.int32)
+    ta = np.ascontiguousarray(ta)
+    if mask is None:
+        return ta, None
+    mk = np.asarray(mask)
+    if mk.shape != ta.shape:
+        raise ValueError(f"mask must have token_action's shape {ta.shape}, got {mk.shape}")
+    if mk.dtype.kind not in "biuf":
+        raise TypeError(f"mask must be a bool or numeric array, got dtype {mk.dtype}")
+    mk = np.ascontiguousarray(mk).view(np.uint8) if mk.dtype == np.bool_ else \
+        (mk != 0).view(np.uint8)
+    return ta, mk
+
+
+def token_counts(token_action, m: int, mask=None) -> np.ndarray:
+    """Tokens of each action per sequence.
+
+    Parameters
+    ----------
+    token_action : array_like of int, shape (..., T)
+        Action index of each token, or -1 for a shared token.
+    m : int
+        Number of actions.
+    mask : array_like, shape (..., T), optional
+        Tokens where the mask is 0/False are not counted.
+
+    Returns
+    -------
+    ndarray, shape (..., m), int64: ``[..., i]`` counts the unmasked tokens
+    with ``token_action == i``.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> fc.token_counts([[-1, 0, 0, 1, -1]], 2)
+    array([[2, 1]])
+    """
+    ta, mk = _token_inputs(token_action, mask)
+    m = check_int(m, "m", lo=0)
+    _check_token_range(ta, m)
+    lead = ta.shape[:-1]
+    rows = ta.reshape(-1, ta.shape[-1])
+    keep = rows >= 0
+    if mk is not None:
+        keep &= mk.reshape(rows.shape).astype(bool)
+    seq = np.broadcast_to(np.arange(rows.shape[0])[:, None], rows.shape)
+    counts = np.bincount(seq[keep] * m + rows[keep], minlength=rows.shape[0] * m)
+    return counts.astype(np.int64).reshape(lead + (m,))
+
+
+def _check_token_range(ta, m):
+    bad = np.flatnonzero((ta < -1) | (ta >= m))
+    if bad.size:
+        _raise_bad_token(ta, m, int(bad[0]))
+
+
+def _raise_bad_token(ta, m, flat_pos):
+    pos = np.unravel_index(flat_pos, ta.shape)
+    raise ValueError(f"token_action must be -1 (shared) or an action index in [0, {m}); "
+                     f"got {ta.reshape(-1)[flat_pos]} at position {tuple(map(int, pos))}")
+
+
+def token_advantages(base, action_adv, token_action, mask=None, *, out=None, threads=None,
+                     backend=None) -> np.ndarray:
+    r"""Lay sequence and action advantages out on the tokens of each response.
+
+    .. math:: A_{g,t} = \begin{cases} 0 & \text{mask}_{g,t} = 0 \\
+              b_g & a_{g,t} = -1 \ \text{(shared token)} \\
+              A_{g,a_{g,t}} & \text{otherwise} \end{cases}
+
+    The result is the (B, T) tensor TRL's ``GRPOTrainer`` accepts as
+    ``inputs["advantages"]`` and verl as ``data.batch["advantages"]`` (see
+    docs/trainers.md). Trainers average the loss over tokens; to keep the
+    token-weighted mean of each sequence at :math:`b_g`, build
+    ``action_adv`` with ``shape_advantages(..., token_counts=token_counts(
+    token_action, m, mask))``.
+
+    Parameters
+    ----------
+    base : array_like, shape (...)
+        Sequence-level advantage, kept by shared tokens.
+    action_adv : array_like, shape (..., m)
+        Advantage of each action (e.g. :func:`shape_advantages`).
+    token_action : array_like of int, shape (..., T)
+        Action index of each token, -1 for shared tokens (int32 and int64
+        are read in place; other integer types are converted).
+    mask : array_like, shape (..., T), optional
+        The trainer's response/attention mask; tokens where it is 0 get 0.
+
+    Returns
+    -------
+    ndarray, shape (..., T), float32
+
+    Raises
+    ------
+    ValueError
+        A token_action outside [-1, m), naming its position. The range is
+        checked inside the single pass over the tokens, so rows before the
+        offending one may already be written into ``out``.
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> fc.token_advantages(np.array([0.5]), np.array([[1.0, -1.0]]),
+    ...                     np.array([[-1, 0, 0, 1, -1]]), mask=[[1, 1, 1, 1, 0]])
+    array([[ 0.5,  1. ,  1. , -1. ,  0. ]], dtype=float32)
+    """
+    ta, mk = _token_inputs(token_action, mask)
+    lead, n_tok = ta.shape[:-1], ta.shape[-1]
+    adv = np.ascontiguousarray(_real(action_adv, "action_adv"), dtype=np.float64)
+    if adv.ndim != len(lead) + 1 or adv.shape[:-1] != lead:
+        raise ValueError(f"action_adv must have shape {lead} + (m,) to match token_action "
+                         f"{ta.shape}, got {adv.shape}")
+    b = np.ascontiguousarray(_real(base, "base"), dtype=np.float64)
+    if b.shape != lead:
+        raise ValueError(f"base must have shape {lead} (token_action's leading shape), "
+                         f"got {b.shape}")
+    m = adv.shape[-1]
+    res = output(out, ta.shape, dtype=np.float32)
+    n_seq = math.prod(lead)
+    if n_seq == 0 or n_tok == 0:
+        return res
+    flat_ta = ta.reshape(n_seq, n_tok)
+    flat_mk = None if mk is None else mk.reshape(n_seq, n_tok)
+    flat_b, flat_adv, flat_res = b.reshape(n_seq), adv.reshape(n_seq, m), res.reshape(n_seq, n_tok)
+    impl = kernels("shaping", resolve("shaping.tokens", backend))
+
+    def part(a, c):
+        bad = impl.token_advantages(flat_b[a:c], flat_adv[a:c], flat_ta[a:c],
+                                    None if flat_mk is None else flat_mk[a:c], flat_res[a:c])
+        return bad if bad < 0 else a * n_tok + bad
+
+    threads = _parallel.n_threads(threads)
+    bad = [x for x in _parallel.run(part, n_seq, threads,
+                                    min_items=max(1, _MIN_TOKENS_PER_THREAD // n_tok))
+           if x >= 0]
+    if bad:
+        _raise_bad_token(ta, m, bad[0])
+    return res

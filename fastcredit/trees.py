@@ -1,0 +1,293 @@
+"""Counterfactual-tree (ASCT) credit and trial allocation rules.
+
+At states the actor visited, a budgeted search evaluates alternative legal
+actions; the action values Q(s, a) then become credit centered on the actor's
+own policy, which PPO consumes like an advantage:
+
+* :func:`actor_centered_credit` - credit(a) = Q(s, a) - sum_b pi(b|s) Q(s, b)
+  over ragged states (CSR over legal actions), with the sampled-action gather
+  and per-batch standardisation PPO code needs;
+* :class:`Uniform`, :class:`UCT`, :class:`AgentUCT` - ask/tell rules that
+  spend a budget of trials over one state's legal actions, seeded with the
+  counter-based RNG every fastcredit kernel uses.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._backend import kernels, resolve
+from ._validation import (check_choice, check_float, check_int, csr_offsets, output,
+                          real_array, seed as check_seed)
+
+__all__ = ["TreeCredit", "actor_centered_credit", "Uniform", "UCT", "AgentUCT"]
+
+
+@dataclass(frozen=True)
+class TreeCredit:
+    """Result of :func:`actor_centered_credit`.
+
+    Attributes
+    ----------
+    credit : ndarray (n_values,)
+        Q(s, a) - baseline(s) for every legal action (CSR order).
+    baseline : ndarray (n_states,)
+        The state's value under the baseline policy (0 for a state with no
+        legal actions).
+    sampled : ndarray (n_states,) or None
+        Credit of the action the actor took in each state (standardised over
+        the batch when asked), or None when no ``actions`` were given.
+    """
+    credit: np.ndarray
+    baseline: np.ndarray
+    sampled: np.ndarray | None
+
+
+def actor_centered_credit(q, pi=None, offsets=None, *, baseline="actor", actions=None,
+                          standardize=False, eps=1e-8, atol=1e-6, backend=None) -> TreeCredit:
+    r"""Counterfactual-tree credit centered on the actor's policy.
+
+    .. math:: \text{credit}(s, a) = Q(s, a) - \sum_b \pi(b \mid s) Q(s, b)
+
+    (``baseline="actor"``) or :math:`Q(s, a) - \frac{1}{n_s} \sum_b Q(s, b)`
+    (``baseline="uniform"``). Under the actor baseline the credit has zero
+    mean under the actor's own policy at every state, so it is an advantage.
+
+    Parameters
+    ----------
+    q : array_like, shape (n_values,)
+        Action values of the legal actions of every state, state by state.
+    pi : array_like, shape (n_values,)
+        The actor's probabilities of the same actions: finite, >= 0 and
+        summing to 1 within ``atol`` at every state with legal actions.
+        Not needed for ``baseline="uniform"``.
+    offsets : array_like of int, shape (n_states + 1,)
+        CSR offsets: state s owns entries offsets[s] .. offsets[s+1]-1.
+    baseline : {"actor", "uniform"}
+    actions : array_like of int, shape (n_states,), optional
+        Index of the sampled action within each state's legal actions
+        (0 <= actions[s] < n_s); gathers ``sampled``.
+    standardize : bool
+        Standardise ``sampled`` over the batch, (x - mean) / (sd + eps) with
+        the unbiased sd, as PPO implementations normalise advantages.
+    eps : float
+    atol : float
+        Tolerance of the sum-to-one check of ``pi``.
+
+    Returns
+    -------
+    TreeCredit
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> res = fc.actor_centered_credit(q=[1.0, 0.0, 2.0, 4.0], pi=[0.5, 0.5, 0.25, 0.75],
+    ...                                offsets=[0, 2, 4], actions=[0, 0])
+    >>> res.credit, res.sampled
+    (array([ 0.5, -0.5, -1.5,  0.5]), array([ 0.5, -1.5]))
+    """
+    baseline = check_choice(baseline, "baseline", ("actor", "uniform"))
+    qv = np.ascontiguousarray(real_array(q, "q"), dtype=np.float64).reshape(np.shape(q))
+    if qv.ndim != 1:
+        raise ValueError(f"q must have shape (n_values,), got {qv.shape}")
+    if offsets is None:
+        raise TypeError("actor_centered_credit needs offsets (CSR over legal actions)")
+    n_states = np.shape(offsets)[0] - 1 if np.ndim(offsets) == 1 else -1
+    if n_states < 0:
+        raise ValueError(f"offsets must have shape (n_states + 1,), got {np.shape(offsets)}")
+    off = csr_offsets(offsets, n_states, qv.shape[0], row_name="state")
+    uniform = baseline == "uniform"
+    pv = None
+    if not uniform:
+        if pi is None:
+            raise TypeError('baseline="actor" needs pi')
+        pv = np.ascontiguousarray(real_array(pi, "pi"), dtype=np.float64).reshape(np.shape(pi))
+        if pv.shape != qv.shape:
+            raise ValueError(f"pi must have q's shape {qv.shape}, got {pv.shape}")
+        _check_policy(pv, off, check_float(atol, "atol", lo=0.0))
+    credit = output(None, qv.shape)
+    base = output(None, (n_states,))
+    impl = kernels("trees", resolve("trees.credit", backend))
+    impl.actor_centered_credit(qv, pv, off, uniform, credit, base)
+    sampled = None
+    if actions is not None:
+        sampled = credit[off[:-1] + _check_actions(actions, off)]
+        if standardize:
+            eps = check_float(eps, "eps", lo=0.0)
+            sd = sampled.std(ddof=1) if sampled.size > 1 else 0.0
+            sampled = (sampled - sampled.mean()) / (sd + eps)
+    elif standardize:
+        raise ValueError("standardize=True needs actions (it standardises the sampled credit)")
+    return TreeCredit(credit, base, sampled)
+
+
+def _check_policy(pv, off, atol):
+    bad = np.flatnonzero(~(np.isfinite(pv) & (pv >= 0)))
+    if bad.size:
+        state = int(np.searchsorted(off, bad[0], side="right") - 1)
+        raise ValueError(f"pi must be finite and >= 0; got {pv[bad[0]]} at entry {bad[0]} "
+                         f"(state {state})")
+    sizes = np.diff(off)
+    sums = np.add.reduceat(pv, off[:-1][sizes > 0]) if pv.size else np.zeros(0)
+    wrong = np.flatnonzero(np.abs(sums - 1.0) > atol)
+    if wrong.size:
+        state = int(np.flatnonzero(sizes > 0)[wrong[0]])
+        raise ValueError(f"pi must sum to 1 over each state's legal actions (atol {atol}); "
+                         f"state {state} sums to {sums[wrong[0]]}")
+
+
+def _check_actions(actions, off):
+    act = np.asarray(actions)
+    n_states = off.shape[0] - 1
+    if act.dtype.kind not in "iu":
+        raise TypeError(f"actions must be an integer array, got dtype {act.dtype}")
+    if act.shape != (n_states,):
+        raise ValueError(f"actions must have shape ({n_states},), got {act.shape}")
+    act = act.astype(np.int64)
+    bad = np.flatnonzero((act < 0) | (act >= np.diff(off)))
+    if bad.size:
+        s = int(bad[0])
+        raise ValueError(f"actions[{s}] = {act[s]} is not a legal action index of state {s} "
+                         f"(it has {off[s + 1] - off[s]})")
+    return act
+
+
+class _Allocator:
+    """Shared ask/tell bookkeeping of the allocation rules."""
+
+    _rule_name = "UNIFORM"
+
+    def __init__(self, n_actions: int, *, seed: int = 0, backend=None):
+        self.n_actions = check_int(n_actions, "n_actions", lo=1, hi=2**32)
+        self.seed = check_seed(seed)
+        self.counts = np.zeros(self.n_actions, dtype=np.int64)
+        self.sums = np.zeros(self.n_actions)
+        self._costs = np.zeros(self.n_actions)
+        self._c = 0.0
+        self._c_tok = 0.0
+        self._impl = kernels("trees", resolve("trees.allocation", backend))
+        self._step = 0
+
+    @property
+    def n_trials(self) -> int:
+        """Trials told so far."""
+        return int(self.counts.sum())
+
+    @property
+    def means(self) -> np.ndarray:
+        """Mean value of each action (NaN where untried)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.counts > 0, self.sums / np.maximum(self.counts, 1), np.nan)
+
+    def ask(self) -> int:
+        """The action to try next (every call draws from a fresh stream)."""
+        rule = getattr(self._impl, self._rule_name)
+        a = self._impl.allocation_pick(rule, self.counts, self.sums, self._costs, self._c,
+                                       self._c_tok, self.seed, self._step)
+        self._step += 1
+        return a
+
+    def tell(self, action: int, value: float) -> None:
+        """Record the value of one trial of ``action``."""
+        action = check_int(action, "action", lo=0, hi=self.n_actions - 1)
+        value = check_float(value, "value")
+        self.counts[action] += 1
+        self.sums[action] += value
+
+    def run(self, evaluate, budget: int):
+        """Spend ``budget`` trials: ``tell(a, evaluate(a))`` for each asked a.
+        Returns self."""
+        for _ in range(check_int(budget, "budget", lo=0)):
+            a = self.ask()
+            self.tell(a, evaluate(a))
+        return self
+
+
+class Uniform(_Allocator):
+    """Uniform allocation: an action with the fewest trials, ties broken at
+    random, so every legal action is tried once before any is repeated and
+    the budget is then spread evenly.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> rule = fc.Uniform(3, seed=1)
+    >>> sorted(rule.run(lambda a: float(a), budget=3).counts.tolist())
+    [1, 1, 1]
+    """
+
+
+class UCT(_Allocator):
+    r"""UCT allocation: untried actions first (in random order), then the
+    argmax of :math:`\bar Q_a + c \sqrt{\log(N + 1) / n_a}` with N trials so
+    far and :math:`n_a` of action a; ties broken at random.
+
+    Parameters
+    ----------
+    n_actions : int
+    c : float
+        Exploration constant (>= 0).
+    seed : int
+    """
+
+    _rule_name = "UCT"
+
+    def __init__(self, n_actions: int, *, c: float = math.sqrt(2), seed: int = 0,
+                 backend=None):
+        super().__init__(n_actions, seed=seed, backend=backend)
+        self._c = check_float(c, "c", lo=0.0)
+
+
+class AgentUCT(UCT):
+    r"""Cost-aware UCT for agent rollouts: the UCT score minus
+    :math:`c_{tok}` times the predicted uncached cost of a trial (e.g. the
+    tokens a rollout of that action would generate beyond cached prefixes);
+    among untried actions the cheapest goes first. When utilities tie, the
+    cheaper action gets the trials.
+
+    Parameters
+    ----------
+    n_actions : int
+    costs : array_like, shape (n_actions,)
+        Predicted uncached cost of the next trial of each action (finite,
+        >= 0); update one with ``tell(a, value, cost=...)``.
+    c : float
+        Exploration constant (>= 0).
+    c_tok : float
+        Price of one unit of cost in value units (>= 0).
+    seed : int
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> rule = fc.AgentUCT(2, costs=[0.0, 5.0], c_tok=0.1, seed=0)
+    >>> rule.run(lambda a: 1.0, budget=20).counts.tolist()
+    [15, 5]
+    """
+
+    _rule_name = "AGENT_UCT"
+
+    def __init__(self, n_actions: int, costs, *, c: float = math.sqrt(2), c_tok: float = 1.0,
+                 seed: int = 0, backend=None):
+        super().__init__(n_actions, c=c, seed=seed, backend=backend)
+        self._c_tok = check_float(c_tok, "c_tok", lo=0.0)
+        cost = np.ascontiguousarray(real_array(costs, "costs"), dtype=np.float64)
+        if cost.shape != (self.n_actions,):
+            raise ValueError(f"costs must have shape ({self.n_actions},), got {np.shape(costs)}")
+        if not (np.isfinite(cost) & (cost >= 0)).all():
+            raise ValueError("costs must be finite and >= 0")
+        self._costs = cost.copy()
+
+    @property
+    def costs(self) -> np.ndarray:
+        """Predicted uncached cost of the next trial of each action."""
+        return self._costs.copy()
+
+    def tell(self, action: int, value: float, cost: float | None = None) -> None:
+        """Record a trial; ``cost`` (optional) replaces the action's predicted
+        uncached cost for its next trial."""
+        super().tell(action, value)
+        if cost is not None:
+            self._costs[action] = check_float(cost, "cost", lo=0.0)

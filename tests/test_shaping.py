@@ -1,0 +1,411 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fastcredit as fc
+import reference as ref
+
+from conftest import BACKENDS
+
+
+def random_rows(rng, n, m, scale=2.0):
+    return rng.normal(scale=scale, size=(n, m))
+
+
+def kkt_violation(u, z, lower, upper, total, weights=None):
+    """Largest violation of the optimality conditions of the weighted box
+    projection: sum w z = total, lower <= z <= upper, and one tau with
+    z_i = u_i - tau on free coordinates, u_i - tau >= upper_i where z is at
+    the upper bound and <= lower_i where it is at the lower bound."""
+    w = np.ones_like(u) if weights is None else weights
+    lower, upper = np.broadcast_to(lower, u.shape), np.broadcast_to(upper, u.shape)
+    scale = 1.0 + np.abs(u).max() + abs(total)
+    worst = abs((w * z).sum() - total) / scale
+    worst = max(worst, (lower - z).max() / scale, (z - upper).max() / scale)
+    free = (z > lower) & (z < upper) & (w > 0)
+    if free.any():
+        taus = (u - z)[free]
+        tau = taus.mean()
+        worst = max(worst, np.ptp(taus) / scale)
+        at_up = (z == upper) & (w > 0) & (lower < upper)
+        at_lo = (z == lower) & (w > 0) & (lower < upper)
+        worst = max(worst, ((upper - (u - tau))[at_up]).max(initial=0) / scale,
+                    (((u - tau) - lower)[at_lo]).max(initial=0) / scale)
+    return worst
+
+
+@pytest.mark.parametrize("m", [1, 2, 5, 17, 64])
+def test_projection_matches_bisection_reference(backend, rng, m):
+    u = random_rows(rng, 40, m)
+    kappa = rng.uniform(0.05, 2.0, size=40)
+    total = rng.uniform(-1, 1, size=40) * m * kappa
+    z = fc.project_zero_sum(u, kappa, total, backend=backend)
+    for r in range(40):
+        expect = ref.project_box(u[r], -kappa[r], kappa[r], total=total[r])
+        np.testing.assert_allclose(z[r], expect, rtol=0, atol=1e-12 * (1 + np.abs(u[r]).max()))
+        assert kkt_violation(u[r], z[r], -kappa[r], kappa[r], total[r]) < 1e-13
+
+
+def test_general_bounds_and_weights_match_reference(backend, rng):
+    n, m = 60, 7
+    u = random_rows(rng, n, m)
+    lower = -rng.uniform(0, 1.5, size=(n, m))
+    upper = rng.uniform(0, 1.5, size=(n, m))
+    weights = rng.integers(0, 6, size=(n, m)).astype(float)
+    weights[:, 0] += 1   # keep every row's weight sum positive
+    alpha = rng.uniform(0, 1, size=n)
+    total = (alpha * (weights * lower).sum(1) + (1 - alpha) * (weights * upper).sum(1))
+    z = fc.project_zero_sum(u, lower=lower, upper=upper, weights=weights, total=total,
+                            backend=backend)
+    for r in range(n):
+        assert kkt_violation(u[r], z[r], lower[r], upper[r], total[r], weights[r]) < 1e-13
+        active = weights[r] > 0
+        expect = ref.project_box(u[r], lower[r], upper[r], weights[r], total[r])
+        np.testing.assert_allclose(z[r][active], expect[active], atol=1e-12)
+
+
+def test_simplex_projection(backend):
+    # lower = 0, upper open, total = 1: the Euclidean projection onto the
+    # probability simplex; [0.5, 1, 0] -> tau = 0.25 -> [0.25, 0.75, 0].
+    z = fc.project_zero_sum([0.5, 1.0, 0.0], lower=0.0, total=1.0, backend=backend)
+    np.testing.assert_allclose(z, [0.25, 0.75, 0.0], atol=1e-15)
+
+
+@pytest.mark.parametrize("m", [5, 40])
+def test_sorted_search_path(backend, rng, m):
+    # sum(u) overflows to inf, so neither the fast path nor the Newton steps
+    # run and the sorted breakpoint search (insertion sort for 10
+    # breakpoints, qsort for 80) decides alone: the two huge coordinates sit
+    # at +kappa and the rest is the projection of the others onto total -2.
+    u = np.concatenate([[1e308, 1e308], rng.normal(size=m - 2)])
+    z = fc.project_zero_sum(u, 1.0, backend=backend)
+    assert z[0] == z[1] == 1.0
+    np.testing.assert_allclose(z[2:], ref.project_box(u[2:], -1.0, 1.0, total=-2.0),
+                               atol=1e-12)
+
+
+def test_zero_weights(backend):
+    # all weights 0 (e.g. a completion with no action tokens) with total 0:
+    # every z is optimal; the projection then clips u (tau = 0).
+    z = fc.project_zero_sum(np.array([[3.0, -0.5, 0.2]]), 1.0, weights=np.zeros(3),
+                            backend=backend)
+    np.testing.assert_array_equal(z, [[1.0, -0.5, 0.2]])
+    # a zero-weight coordinate does not enter the sum constraint
+    z = fc.project_zero_sum(np.array([[2.0, 1.0, 9.0]]), 5.0, weights=[1.0, 1.0, 0.0],
+                            backend=backend)
+    np.testing.assert_allclose(z[0, :2], [0.5, -0.5])
+    assert z[0, 2] == 5.0
+
+
+def test_per_coordinate_shared_bounds(backend):
+    u = np.array([[2.0, -2.0, 0.0], [0.0, 0.0, 0.0]])
+    z = fc.project_zero_sum(u, lower=[-1.0, -0.5, -3.0], upper=[0.5, 1.0, 3.0],
+                            backend=backend)
+    # row 0: tau = 0 clips coordinates 0 and 1 to 0.5 and -0.5, z2 = 0: sum 0.
+    np.testing.assert_allclose(z, [[0.5, -0.5, 0.0], [0.0, 0.0, 0.0]], atol=1e-15)
+
+
+def test_backends_identical(rng):
+    if len(BACKENDS) < 2:
+        pytest.skip("one backend only")
+    u = random_rows(rng, 3000, 5)
+    for kappa, w in [(0.5, None), (3.0, None), (0.7, rng.integers(0, 9, (3000, 5)) + 0.0)]:
+        kw = dict(weights=w) if w is not None else {}
+        a = fc.project_zero_sum(u, kappa, **kw, backend="c")
+        b = fc.project_zero_sum(u, kappa, **kw, backend="numba")
+        assert np.array_equal(a, b)
+    u32 = u.astype(np.float32)
+    assert np.array_equal(fc.project_zero_sum(u32, 0.5, backend="c"),
+                          fc.project_zero_sum(u32, 0.5, backend="numba"))
+
+
+def test_eight_row_blocks_match_row_by_row(rng):
+    # C projects unit-weight, one-kappa-per-row rows eight at a time; Numba
+    # row by row: same bits, including blocks holding a NaN row, a row whose
+    # sum overflows and a tail that is not a multiple of eight.
+    if len(BACKENDS) < 2:
+        pytest.skip("one backend only")
+    u = random_rows(rng, 1003, 6)
+    u[17] = [np.nan, 0, 0, 0, 0, 0]
+    u[42] = [1e308, 1e308, 0, 0, 0, 0]
+    kappa = rng.uniform(0.1, 2.0, size=1003)
+    total = rng.uniform(-0.5, 0.5, size=1003) * kappa
+    with np.errstate(over="ignore"):
+        u32 = u.astype(np.float32)        # 1e308 becomes inf: a NaN row
+    for x in (u, u32):
+        a = fc.project_zero_sum(x, kappa, total, backend="c")
+        b = fc.project_zero_sum(x, kappa, total, backend="numba")
+        np.testing.assert_array_equal(a, b)
+        assert np.isnan(a[17]).all()
+    a = fc.project_zero_sum(u, kappa, total, backend="c")
+    assert (a[42, :2] == kappa[42]).all()
+
+
+def test_float32_input_is_widened(backend, rng):
+    u = random_rows(rng, 50, 5).astype(np.float32)
+    np.testing.assert_array_equal(fc.project_zero_sum(u, 0.6, backend=backend),
+                                  fc.project_zero_sum(u.astype(np.float64), 0.6,
+                                                      backend=backend))
+
+
+def test_edge_cases(backend):
+    p = lambda *a, **k: fc.project_zero_sum(*a, **k, backend=backend)  # noqa: E731
+    assert np.array_equal(p(np.array([[3.0, -1.0, 7.0]]), 0.0), np.zeros((1, 3)))
+    np.testing.assert_allclose(p(np.array([[5.0]]), 1.0, 0.25), [[0.25]])
+    # ties: equal u share the total equally
+    np.testing.assert_allclose(p(np.full((1, 4), 3.0), 1.0, 2.0), [[0.5] * 4])
+    # everything clipped: total at the upper bound forces every z_i = kappa
+    np.testing.assert_allclose(p(np.array([[-9.0, 0.0, 4.0]]), 0.5, 1.5), [[0.5] * 3])
+    np.testing.assert_allclose(p(np.array([[-9.0, 0.0, 4.0]]), 0.5, -1.5), [[-0.5] * 3])
+    # ties at the clipping boundary
+    np.testing.assert_allclose(p(np.array([[1.0, 1.0, -1.0, -1.0]]), 1.0), [[1, 1, -1, -1]])
+    np.testing.assert_allclose(p(np.array([[2.0, 2.0, -1.0, -1.0]]), 1.0), [[1, 1, -1, -1]])
+    # kappa = inf: plain centering
+    np.testing.assert_allclose(p(np.array([[1.0, 2.0, 6.0]]), np.inf), [[-2, -1, 3]])
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-150, 1e150, 1e300])
+def test_huge_and_tiny_magnitudes_scale_exactly(backend, rng, scale):
+    u = random_rows(rng, 30, 5)
+    base = fc.project_zero_sum(u, 0.8, backend=backend)
+    # multiplying by a power of two is exact, so the projection must commute
+    s = 2.0 ** np.round(np.log2(scale))
+    scaled = fc.project_zero_sum(u * s, 0.8 * s, backend=backend)
+    np.testing.assert_allclose(scaled / s, base, rtol=1e-14, atol=1e-14)
+
+
+def test_nan_row_propagates_alone(backend):
+    u = np.array([[1.0, np.nan, 0.0], [1.0, -1.0, 3.0], [np.inf, 0.0, 0.0]])
+    z = fc.project_zero_sum(u, 1.0, backend=backend)
+    assert np.isnan(z[0]).all() and np.isnan(z[2]).all()
+    np.testing.assert_allclose(z[1], [0.0, -1.0, 1.0], atol=1e-15)
+
+
+def test_batch_shape_per_row_kappa_total_and_threads(backend, rng):
+    u = rng.normal(size=(3, 40000, 5))
+    kappa = rng.uniform(0.1, 1, size=(3, 40000))
+    total = rng.uniform(-0.5, 0.5, size=(3, 40000)) * kappa
+    one = fc.project_zero_sum(u, kappa, total, threads=1, backend=backend)
+    two = fc.project_zero_sum(u, kappa, total, threads=2, backend=backend)
+    assert one.shape == u.shape and np.array_equal(one, two)
+    np.testing.assert_allclose(one.sum(-1), total, atol=1e-12)
+    assert (np.abs(one) <= kappa[..., None]).all()
+    out = np.empty_like(u)
+    assert fc.project_zero_sum(u, kappa, total, out=out, backend=backend) is out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=9),
+       st.floats(0, 1e3), st.floats(-1, 1))
+def test_kkt_property(u, kappa, frac):
+    u = np.array(u)
+    total = frac * kappa * len(u)
+    for backend in BACKENDS:
+        z = fc.project_zero_sum(u, kappa, total, backend=backend)
+        assert kkt_violation(u, z, -kappa, kappa, total) < 1e-12
+
+
+def test_projection_errors():
+    u = np.zeros((4, 3))
+    with pytest.raises(ValueError, match=r"kappa must be >= 0.*row 2"):
+        fc.project_zero_sum(u, np.array([1.0, 1.0, -0.5, 1.0]))
+    with pytest.raises(ValueError, match=r"infeasible projection at row 1"):
+        fc.project_zero_sum(u, 1.0, np.array([0.0, 3.5, 0.0, 0.0]))
+    with pytest.raises(ValueError, match=r"infeasible"):
+        fc.project_zero_sum(u, lower=0.0, upper=1.0, total=-0.1)
+    with pytest.raises(ValueError, match="lower <= upper"):
+        fc.project_zero_sum(u, lower=[0.0, 2.0, 0.0], upper=1.0, total=1.0)
+    with pytest.raises(ValueError, match="kappa or lower/upper, not both"):
+        fc.project_zero_sum(u, 1.0, lower=0.0)
+    with pytest.raises(TypeError, match="kappa or lower/upper"):
+        fc.project_zero_sum(u)
+    with pytest.raises(ValueError, match="kappa must be a scalar or have shape"):
+        fc.project_zero_sum(u, np.ones(3))
+    with pytest.raises(ValueError, match="weights must be finite and >= 0"):
+        fc.project_zero_sum(u, 1.0, weights=[1.0, -1.0, 1.0])
+    with pytest.raises(ValueError, match="weights must have shape"):
+        fc.project_zero_sum(u, 1.0, weights=2.0)
+    with pytest.raises(ValueError, match="total must be finite"):
+        fc.project_zero_sum(u, 1.0, np.array([0, np.nan, 0, 0]))
+    with pytest.raises(ValueError, match=r"u must have shape \(..., m\)"):
+        fc.project_zero_sum(np.zeros((3, 0)), 1.0)
+    with pytest.raises(TypeError, match="u must be a real"):
+        fc.project_zero_sum(np.array(["a", "b"]), 1.0)
+    with pytest.raises(TypeError, match="out must have dtype float64"):
+        fc.project_zero_sum(u, 1.0, out=np.empty((4, 3), np.float32))
+    with pytest.raises(ValueError, match="backend must be"):
+        fc.project_zero_sum(u, 1.0, backend="gpu")
+
+
+# --- group advantages -------------------------------------------------------
+
+def test_group_advantages_trl_worked_example():
+    # TRL GRPOTrainer: rewards viewed (-1, num_generations); advantages =
+    # (r - mean) / (std + 1e-4) with torch's unbiased std. Group [1, 0]:
+    # mean 0.5, std sqrt(0.5) = 0.70711, so +-0.5 / 0.70721 = +-0.70700.
+    adv = fc.group_advantages(np.array([1.0, 0.0, 3.0, 3.0, 3.0, 3.0]), group_size=2)
+    np.testing.assert_allclose(adv, [0.5 / (np.sqrt(0.5) + 1e-4), -0.5 / (np.sqrt(0.5) + 1e-4),
+                                     0, 0, 0, 0], rtol=1e-15)
+
+
+def test_group_advantages_match_reference(rng):
+    r = rng.normal(size=24)
+    r[[3, 10]] = np.nan
+    ids = rng.integers(0, 7, size=24)
+    for scale in ("group", "batch", "none"):
+        np.testing.assert_allclose(fc.group_advantages(r, groups=ids, scale=scale),
+                                   ref.group_advantages(r, list(ids), scale=scale),
+                                   rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(fc.group_advantages(r, 4, eps=1e-6),
+                               ref.group_advantages(r, list(np.arange(24) // 4), eps=1e-6),
+                               rtol=1e-13)
+
+
+def test_group_of_one_and_nan():
+    adv = fc.group_advantages([np.nan, 2.0, 0.0, 5.0], groups=[0, 0, 0, 9])
+    assert adv[3] == 0.0
+    # the NaN counts as 0: group [0, 2, 0] has mean 2/3 and sd 1.1547
+    np.testing.assert_allclose(adv[:3], (np.array([0, 2, 0]) - 2 / 3) / (np.std([0, 2, 0], ddof=1)
+                                                                          + 1e-4))
+
+
+def test_group_advantages_errors():
+    with pytest.raises(ValueError, match="not a multiple of group_size"):
+        fc.group_advantages(np.zeros(5), 2)
+    with pytest.raises(TypeError, match="exactly one of group_size and groups"):
+        fc.group_advantages(np.zeros(4))
+    with pytest.raises(ValueError, match=r"groups must have shape \(4,\)"):
+        fc.group_advantages(np.zeros(4), groups=[0, 1])
+    with pytest.raises(TypeError, match="groups must be an integer array"):
+        fc.group_advantages(np.zeros(2), groups=[0.5, 1.0])
+    with pytest.raises(ValueError, match="scale must be one of"):
+        fc.group_advantages(np.zeros(4), 2, scale="std")
+    with pytest.raises(ValueError, match=r"rewards must have shape \(N,\)"):
+        fc.group_advantages(np.zeros((2, 2)), 2)
+    with pytest.raises(ValueError, match="eps must be >= 0"):
+        fc.group_advantages(np.zeros(4), 2, eps=-1.0)
+
+
+# --- shaped and token advantages ---------------------------------------------
+
+def test_shape_advantages_mean_preserving_and_bounded(backend, rng):
+    base = rng.normal(size=200)
+    credit = rng.normal(size=(200, 5)) * rng.uniform(0, 3, size=(200, 1))
+    for normalize in ("std", "maxabs", "none"):
+        adv = fc.shape_advantages(base, credit, beta=0.3, kappa=0.8, normalize=normalize,
+                                  backend=backend)
+        np.testing.assert_allclose(adv.mean(1), base, atol=1e-13)
+        assert (np.abs(adv - base[:, None]) <= 0.3 * 0.8 + 1e-13).all()
+        # order preserving: the projection is monotone in the credit
+        assert (np.argsort(credit, 1, kind="stable")[:, -1]
+                == np.argmax(adv + 1e-9 * credit, 1)).all()
+
+
+def test_shape_advantages_hand_example(backend):
+    # credit [2, 0, 1]: centered [1, -1, 0], population sd sqrt(2/3),
+    # normalised [1.2247, -1.2247, 0] -> clipped to [1, -1, 0] by kappa = 1.
+    adv = fc.shape_advantages(np.array([0.5]), np.array([[2.0, 0.0, 1.0]]), beta=0.1,
+                              kappa=1.0, backend=backend)
+    np.testing.assert_allclose(adv, [[0.6, 0.4, 0.5]], atol=1e-15)
+    flat = fc.shape_advantages(np.array([0.5]), np.array([[1.0, 1.0, 1.0]]), backend=backend)
+    np.testing.assert_array_equal(flat, [[0.5, 0.5, 0.5]])
+
+
+def test_token_weighted_shaping_keeps_token_mean(backend, rng):
+    G, T, m = 16, 64, 4
+    ta = rng.integers(-1, m, size=(G, T))
+    ta[:, :5] = 0           # action 0 always has more tokens than the others
+    mask = rng.uniform(size=(G, T)) < 0.9
+    base = rng.normal(size=G)
+    credit = rng.normal(size=(G, m))
+    counts = fc.token_counts(ta, m, mask)
+    weighted = fc.shape_advantages(base, credit, beta=0.5, token_counts=counts, backend=backend)
+    tok = fc.token_advantages(base, weighted, ta, mask, backend=backend).astype(np.float64)
+    token_mean = tok.sum(1) / mask.sum(1)
+    np.testing.assert_allclose(token_mean, base, atol=1e-6)
+    plain = fc.shape_advantages(base, credit, beta=0.5, backend=backend)
+    plain_tok = fc.token_advantages(base, plain, ta, mask, backend=backend).astype(np.float64)
+    assert np.abs(plain_tok.sum(1) / mask.sum(1) - base).max() > 1e-3
+
+
+def test_token_advantages_hand_example(backend):
+    base = np.array([0.5, -2.0])
+    action_adv = np.array([[1.0, -1.0], [3.0, 4.0]])
+    ta = np.array([[-1, 0, 0, 1, -1], [1, 1, -1, 0, 0]])
+    mask = np.array([[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]], dtype=bool)
+    out = fc.token_advantages(base, action_adv, ta, mask, backend=backend)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, [[0.5, 1, 1, -1, 0], [4, 4, -2, 3, 3]])
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint16, np.uint64])
+def test_token_advantages_match_reference(backend, rng, dtype):
+    G, T, m = 6, 50, 3
+    ta = rng.integers(-1, m, size=(G, T))
+    if np.dtype(dtype).kind == "u":
+        ta = np.abs(ta)
+    ta = ta.astype(dtype)
+    base, adv = rng.normal(size=G), rng.normal(size=(G, m))
+    mask = rng.integers(0, 2, size=(G, T))
+    np.testing.assert_array_equal(fc.token_advantages(base, adv, ta, mask, backend=backend),
+                                  ref.token_advantages(base, adv, ta, mask))
+    np.testing.assert_array_equal(fc.token_advantages(base, adv, ta, backend=backend),
+                                  ref.token_advantages(base, adv, ta))
+
+
+def test_token_advantages_batch_shape_threads_and_out(backend, rng):
+    ta = rng.integers(-1, 4, size=(2, 300, 1000)).astype(np.int32)
+    base, adv = rng.normal(size=(2, 300)), rng.normal(size=(2, 300, 4))
+    out = np.empty(ta.shape, np.float32)
+    one = fc.token_advantages(base, adv, ta, threads=1, backend=backend)
+    two = fc.token_advantages(base, adv, ta, threads=2, out=out, backend=backend)
+    assert two is out and np.array_equal(one, two)
+    np.testing.assert_array_equal(one[1, 7], ref.token_advantages(base[1, 7:8], adv[1, 7:8],
+                                                                  ta[1, 7:8])[0])
+
+
+def test_token_advantages_errors(backend):
+    base, adv = np.zeros(2), np.zeros((2, 3))
+    ta = np.zeros((2, 400000), dtype=np.int64)
+    ta[1, 123] = 3
+    with pytest.raises(ValueError, match=r"got 3 at position \(1, 123\)"):
+        fc.token_advantages(base, adv, ta, threads=2, backend=backend)
+    ta[1, 123] = -2
+    with pytest.raises(ValueError, match=r"action index in \[0, 3\)"):
+        fc.token_advantages(base, adv, ta, backend=backend)
+    ok = np.zeros((2, 5), dtype=np.int32)
+    with pytest.raises(ValueError, match="action_adv must have shape"):
+        fc.token_advantages(base, np.zeros((3, 3)), ok)
+    with pytest.raises(ValueError, match="base must have shape"):
+        fc.token_advantages(np.zeros(3), adv, ok)
+    with pytest.raises(ValueError, match="mask must have token_action's shape"):
+        fc.token_advantages(base, adv, ok, mask=np.ones((2, 4)))
+    with pytest.raises(TypeError, match="token_action must be an integer array"):
+        fc.token_advantages(base, adv, ok.astype(float))
+    with pytest.raises(TypeError, match="out must have dtype float32"):
+        fc.token_advantages(base, adv, ok, out=np.empty((2, 5)))
+    with pytest.raises(TypeError, match="mask must be a bool or numeric"):
+        fc.token_advantages(base, adv, ok, mask=np.full((2, 5), "x"))
+
+
+def test_token_counts():
+    ta = np.array([[-1, 0, 0, 1, -1, 2], [2, 2, 2, -1, -1, -1]])
+    mask = np.array([[1, 1, 0, 1, 1, 1], [1, 1, 1, 1, 1, 1]])
+    np.testing.assert_array_equal(fc.token_counts(ta, 3), [[2, 1, 1], [0, 0, 3]])
+    np.testing.assert_array_equal(fc.token_counts(ta, 3, mask), [[1, 1, 1], [0, 0, 3]])
+    with pytest.raises(ValueError, match="action index in"):
+        fc.token_counts(ta, 2)
+
+
+def test_shape_advantages_errors():
+    with pytest.raises(ValueError, match="base must have shape"):
+        fc.shape_advantages(np.zeros(3), np.zeros((2, 4)))
+    with pytest.raises(ValueError, match="normalize must be one of"):
+        fc.shape_advantages(np.zeros(2), np.zeros((2, 4)), normalize="l2")
+    with pytest.raises(ValueError, match="kappa must be >= 0"):
+        fc.shape_advantages(np.zeros(2), np.zeros((2, 4)), kappa=-1.0)
+    with pytest.raises(ValueError, match="token_counts must have shape"):
+        fc.shape_advantages(np.zeros(2), np.zeros((2, 4)), token_counts=np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"credit must have shape \(..., m\)"):
+        fc.shape_advantages(np.zeros(2), np.zeros(()))

@@ -1,0 +1,188 @@
+import numpy as np
+import pytest
+
+import fastcredit as fc
+import reference as ref
+
+from conftest import BACKENDS
+
+
+def random_tree_batch(rng, n_states=50, max_actions=6):
+    sizes = rng.integers(0, max_actions + 1, size=n_states)
+    sizes[0] = 3
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    q = rng.normal(size=offsets[-1])
+    pi = rng.uniform(0.01, 1, size=offsets[-1])
+    state = np.repeat(np.arange(n_states), sizes)
+    pi /= np.bincount(state, weights=pi, minlength=n_states)[state]
+    return q, pi, offsets, sizes
+
+
+def test_credit_matches_reference(backend, rng):
+    q, pi, offsets, sizes = random_tree_batch(rng)
+    for baseline in ("actor", "uniform"):
+        res = fc.actor_centered_credit(q, pi, offsets, baseline=baseline, backend=backend)
+        credit, base = ref.actor_centered_credit(q, pi, offsets, uniform=baseline == "uniform")
+        np.testing.assert_allclose(res.credit, credit, rtol=1e-14, atol=1e-15)
+        np.testing.assert_allclose(res.baseline, base, rtol=1e-14, atol=1e-15)
+        assert res.sampled is None
+    # an advantage under the actor: zero mean under pi at every state
+    res = fc.actor_centered_credit(q, pi, offsets, backend=backend)
+    per_state = np.add.reduceat(pi * res.credit, offsets[:-1][sizes > 0])
+    np.testing.assert_allclose(per_state, 0, atol=1e-14)
+    assert (res.baseline[sizes == 0] == 0).all()
+
+
+def test_backends_identical(rng):
+    if len(BACKENDS) < 2:
+        pytest.skip("one backend only")
+    q, pi, offsets, _ = random_tree_batch(rng, n_states=500)
+    a = fc.actor_centered_credit(q, pi, offsets, backend="c")
+    b = fc.actor_centered_credit(q, pi, offsets, backend="numba")
+    assert np.array_equal(a.credit, b.credit) and np.array_equal(a.baseline, b.baseline)
+
+
+def test_sampled_gather_and_standardize(backend, rng):
+    q, pi, offsets, sizes = random_tree_batch(rng, max_actions=5)
+    keep = sizes > 0
+    q2 = np.concatenate([q[offsets[s]:offsets[s + 1]] for s in np.flatnonzero(keep)])
+    pi2 = np.concatenate([pi[offsets[s]:offsets[s + 1]] for s in np.flatnonzero(keep)])
+    off2 = np.concatenate([[0], np.cumsum(sizes[keep])])
+    actions = rng.integers(0, sizes[keep])
+    res = fc.actor_centered_credit(q2, pi2, off2, actions=actions, backend=backend)
+    np.testing.assert_array_equal(res.sampled, res.credit[off2[:-1] + actions])
+    std = fc.actor_centered_credit(q2, pi2, off2, actions=actions, standardize=True,
+                                   backend=backend)
+    assert abs(std.sampled.mean()) < 1e-12
+    np.testing.assert_allclose(std.sampled.std(ddof=1), 1.0, rtol=1e-6)
+
+
+def test_hand_example(backend):
+    # state 0: Q = [1, 0], pi = [.5, .5] -> V = .5; state 1: Q = [2, 4],
+    # pi = [.25, .75] -> V = 3.5.
+    res = fc.actor_centered_credit([1.0, 0.0, 2.0, 4.0], [0.5, 0.5, 0.25, 0.75], [0, 2, 4],
+                                   actions=[0, 1], backend=backend)
+    np.testing.assert_array_equal(res.credit, [0.5, -0.5, -1.5, 0.5])
+    np.testing.assert_array_equal(res.baseline, [0.5, 3.5])
+    np.testing.assert_array_equal(res.sampled, [0.5, 0.5])
+    uni = fc.actor_centered_credit([1.0, 0.0, 2.0, 4.0], offsets=[0, 2, 4], baseline="uniform",
+                                   backend=backend)
+    np.testing.assert_array_equal(uni.credit, [0.5, -0.5, -1.0, 1.0])
+
+
+def test_credit_errors():
+    q, pi, off = [1.0, 2.0, 3.0], [0.5, 0.5, 1.0], [0, 2, 3]
+    with pytest.raises(ValueError, match=r"state 1 sums to 0.9"):
+        fc.actor_centered_credit(q, [0.5, 0.5, 0.9], off)
+    with pytest.raises(ValueError, match=r"pi must be finite and >= 0.*state 0"):
+        fc.actor_centered_credit(q, [1.5, -0.5, 1.0], off)
+    with pytest.raises(ValueError, match="offsets must be non-decreasing: state 1"):
+        fc.actor_centered_credit(q, pi, [0, 2, 1, 3])
+    with pytest.raises(ValueError, match=r"offsets\[-1\] must equal"):
+        fc.actor_centered_credit(q, pi, [0, 2, 4])
+    with pytest.raises(ValueError, match=r"actions\[1\] = 1 is not a legal action index"):
+        fc.actor_centered_credit(q, pi, off, actions=[0, 1])
+    with pytest.raises(ValueError, match=r"actions must have shape \(2,\)"):
+        fc.actor_centered_credit(q, pi, off, actions=[0])
+    with pytest.raises(ValueError, match="standardize=True needs actions"):
+        fc.actor_centered_credit(q, pi, off, standardize=True)
+    with pytest.raises(TypeError, match='baseline="actor" needs pi'):
+        fc.actor_centered_credit(q, offsets=off)
+    with pytest.raises(ValueError, match="pi must have q's shape"):
+        fc.actor_centered_credit(q, [1.0], off)
+    with pytest.raises(ValueError, match="baseline must be one of"):
+        fc.actor_centered_credit(q, pi, off, baseline="mean")
+    with pytest.raises(TypeError, match="offsets must be an integer array"):
+        fc.actor_centered_credit(q, pi, [0.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"q must have shape \(n_values,\)"):
+        fc.actor_centered_credit(np.zeros((3, 1)), pi, off)
+
+
+# --- allocation rules ---------------------------------------------------------
+
+def test_uniform_covers_all_before_repeating(backend):
+    rule = fc.Uniform(7, seed=3, backend=backend)
+    first = []
+    for _ in range(7):
+        a = rule.ask()
+        first.append(a)
+        rule.tell(a, 0.0)
+    assert sorted(first) == list(range(7))
+    rule.run(lambda a: 1.0, budget=14)
+    assert (rule.counts == 3).all()
+    # ties are broken at random: another seed visits in another order
+    other = fc.Uniform(7, seed=4, backend=backend)
+    order = []
+    for _ in range(7):
+        order.append(other.ask())
+        other.tell(order[-1], 0.0)
+    assert sorted(order) == list(range(7)) and order != first
+
+
+def test_uct_concentrates_on_best_arm(backend):
+    means = np.array([0.2, 0.5, 0.8, 0.4])
+    rewards = np.random.default_rng(0).uniform(size=(4, 400)) < means[:, None]
+    rule = fc.UCT(4, c=0.5, seed=0, backend=backend)
+    rule.run(lambda a: float(rewards[a, rule.counts[a]]), budget=300)
+    assert rule.counts.argmax() == 2 and rule.counts[2] > 0.6 * 300
+    assert (rule.counts >= 1).all()
+    np.testing.assert_allclose(rule.means[2], rewards[2, :rule.counts[2]].mean())
+
+
+def test_agent_uct_avoids_costly_arm_when_utilities_tie(backend):
+    rule = fc.AgentUCT(3, costs=[1.0, 10.0, 1.0], c=0.3, c_tok=0.05, seed=5, backend=backend)
+    first = [rule.ask()]
+    rule.tell(first[0], 0.5)
+    rule.run(lambda a: 0.5, budget=59)
+    assert first[0] in (0, 2)           # untried actions: the cheap ones first
+    assert rule.counts[1] < rule.counts[0] and rule.counts[1] < rule.counts[2]
+    assert rule.counts.sum() == 60
+    # plain UCT spreads tied utilities evenly
+    plain = fc.UCT(3, c=0.3, seed=5, backend=backend).run(lambda a: 0.5, budget=60)
+    assert plain.counts.max() - plain.counts.min() <= 1
+
+
+def test_agent_uct_cost_update_changes_choice(backend):
+    rule = fc.AgentUCT(2, costs=[0.0, 0.0], c=0.0, c_tok=1.0, seed=0, backend=backend)
+    rule.tell(0, 1.0)
+    rule.tell(1, 1.0, cost=3.0)     # action 1's next trial is now expensive
+    assert rule.costs.tolist() == [0.0, 3.0]
+    assert all(rule.ask() == 0 for _ in range(5))
+
+
+def test_allocation_seeded_and_backends_agree():
+    def sequence(cls, backend, seed, **kw):
+        rule = cls(6, seed=seed, backend=backend, **kw)
+        out = []
+        for j in range(40):
+            a = rule.ask()
+            out.append(a)
+            rule.tell(a, float((a * 7 + j) % 5) / 5)
+        return out
+
+    for cls, kw in [(fc.Uniform, {}), (fc.UCT, {}), (fc.AgentUCT, {"costs": np.arange(6.0)})]:
+        runs = [sequence(cls, b, 11, **kw) for b in BACKENDS]
+        assert all(r == runs[0] for r in runs)
+        assert sequence(cls, BACKENDS[0], 11, **kw) == runs[0]
+    assert sequence(fc.Uniform, BACKENDS[0], 1) != sequence(fc.Uniform, BACKENDS[0], 2)
+
+
+def test_allocation_errors():
+    with pytest.raises(ValueError, match="n_actions must be >= 1"):
+        fc.Uniform(0)
+    with pytest.raises(ValueError, match="action must be <= 2"):
+        fc.UCT(3).tell(3, 1.0)
+    with pytest.raises(ValueError, match="value must be finite"):
+        fc.UCT(3).tell(0, float("nan"))
+    with pytest.raises(ValueError, match="c must be >= 0"):
+        fc.UCT(3, c=-1.0)
+    with pytest.raises(ValueError, match=r"costs must have shape \(3,\)"):
+        fc.AgentUCT(3, costs=[1.0, 2.0])
+    with pytest.raises(ValueError, match="costs must be finite and >= 0"):
+        fc.AgentUCT(2, costs=[1.0, -2.0])
+    with pytest.raises(ValueError, match="cost must be >= 0"):
+        fc.AgentUCT(2, costs=[1.0, 2.0]).tell(0, 1.0, cost=-1.0)
+    with pytest.raises(ValueError, match="seed must be >= 0"):
+        fc.Uniform(2, seed=-1)
+    with pytest.raises(ValueError, match="budget must be >= 0"):
+        fc.Uniform(2).run(lambda a: 0.0, budget=-1)
