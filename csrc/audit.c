@@ -1,0 +1,327 @@
+/* audit.c - credit audits and attribution statistics; see audit.h. */
+#include <math.h>
+#include <string.h>
+#include "fastcredit.h"
+#include "internal.h"
+
+#define RNG_MAX_RANGE ((int64_t)1 << 32)
+/* Per-item draw counts are int32. */
+#define BOOTSTRAP_MAX_ITEMS (((int64_t)1 << 31) - 1)
+/* Groups up to this length are ranked by counting (O(n^2), vectorised),
+ * longer ones by heap sort. */
+#define COUNTING_MAX 64
+
+/* Offsets non-decreasing over n_groups groups (the first may be non-zero). */
+static int bad_offsets(const int64_t *offsets, int64_t n_groups)
+{
+    int64_t g;
+    if (n_groups < 0 || !offsets || offsets[0] < 0) return 1;
+    for (g = 0; g < n_groups; g++)
+        if (offsets[g + 1] < offsets[g]) return 1;
+    return 0;
+}
+
+/* Draws per block of index generation: the SplitMix64 outputs of a block are
+ * independent of each other, so the block loop vectorises. */
+#define DRAW_BLOCK 128
+
+/* Item indices in [0, n) from draws first .. first + count - 1 of the stream
+ * with state `key`, two per 64-bit draw: out[2c] from its high 32 bits,
+ * out[2c + 1] from its low 32 bits, each as (bits * n) >> 32. */
+static FC_CLONES void draw_index_pairs(uint64_t key, uint64_t first, int64_t count,
+                                       uint64_t n, uint32_t *out)
+{
+    int64_t c;
+    for (c = 0; c < count; c++) {
+        const uint64_t z = fc_mix64(key + (first + (uint64_t)c + 1) * FC_RNG_GOLDEN);
+        out[2 * c] = (uint32_t)(((z >> 32) * n) >> 32);
+        out[2 * c + 1] = (uint32_t)(((z & 0xFFFFFFFFu) * n) >> 32);
+    }
+}
+
+/* The value at order statistic k of the tallied draws (counts per item,
+ * visited in sorted order), continuing a scan at *pos with *seen draws below. */
+static double order_statistic(const double *sorted, const int64_t *order,
+                              const int32_t *counts, int64_t k, int64_t *pos, int64_t *seen)
+{
+    while (*seen + counts[order[*pos]] <= k) {
+        *seen += counts[order[*pos]];
+        (*pos)++;
+    }
+    return sorted[*pos];
+}
+
+static double tallied_median(const double *sorted, const int64_t *order,
+                             const int32_t *counts, int64_t n)
+{
+    int64_t pos = 0, seen = 0;
+    const double lo = order_statistic(sorted, order, counts, (n - 1) / 2, &pos, &seen);
+    if (n % 2) return lo;
+    return 0.5 * (lo + order_statistic(sorted, order, counts, n / 2, &pos, &seen));
+}
+
+int fc_bootstrap_median(const double *sorted_a, const int64_t *order_a,
+                        const double *sorted_b, const int64_t *order_b, int64_t n,
+                        uint64_t seed, int64_t start, int64_t stop,
+                        int32_t *counts, double *out)
+{
+    uint32_t idx[2 * DRAW_BLOCK];
+    int64_t r, j, c;
+    if (n < 1 || n > BOOTSTRAP_MAX_ITEMS || start < 0 || stop < start || !sorted_a ||
+        !order_a || (sorted_b && !order_b) || !counts || (stop > start && !out))
+        return FC_EINVAL;
+    for (r = start; r < stop; r++) {
+        const uint64_t key = fc_rng_key(seed, (uint64_t)r);
+        const int64_t draws = (n + 1) / 2;
+        memset(counts, 0, (size_t)n * sizeof(int32_t));
+        for (c = 0; c < draws; c += DRAW_BLOCK) {
+            const int64_t block = draws - c < DRAW_BLOCK ? draws - c : DRAW_BLOCK;
+            const int64_t used = 2 * c + 2 * block > n ? n - 2 * c : 2 * block;
+            draw_index_pairs(key, (uint64_t)c, block, (uint64_t)n, idx);
+            for (j = 0; j < used; j++) counts[idx[j]]++;
+        }
+        out[r - start] = tallied_median(sorted_a, order_a, counts, n);
+        if (sorted_b) out[r - start] -= tallied_median(sorted_b, order_b, counts, n);
+    }
+    return FC_OK;
+}
+
+/* Mean of n draws with replacement from x[0..n). */
+static double resampled_mean(const double *x, int64_t n, uint64_t *state)
+{
+    double s = 0.0;
+    int64_t j;
+    for (j = 0; j < n; j++) s += x[fc_rng_below(state, (uint64_t)n)];
+    return s / (double)n;
+}
+
+int fc_bootstrap_mean_diff(const int64_t *offsets, const double *a_values,
+                           int64_t n_groups, const double *b_values, int64_t n_b,
+                           int64_t resamples, uint64_t seed, uint64_t first_item,
+                           double *out)
+{
+    int64_t g, r;
+    if (bad_offsets(offsets, n_groups) || resamples < 0 || n_b < 0 || n_b > RNG_MAX_RANGE ||
+        (n_b > 0 && !b_values) || (n_groups > 0 && resamples > 0 && (!a_values || !out)))
+        return FC_EINVAL;
+    for (g = 0; g < n_groups; g++) {
+        const int64_t len = offsets[g + 1] - offsets[g];
+        if (len < 1 || len > RNG_MAX_RANGE) return FC_EINVAL;
+    }
+    for (g = 0; g < n_groups; g++) {
+        const int64_t len = offsets[g + 1] - offsets[g];
+        const double *a = a_values + offsets[g];
+        uint64_t state = fc_rng_key(seed, first_item + (uint64_t)g);
+        for (r = 0; r < resamples; r++) {
+            const double ma = resampled_mean(a, len, &state);
+            out[g * resamples + r] = n_b ? ma - resampled_mean(b_values, n_b, &state) : ma;
+        }
+    }
+    return FC_OK;
+}
+
+/* Restores the max-heap order of (keys, idx)[root..end) below root. */
+static void sift_down(double *keys, int64_t *idx, int64_t root, int64_t end)
+{
+    const double kv = keys[root];
+    const int64_t ki = idx[root];
+    int64_t j;
+    while ((j = 2 * root + 1) < end) {
+        if (j + 1 < end && keys[j + 1] > keys[j]) j++;
+        if (keys[j] <= kv) break;
+        keys[root] = keys[j];
+        idx[root] = idx[j];
+        root = j;
+    }
+    keys[root] = kv;
+    idx[root] = ki;
+}
+
+/* Heap sort of keys[0..n) ascending, carrying idx along (any order among
+ * equal keys). */
+static void sort_keys(double *keys, int64_t *idx, int64_t n)
+{
+    int64_t i;
+    for (i = n / 2 - 1; i >= 0; i--) sift_down(keys, idx, i, n);
+    for (i = n - 1; i > 0; i--) {
+        const double kv = keys[0];
+        const int64_t ki = idx[0];
+        keys[0] = keys[i];
+        idx[0] = idx[i];
+        keys[i] = kv;
+        idx[i] = ki;
+        sift_down(keys, idx, 0, i);
+    }
+}
+
+/* Average ranks of a short x by counting: rank_i = 1 + #{x_j < x_i} +
+ * (#{x_j == x_i} - 1) / 2, branch-free so the O(n^2) loop vectorises. */
+static FC_CLONES int64_t counted_ranks(const double *x, int64_t n, double *ranks)
+{
+    int64_t i, j, ties_of_first = 0;
+    for (i = 0; i < n; i++) {
+        int64_t less = 0, equal = 0;
+        for (j = 0; j < n; j++) {
+            less += x[j] < x[i];
+            equal += x[j] == x[i];
+        }
+        ranks[i] = 0.5 * (double)(2 * less + equal + 1);
+        if (i == 0) ties_of_first = equal;
+    }
+    return ties_of_first;
+}
+
+/* Average 1-based ranks of x[0..n) into ranks, with keys and idx scratch of
+ * n each; returns 1 if x is constant. The two methods give the same ranks:
+ * both are exact half-integers. */
+static int average_ranks(const double *x, int64_t n, double *keys, int64_t *idx,
+                         double *ranks)
+{
+    int64_t i, lo, hi;
+    if (n <= COUNTING_MAX) return counted_ranks(x, n, ranks) == n;
+    for (i = 0; i < n; i++) {
+        keys[i] = x[i];
+        idx[i] = i;
+    }
+    sort_keys(keys, idx, n);
+    for (lo = 0; lo < n; lo = hi) {
+        double r;
+        for (hi = lo + 1; hi < n && keys[hi] == keys[lo]; hi++) {}
+        r = 0.5 * (double)(lo + hi - 1) + 1.0;
+        for (i = lo; i < hi; i++) ranks[idx[i]] = r;
+    }
+    return keys[0] == keys[n - 1];
+}
+
+int fc_spearman_groups(const int64_t *offsets, int64_t n_groups, const double *x,
+                       const double *y, int64_t min_len, int64_t *idx,
+                       double *ranks, double *rho, int8_t *status)
+{
+    int64_t g, i, longest = 0;
+    if (bad_offsets(offsets, n_groups) || min_len < 2 ||
+        (n_groups > 0 && (!rho || !status)))
+        return FC_EINVAL;
+    for (g = 0; g < n_groups; g++)
+        if (offsets[g + 1] - offsets[g] > longest) longest = offsets[g + 1] - offsets[g];
+    if (longest > 0 && (!x || !y || !idx || !ranks)) return FC_EINVAL;
+    for (g = 0; g < n_groups; g++) {
+        const int64_t n = offsets[g + 1] - offsets[g];
+        const double *xg = x + offsets[g], *yg = y + offsets[g];
+        double *rx = ranks, *ry = ranks + n, *keys = ranks + 2 * n;
+        double c, sxy = 0.0, sxx = 0.0, syy = 0.0;
+        int finite = 1, x_constant;
+        rho[g] = NAN;
+        if (n < min_len) {
+            status[g] = 1;
+            continue;
+        }
+        for (i = 0; i < n; i++) finite &= isfinite(xg[i]) && isfinite(yg[i]);
+        if (!finite) {
+            status[g] = 3;
+            continue;
+        }
+        if (average_ranks(yg, n, keys, idx, ry)) {
+            status[g] = 2;
+            continue;
+        }
+        status[g] = 0;
+        x_constant = average_ranks(xg, n, keys, idx, rx);
+        if (x_constant) {
+            rho[g] = 0.0;
+            continue;
+        }
+        c = 0.5 * (double)(n + 1);
+        for (i = 0; i < n; i++) {
+            const double dx = rx[i] - c, dy = ry[i] - c;
+            sxy += dx * dy;
+            sxx += dx * dx;
+            syy += dy * dy;
+        }
+        rho[g] = sxy / sqrt(sxx * syy);
+    }
+    return FC_OK;
+}
+
+int fc_shuffle_groups(const int64_t *offsets, int64_t n_groups, const double *x,
+                      uint64_t seed, uint64_t first_item, double *out)
+{
+    int64_t g, j;
+    if (bad_offsets(offsets, n_groups)) return FC_EINVAL;
+    for (g = 0; g < n_groups; g++)
+        if (offsets[g + 1] - offsets[g] > RNG_MAX_RANGE) return FC_EINVAL;
+    if (n_groups > 0 && offsets[n_groups] > offsets[0] && (!x || !out)) return FC_EINVAL;
+    for (g = 0; g < n_groups; g++) {
+        const int64_t n = offsets[g + 1] - offsets[g];
+        double *o = out + offsets[g];
+        uint64_t state = fc_rng_key(seed, first_item + (uint64_t)g);
+        memcpy(o, x + offsets[g], (size_t)n * sizeof(double));
+        for (j = n - 1; j > 0; j--) {
+            const int64_t k = (int64_t)fc_rng_below(&state, (uint64_t)(j + 1));
+            const double t = o[j];
+            o[j] = o[k];
+            o[k] = t;
+        }
+    }
+    return FC_OK;
+}
+
+int fc_derangement(int64_t n, uint64_t seed, int64_t *out)
+{
+    uint64_t attempt;
+    if (n < 2 || n > RNG_MAX_RANGE || !out) return FC_EINVAL;
+    for (attempt = 0;; attempt++) {
+        uint64_t state = fc_rng_key(seed, attempt);
+        int64_t i, j;
+        for (i = 0; i < n; i++) out[i] = i;
+        for (j = n - 1; j > 0; j--) {
+            const int64_t k = (int64_t)fc_rng_below(&state, (uint64_t)(j + 1));
+            const int64_t t = out[j];
+            out[j] = out[k];
+            out[k] = t;
+            if (out[j] == j) break;
+        }
+        if (j == 0 && out[0] != 0) return FC_OK;
+    }
+}
+
+/* Mean of x[0..n) and whether every value is zero. */
+static double arm_mean(const double *x, int64_t n, int *all_zero)
+{
+    double s = 0.0;
+    int64_t i;
+    *all_zero = 1;
+    for (i = 0; i < n; i++) {
+        s += x[i];
+        *all_zero &= x[i] == 0.0;
+    }
+    return s / (double)n;
+}
+
+int fc_replay_advantage(const int64_t *f_offsets, const double *f_values,
+                        const int64_t *a_offsets, const double *a_values,
+                        int64_t n_steps, double alpha, double *advantage,
+                        double *noise, double *resolution)
+{
+    int64_t t, i;
+    if (bad_offsets(f_offsets, n_steps) || bad_offsets(a_offsets, n_steps) ||
+        !(alpha > 0.0 && alpha < 1.0) ||
+        (n_steps > 0 && (!f_values || !a_values || !advantage || !noise || !resolution)))
+        return FC_EINVAL;
+    for (t = 0; t < n_steps; t++)
+        if (f_offsets[t + 1] == f_offsets[t] || a_offsets[t + 1] == a_offsets[t])
+            return FC_EINVAL;
+    for (t = 0; t < n_steps; t++) {
+        const int64_t nf = f_offsets[t + 1] - f_offsets[t], na = a_offsets[t + 1] - a_offsets[t];
+        const double *f = f_values + f_offsets[t];
+        int f_zero, a_zero;
+        const double mf = arm_mean(f, nf, &f_zero);
+        const double ma = arm_mean(a_values + a_offsets[t], na, &a_zero);
+        double ss = 0.0;
+        for (i = 0; i < nf; i++) ss += (f[i] - mf) * (f[i] - mf);
+        advantage[t] = mf - ma;
+        noise[t] = nf > 1 ? sqrt(ss / (double)(nf - 1)) : NAN;
+        resolution[t] = f_zero && a_zero ? 1.0 - pow(alpha, 1.0 / (double)(nf < na ? nf : na))
+                                         : NAN;
+    }
+    return FC_OK;
+}

@@ -1,0 +1,42 @@
+"""C backend of the audit family (csrc/audit.c); the same signatures as
+fastcredit._numba.audit."""
+from . import check, ffi, lib, ptr
+
+
+def _opt(arr):
+    """A pointer, or NULL for an empty array (an absent optional input)."""
+    return ptr(arr) if arr.shape[0] else ffi.NULL
+
+
+def bootstrap_median(sorted_a, order_a, sorted_b, order_b, seed, start, stop, counts, out):
+    check(lib.fc_bootstrap_median(ptr(sorted_a), ptr(order_a), _opt(sorted_b), _opt(order_b),
+                                  sorted_a.shape[0], int(seed), start, stop, ptr(counts),
+                                  ptr(out)), "fc_bootstrap_median")
+
+
+def bootstrap_mean_diff(offsets, a_values, b_values, resamples, seed, first_item, out):
+    check(lib.fc_bootstrap_mean_diff(ptr(offsets), ptr(a_values), offsets.shape[0] - 1,
+                                     _opt(b_values), b_values.shape[0], resamples, int(seed),
+                                     int(first_item), ptr(out)), "fc_bootstrap_mean_diff")
+
+
+def spearman_groups(offsets, x, y, min_len, idx, ranks, rho, status):
+    check(lib.fc_spearman_groups(ptr(offsets), offsets.shape[0] - 1, ptr(x), ptr(y), min_len,
+                                 ptr(idx), ptr(ranks), ptr(rho),
+                                 ffi.from_buffer("int8_t[]", status)), "fc_spearman_groups")
+
+
+def shuffle_groups(offsets, x, seed, first_item, out):
+    check(lib.fc_shuffle_groups(ptr(offsets), offsets.shape[0] - 1, ptr(x), int(seed),
+                                int(first_item), ptr(out)), "fc_shuffle_groups")
+
+
+def derangement(n, seed, out):
+    check(lib.fc_derangement(n, int(seed), ptr(out)), "fc_derangement")
+
+
+def replay_advantage(f_offsets, f_values, a_offsets, a_values, alpha, advantage, noise,
+                     resolution):
+    check(lib.fc_replay_advantage(ptr(f_offsets), ptr(f_values), ptr(a_offsets), ptr(a_values),
+                                  f_offsets.shape[0] - 1, alpha, ptr(advantage), ptr(noise),
+                                  ptr(resolution)), "fc_replay_advantage")

@@ -1,0 +1,263 @@
+"""Numba kernels of the audit family; the same algorithms, in the same
+summation order and with the same random draws, as csrc/audit.c.
+
+Signatures (float arrays float64, offsets int64 CSR, seeds uint64):
+    bootstrap_median(sorted_a, order_a, sorted_b, order_b, seed, start, stop, counts, out)
+        counts (n,) int32 scratch; out (stop - start,); unpaired when sorted_b has length 0
+    bootstrap_mean_diff(offsets, a_values, b_values, resamples, seed, first_item, out)
+        out (n_groups, resamples); b_values of length 0: the b term is 0
+    spearman_groups(offsets, x, y, min_len, idx, ranks, rho, status)
+        idx (L,) int64 and ranks (3 L,) scratch, L the longest group; status int8
+    shuffle_groups(offsets, x, seed, first_item, out)
+    derangement(n, seed, out)                  out (n,) int64
+    replay_advantage(f_offsets, f_values, a_offsets, a_values, alpha,
+                     advantage, noise, resolution)
+See csrc/audit.h for the definitions.
+"""
+import numpy as np
+from numba import njit
+
+from .rng import GOLDEN, below, key, mix64
+
+COUNTING_MAX = 64
+DRAW_BLOCK = 128
+
+jit = njit(cache=True, nogil=True)
+
+
+@jit
+def _draw_index_pairs(state_key, first, count, n, out):
+    n = np.uint64(n)
+    low = np.uint64(0xFFFFFFFF)
+    for c in range(count):
+        z = mix64(state_key + (np.uint64(first + c) + np.uint64(1)) * GOLDEN)
+        out[2 * c] = ((z >> np.uint64(32)) * n) >> np.uint64(32)
+        out[2 * c + 1] = ((z & low) * n) >> np.uint64(32)
+
+
+@jit
+def _order_statistic(sorted_x, order, counts, k, pos, seen):
+    while seen + counts[order[pos]] <= k:
+        seen += counts[order[pos]]
+        pos += 1
+    return sorted_x[pos], pos, seen
+
+
+@jit
+def _tallied_median(sorted_x, order, counts, n):
+    lo, pos, seen = _order_statistic(sorted_x, order, counts, (n - 1) // 2, 0, 0)
+    if n % 2:
+        return lo
+    hi, pos, seen = _order_statistic(sorted_x, order, counts, n // 2, pos, seen)
+    return 0.5 * (lo + hi)
+
+
+@jit
+def bootstrap_median(sorted_a, order_a, sorted_b, order_b, seed, start, stop, counts, out):
+    n = sorted_a.shape[0]
+    draws = (n + 1) // 2
+    idx = np.empty(2 * DRAW_BLOCK, dtype=np.uint32)
+    for r in range(start, stop):
+        state_key = key(seed, r)
+        counts[:] = 0
+        for c in range(0, draws, DRAW_BLOCK):
+            block = min(DRAW_BLOCK, draws - c)
+            used = min(2 * block, n - 2 * c)
+            _draw_index_pairs(state_key, c, block, n, idx)
+            for j in range(used):
+                counts[idx[j]] += 1
+        stat = _tallied_median(sorted_a, order_a, counts, n)
+        if sorted_b.shape[0]:
+            stat -= _tallied_median(sorted_b, order_b, counts, n)
+        out[r - start] = stat
+
+
+@jit
+def _resampled_mean(x, state):
+    s = 0.0
+    for _ in range(x.shape[0]):
+        state, i = below(state, x.shape[0])
+        s += x[i]
+    return s / x.shape[0], state
+
+
+@jit
+def bootstrap_mean_diff(offsets, a_values, b_values, resamples, seed, first_item, out):
+    n_b = b_values.shape[0]
+    for g in range(offsets.shape[0] - 1):
+        a = a_values[offsets[g]:offsets[g + 1]]
+        state = key(seed, np.uint64(first_item) + np.uint64(g))
+        for r in range(resamples):
+            ma, state = _resampled_mean(a, state)
+            if n_b:
+                mb, state = _resampled_mean(b_values, state)
+                ma -= mb
+            out[g, r] = ma
+
+
+@jit
+def _sift_down(keys, idx, root, end):
+    kv = keys[root]
+    ki = idx[root]
+    while 2 * root + 1 < end:
+        j = 2 * root + 1
+        if j + 1 < end and keys[j + 1] > keys[j]:
+            j += 1
+        if keys[j] <= kv:
+            break
+        keys[root] = keys[j]
+        idx[root] = idx[j]
+        root = j
+    keys[root] = kv
+    idx[root] = ki
+
+
+@jit
+def _sort_keys(keys, idx, n):
+    for i in range(n // 2 - 1, -1, -1):
+        _sift_down(keys, idx, i, n)
+    for i in range(n - 1, 0, -1):
+        kv = keys[0]
+        ki = idx[0]
+        keys[0] = keys[i]
+        idx[0] = idx[i]
+        keys[i] = kv
+        idx[i] = ki
+        _sift_down(keys, idx, 0, i)
+
+
+@jit
+def _counted_ranks(x, n, ranks):
+    ties_of_first = 0
+    for i in range(n):
+        less = 0
+        equal = 0
+        for j in range(n):
+            less += x[j] < x[i]
+            equal += x[j] == x[i]
+        ranks[i] = 0.5 * np.float64(2 * less + equal + 1)
+        if i == 0:
+            ties_of_first = equal
+    return ties_of_first
+
+
+@jit
+def _average_ranks(x, n, keys, idx, ranks):
+    if n <= COUNTING_MAX:
+        return _counted_ranks(x, n, ranks) == n
+    for i in range(n):
+        keys[i] = x[i]
+        idx[i] = i
+    _sort_keys(keys, idx, n)
+    lo = 0
+    while lo < n:
+        hi = lo + 1
+        while hi < n and keys[hi] == keys[lo]:
+            hi += 1
+        r = 0.5 * np.float64(lo + hi - 1) + 1.0
+        for i in range(lo, hi):
+            ranks[idx[i]] = r
+        lo = hi
+    return keys[0] == keys[n - 1]
+
+
+@jit
+def spearman_groups(offsets, x, y, min_len, idx, ranks, rho, status):
+    for g in range(offsets.shape[0] - 1):
+        n = offsets[g + 1] - offsets[g]
+        xg = x[offsets[g]:offsets[g + 1]]
+        yg = y[offsets[g]:offsets[g + 1]]
+        rx = ranks[:n]
+        ry = ranks[n:2 * n]
+        keys = ranks[2 * n:3 * n]
+        rho[g] = np.nan
+        if n < min_len:
+            status[g] = 1
+            continue
+        finite = True
+        for i in range(n):
+            finite &= np.isfinite(xg[i]) and np.isfinite(yg[i])
+        if not finite:
+            status[g] = 3
+            continue
+        if _average_ranks(yg, n, keys, idx, ry):
+            status[g] = 2
+            continue
+        status[g] = 0
+        if _average_ranks(xg, n, keys, idx, rx):
+            rho[g] = 0.0
+            continue
+        c = 0.5 * np.float64(n + 1)
+        sxy = 0.0
+        sxx = 0.0
+        syy = 0.0
+        for i in range(n):
+            dx = rx[i] - c
+            dy = ry[i] - c
+            sxy += dx * dy
+            sxx += dx * dx
+            syy += dy * dy
+        rho[g] = sxy / np.sqrt(sxx * syy)
+
+
+@jit
+def shuffle_groups(offsets, x, seed, first_item, out):
+    for g in range(offsets.shape[0] - 1):
+        o = out[offsets[g]:offsets[g + 1]]
+        o[:] = x[offsets[g]:offsets[g + 1]]
+        state = key(seed, np.uint64(first_item) + np.uint64(g))
+        for j in range(o.shape[0] - 1, 0, -1):
+            state, k = below(state, j + 1)
+            t = o[j]
+            o[j] = o[k]
+            o[k] = t
+
+
+@jit
+def derangement(n, seed, out):
+    attempt = 0
+    while True:
+        state = key(seed, attempt)
+        for i in range(n):
+            out[i] = i
+        j = n - 1
+        while j > 0:
+            state, k = below(state, j + 1)
+            t = out[j]
+            out[j] = out[k]
+            out[k] = t
+            if out[j] == j:
+                break
+            j -= 1
+        if j == 0 and out[0] != 0:
+            return
+        attempt += 1
+
+
+@jit
+def _arm_mean(x):
+    s = 0.0
+    all_zero = True
+    for i in range(x.shape[0]):
+        s += x[i]
+        all_zero &= x[i] == 0.0
+    return s / x.shape[0], all_zero
+
+
+@jit
+def replay_advantage(f_offsets, f_values, a_offsets, a_values, alpha, advantage, noise,
+                     resolution):
+    for t in range(f_offsets.shape[0] - 1):
+        f = f_values[f_offsets[t]:f_offsets[t + 1]]
+        a = a_values[a_offsets[t]:a_offsets[t + 1]]
+        mf, f_zero = _arm_mean(f)
+        ma, a_zero = _arm_mean(a)
+        ss = 0.0
+        for i in range(f.shape[0]):
+            ss += (f[i] - mf) * (f[i] - mf)
+        advantage[t] = mf - ma
+        noise[t] = np.sqrt(ss / (f.shape[0] - 1)) if f.shape[0] > 1 else np.nan
+        if f_zero and a_zero:
+            resolution[t] = 1.0 - alpha ** (1.0 / min(f.shape[0], a.shape[0]))
+        else:
+            resolution[t] = np.nan
