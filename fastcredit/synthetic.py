@@ -4,6 +4,296 @@ Deterministic per seed.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass as _dataclass
+from dataclasses import field as _field
+
+import numpy as _np
+
+from . import _parallel
+from ._numba import synthetic as _kernels
+from ._validation import check_float as _check_float
+from ._validation import check_int as _check_int
+
 # --- sponsored search (auction replay) --------------------------------------
+# m query rewrites per request each retrieve up to k ads of a shared catalogue:
+# mostly from the request's topic (so rewrites overlap), partly from a topic the
+# rewrite drifted to; some rewrites retrieve little or nothing. Requests are
+# drawn by an @njit kernel from the counter-based RNG keyed by (seed, request
+# index), so any range of the stream can be generated alone, on any threads
+# (kernels in fastcredit/_numba/synthetic.py).
+
+
+def sponsored_search(n_requests: int, m: int = 5, k: int = 20, seed: int = 0, *,
+                     start: int = 0, catalogue: int = 50_000, topics: int = 500,
+                     empty: float = 0.08, short: float = 0.12, threads=None):
+    """Synthetic sponsored-search candidate pools (deterministic per seed).
+
+    A catalogue of ``catalogue`` ads in ``topics`` equal topics, each ad with a
+    log-normal bid (sigma 0.8) and a Beta(2, 10) click-through rate, ads of a
+    topic numbered by popularity. Each request has a topic (skewed: low
+    topics are popular) and m rewrites; rewrite i keeps to the request's topic
+    with probability q_i ~ U(0.5, 0.95) per instance, else it draws from the
+    topic it drifted to, and within a topic ad rank = floor(size * u**1.5)
+    (popular ads recur, across and within rewrites). A rewrite retrieves
+    nothing with probability ``empty``, 1..k//2 ads with probability
+    ``short``, else k. Per instance:
+
+    * pCTR = ctr * exp(0.3 z) (times 0.4 off-topic), z ~ N(0, 1), capped at 1;
+    * score = eCPM = bid * pCTR (differs across rewrites of the same ad, so
+      ``filter`` and ``rerun`` replays differ);
+    * prerank = log(score) + 0.5 z' (a noisy pre-ranker);
+    * value = bid if the ad is clicked in this request (one Bernoulli(ctr)
+      draw per request and ad, shared by its instances), else 0.
+
+    Parameters
+    ----------
+    n_requests : int
+    m, k : int
+        Rewrites per request (1..16) and candidates per rewrite.
+    seed : int
+        Fixes the catalogue and the stream of requests.
+    start : int
+        Index of the first request in the stream: requests are keyed by
+        (seed, index), so a long stream can be generated in parts, and
+        ``sponsored_search(n, start=s)`` equals rows s..s+n-1 of a longer one.
+    threads : int, optional
+        Threads to generate on (default: all cores); the result is the same.
+
+    Returns
+    -------
+    fastcredit.Pools with prerank.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> pools = fc.synthetic.sponsored_search(1000, seed=1)
+    >>> pools.n_requests, pools.m
+    (1000, 5)
+    >>> fc.auction_replay(pools).shape
+    (1000, 32)
+    """
+    from .auction import MAX_ACTIONS, Pools
+    n_requests = _check_int(n_requests, "n_requests", lo=0)
+    m = _check_int(m, "m", lo=1, hi=MAX_ACTIONS)
+    k = _check_int(k, "k", lo=1)
+    seed = _check_int(seed, "seed", lo=0, hi=2**63 - 1)
+    start = _check_int(start, "start", lo=0, hi=2**60)
+    topics = _check_int(topics, "topics", lo=1)
+    catalogue = _check_int(catalogue, "catalogue", lo=topics)
+    for name, p in (("empty", empty), ("short", short)):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"{name} must be a probability in [0, 1], got {p}")
+    if empty + short > 1.0:
+        raise ValueError(f"empty + short must be at most 1, got {empty + short}")
+    nt = _parallel.n_threads(threads)
+    per_topic = catalogue // topics
+    cat = _np.random.default_rng(seed)
+    bid = cat.lognormal(0.0, 0.8, per_topic * topics)
+    ctr = cat.beta(2.0, 10.0, per_topic * topics)
+    lengths = _np.empty(n_requests * m, dtype=_np.int64)
+    _parallel.run(lambda a, b: _kernels.search_lengths(seed, start, m, k, empty, short,
+                                                       lengths, a, b),
+                  n_requests, nt, min_items=4096)
+    offsets = _np.zeros(n_requests * m + 1, dtype=_np.int64)
+    _np.cumsum(lengths, out=offsets[1:])
+    n = int(offsets[-1])
+    ad = _np.empty(n, dtype=_np.int64)
+    score, value, prerank = _np.empty(n), _np.empty(n), _np.empty(n)
+    _parallel.run(lambda a, b: _kernels.search_fill(seed, start, m, topics, per_topic, bid, ctr,
+                                                    offsets, ad, score, value, prerank, a, b),
+                  n_requests, nt, min_items=4096)
+    return Pools(offsets, ad, score, value, m=m, prerank=prerank)
+
 
 # --- agent-trajectory SCMs (permutation sampling) ---------------------------
+# Causal agent replay on planted ground truth: the players are the steps of a
+# trajectory that ended badly, and v(S) = P(bad outcome | the steps in S keep
+# their factual action, the others are resampled by the policy). Each SCM is a
+# stochastic @njit game fn(mask, key) for fc.permutation_shapley (one replay,
+# 1.0 when it ends badly) with its exact v(S) table for checking.
+
+#: Most steps whose exact table TrajectorySCM.table() will build.
+SCM_TABLE_MAX_STEPS = 24
+
+
+@_dataclass(frozen=True)
+class TrajectorySCM:
+    """A synthetic agent trajectory with known credit.
+
+    Attributes
+    ----------
+    name : str
+    n_steps : int
+        The players (steps 0..n_steps-1), at most 64.
+    game : numba dispatcher
+        Stochastic ``game(mask: uint64, key: uint64) -> float``: one replay
+        with the steps in ``mask`` held factual, 1.0 if it ends badly.
+    """
+
+    name: str
+    n_steps: int
+    game: object = _field(repr=False)
+    _exact: object = _field(repr=False)
+
+    def table(self) -> _np.ndarray:
+        """Exact v(S) = P(bad | S held factual), shape (2**n_steps,)
+        (n_steps <= SCM_TABLE_MAX_STEPS)."""
+        if self.n_steps > SCM_TABLE_MAX_STEPS:
+            raise ValueError(f"the exact table of {self.n_steps} steps has 2**{self.n_steps} "
+                             f"entries; at most {SCM_TABLE_MAX_STEPS} steps are tabulated")
+        out = _np.empty(1 << self.n_steps)
+        self._exact(out)
+        return out
+
+    def shapley(self) -> _np.ndarray:
+        """Exact Shapley credit of each step (fc.shapley of :meth:`table`)."""
+        from .tables import shapley
+        return shapley(self.table())
+
+
+def _step_probs(p, n_steps, name):
+    """A probability per step from a scalar or a length-n_steps sequence."""
+    arr = _np.asarray(p, dtype=_np.float64)
+    if arr.ndim == 0:
+        _check_float(float(arr), name, lo=0.0, hi=1.0)
+        arr = _np.full(n_steps, float(arr))
+    if arr.shape != (n_steps,):
+        raise ValueError(f"{name} must be a scalar or have shape ({n_steps},), got {arr.shape}")
+    if not _np.all((arr >= 0.0) & (arr <= 1.0)):
+        raise ValueError(f"{name} must hold probabilities in [0, 1]")
+    return _np.ascontiguousarray(arr)
+
+
+def _steps(steps, n_steps, name="steps"):
+    idx = [_check_int(s, name, lo=0, hi=n_steps - 1) for s in steps]
+    if not idx or len(set(idx)) != len(idx):
+        raise ValueError(f"{name} must be a non-empty list of distinct steps, got {steps!r}")
+    return idx
+
+
+def _threshold_scm(name, weight, factual_bad, q, threshold):
+    from ._numba import synthetic as kern
+
+    weight = _np.ascontiguousarray(weight, dtype=_np.int64)
+    factual_bad = _np.ascontiguousarray(factual_bad, dtype=_np.uint8)
+    threshold = int(threshold)
+    return TrajectorySCM(
+        name, len(weight), kern.threshold_game(weight, factual_bad, q, threshold),
+        lambda out: kern.threshold_table(weight, factual_bad, q, threshold, out))
+
+
+def _failure(kind, q, n_steps, steps):
+    n_steps = _check_int(n_steps, "n_steps", lo=1, hi=64)
+    steps = _steps(steps, n_steps)
+    weight = _np.zeros(n_steps, dtype=_np.int64)
+    weight[steps] = 1
+    threshold = len(steps) if kind == "AND" else 1
+    return _threshold_scm(f"{kind}-failure of steps {steps}", weight, weight,
+                          _step_probs(q, n_steps, "q"), threshold)
+
+
+def and_failure(q=0.3, n_steps: int = 3, steps=(0, 1)) -> TrajectorySCM:
+    r"""The run fails iff every step in ``steps`` takes a bad action.
+
+    Factually all of them did; a resampled step is bad with probability q, so
+    :math:`v(S) = \prod_{j \in steps \setminus S} q_j`; the other steps are
+    irrelevant (credit 0). For q = 0.3 and two steps: v(N) - v({}) = 1 - 0.09
+    = 0.91, Shapley 0.455, 0.455 and 0 for an irrelevant third step.
+
+    Parameters
+    ----------
+    q : float or array_like (n_steps,)
+        P(a resampled step is bad).
+    n_steps : int
+        Steps of the trajectory, 1..64.
+    steps : sequence of int
+        The steps whose joint failure fails the run.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> scm = fc.synthetic.and_failure(0.3)
+    >>> scm.shapley().round(3)
+    array([0.455, 0.455, 0.   ])
+    """
+    return _failure("AND", q, n_steps, steps)
+
+
+def or_failure(q=0.3, n_steps: int = 3, steps=(0, 1)) -> TrajectorySCM:
+    r"""The run fails iff any step in ``steps`` takes a bad action.
+
+    Factually all of them did: :math:`v(S) = 1` if S holds one of them, else
+    :math:`1 - \prod_{j \in steps} (1 - q_j)`. For q = 0.3 and two steps,
+    v({}) = 0.51 and each relevant step gets 0.245 (redundant causes).
+    Parameters as :func:`and_failure`.
+    """
+    return _failure("OR", q, n_steps, steps)
+
+
+def threshold_trajectory(n_steps: int = 10, threshold: int | None = None, *, q=None,
+                         seed: int = 0) -> TrajectorySCM:
+    r"""A random n-step trajectory that fails when enough steps go wrong.
+
+    The run fails iff at least ``threshold`` steps take a bad action. From
+    ``seed``: each step's P(bad when resampled) q_j ~ U(0.05, 0.5) (unless
+    ``q`` is given; the factual run is the same either way) and a factual
+    run in which a random set of at least ``threshold`` steps was bad (so it
+    failed). Exact v(S) is the
+    Poisson-binomial tail :math:`P(F_S + \sum_{j \notin S} B_j \ge t)`,
+    F_S the factual bad steps in S and B_j ~ Bernoulli(q_j).
+
+    Parameters
+    ----------
+    n_steps : int
+        1..64 steps.
+    threshold : int, optional
+        1..n_steps bad steps fail the run; default max(1, n_steps // 3).
+    q : float or array_like (n_steps,), optional
+    seed : int
+    """
+    n_steps = _check_int(n_steps, "n_steps", lo=1, hi=64)
+    threshold = (max(1, n_steps // 3) if threshold is None
+                 else _check_int(threshold, "threshold", lo=1, hi=n_steps))
+    gen = _np.random.default_rng(_check_int(seed, "seed", lo=0))
+    drawn_q = gen.uniform(0.05, 0.5, n_steps)   # drawn either way: same factual run
+    q = drawn_q if q is None else _step_probs(q, n_steps, "q")
+    n_bad = int(gen.integers(threshold, n_steps + 1))
+    factual_bad = _np.zeros(n_steps, dtype=_np.uint8)
+    factual_bad[gen.choice(n_steps, n_bad, replace=False)] = 1
+    return _threshold_scm(f"{n_steps}-step threshold-{threshold} trajectory",
+                          _np.ones(n_steps, dtype=_np.int64), factual_bad,
+                          _np.ascontiguousarray(q), threshold)
+
+
+def pivotal_chain(n_steps: int = 6, pivot: int = 2, *, q=0.2, r=0.3) -> TrajectorySCM:
+    r"""A trajectory that derails at a pivotal step and never recovers.
+
+    A run is on track or derailed; it fails iff derailed at the end.
+    Factually step ``pivot`` derailed it and the others neither derailed nor
+    recovered it. A resampled step derails an on-track run with probability
+    q_j and recovers a derailed one with probability r_j, so holding the
+    steps after the pivot factual (no recovery) also carries credit, and
+    holding those before it (on track) carries negative credit. Exact v(S)
+    by the forward recursion p <- p (1 - r_j) + (1 - p) q_j over resampled
+    steps (p <- 1 at a held pivot); v(N) = 1.
+
+    Parameters
+    ----------
+    n_steps : int
+        1..64 steps.
+    pivot : int
+        The step that derailed the run.
+    q, r : float or array_like (n_steps,)
+        P(derail) and P(recover) of a resampled step.
+    """
+    from ._numba import synthetic as kern
+
+    n_steps = _check_int(n_steps, "n_steps", lo=1, hi=64)
+    pivot = _check_int(pivot, "pivot", lo=0, hi=n_steps - 1)
+    q = _step_probs(q, n_steps, "q")
+    r = _step_probs(r, n_steps, "r")
+    derails = _np.zeros(n_steps, dtype=_np.uint8)
+    derails[pivot] = 1
+    return TrajectorySCM(f"{n_steps}-step chain pivoting at step {pivot}", n_steps,
+                         kern.chain_game(derails, q, r),
+                         lambda out: kern.chain_table(derails, q, r, out))
