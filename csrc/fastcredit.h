@@ -34,5 +34,10 @@ extern "C" {
 
 #include "rng.h"
 #include "tables.h"
+#include "audit.h"
+#include "sampling.h"
+#include "shaping.h"
+#include "trees.h"
+#include "auction.h"
 
 #endif

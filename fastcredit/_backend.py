@@ -26,6 +26,19 @@ FASTEST: dict[str, str] = {
     "tables.gather": "c",
     "tables.size_resolved": "c",
     "tables.moebius": "c",
+    "auction.replay": "c",
+    "sampling.tables": "c",
+    "sampling.permutations": "c",
+    "audit.bootstrap_median": "c",
+    "audit.bootstrap_mean_diff": "c",
+    "audit.spearman": "c",
+    "audit.shuffle": "c",
+    "audit.derangement": "c",
+    "audit.replay_advantage": "c",
+    "shaping.project": "c",
+    "shaping.tokens": "c",
+    "trees.credit": "c",
+    "trees.allocation": "numba",
 }
 
 

@@ -115,3 +115,422 @@ def semivalue_matrix(m: int, weights) -> np.ndarray:
     w_in = np.where(size > 0, w[np.maximum(size - 1, 0)], 0.0)
     w_out = np.where(size < m, w[np.minimum(size, m - 1)], 0.0)
     return np.where(member == 1, w_in[:, None], -w_out[:, None])
+
+
+# --- shaping ----------------------------------------------------------------
+
+def project_box(u, lower, upper, weights=None, total=0.0) -> np.ndarray:
+    """argmin sum w (z-u)^2/2 s.t. sum w z = total, lower <= z <= upper, by
+    bisection on tau in z = clip(u - tau) until the bracket is 1e-15 wide
+    (relative); one row."""
+    u = [float(x) for x in u]
+    m = len(u)
+    lo_b = np.broadcast_to(np.asarray(lower, dtype=np.float64), (m,))
+    hi_b = np.broadcast_to(np.asarray(upper, dtype=np.float64), (m,))
+    w = [1.0] * m if weights is None else [float(x) for x in weights]
+
+    def z_of(tau):
+        return [min(max(u[i] - tau, lo_b[i]), hi_b[i]) for i in range(m)]
+
+    def f(tau):
+        return sum(w[i] * z for i, z in enumerate(z_of(tau)))
+
+    finite = [abs(x) for x in list(lo_b) + list(hi_b) if math.isfinite(x)]
+    span = 1.0 + max(abs(x) for x in u) + max(finite, default=0.0) + abs(total)
+    span /= min([x for x in w if x > 0], default=1.0)
+    lo, hi = -4 * span, 4 * span
+    assert f(lo) >= total >= f(hi)
+    while hi - lo > 1e-15 * max(1.0, abs(lo), abs(hi)):
+        mid = 0.5 * (lo + hi)
+        if f(mid) > total:
+            lo = mid
+        else:
+            hi = mid
+    return np.array(z_of(0.5 * (lo + hi)))
+
+
+def group_advantages(rewards, groups, eps=1e-4, scale="group") -> np.ndarray:
+    """(r - group mean) / (group sd, ddof 1, + eps); NaN -> 0; groups of one 0."""
+    r = [0.0 if math.isnan(x) else float(x) for x in rewards]
+    out = np.zeros(len(r))
+    batch_sd = float(np.std(r, ddof=1))
+    for g in set(groups):
+        idx = [j for j, x in enumerate(groups) if x == g]
+        if len(idx) < 2:
+            continue
+        vals = [r[j] for j in idx]
+        mean = sum(vals) / len(vals)
+        sd = math.sqrt(sum((x - mean) ** 2 for x in vals) / (len(vals) - 1))
+        for j in idx:
+            div = {"group": sd + eps, "batch": batch_sd + eps, "none": 1.0}[scale]
+            out[j] = (r[j] - mean) / div
+    return out
+
+
+def token_advantages(base, action_adv, token_action, mask=None) -> np.ndarray:
+    """Token t of sequence g: 0 if masked, base[g] if shared (-1), else
+    action_adv[g, a]; float32."""
+    ta = np.asarray(token_action)
+    out = np.zeros(ta.shape, dtype=np.float32)
+    for g in range(ta.shape[0]):
+        for t in range(ta.shape[1]):
+            if mask is not None and not mask[g][t]:
+                continue
+            a = int(ta[g, t])
+            out[g, t] = base[g] if a == -1 else action_adv[g][a]
+    return out
+
+
+# --- audit ------------------------------------------------------------------
+
+_MASK64 = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def _mix64(z: int) -> int:
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+class Stream:
+    """The counter-based RNG of csrc/rng.h in plain Python integers."""
+
+    def __init__(self, seed: int, item: int):
+        self.state = _mix64(seed ^ _mix64((item + _GOLDEN) & _MASK64))
+
+    def next(self) -> int:
+        self.state = (self.state + _GOLDEN) & _MASK64
+        return _mix64(self.state)
+
+    def below(self, n: int) -> int:
+        return ((self.next() >> 32) * n) >> 32
+
+
+def index_pairs(seed: int, item: int, n: int) -> list:
+    """n indices below n, two per draw of stream (seed, item): high 32 bits
+    first, then low 32 bits, each as (bits * n) >> 32."""
+    s = Stream(seed, item)
+    out = []
+    while len(out) < n:
+        z = s.next()
+        out += [((z >> 32) * n) >> 32, ((z & 0xFFFFFFFF) * n) >> 32]
+    return out[:n]
+
+
+def bootstrap_median(a, b, resamples: int, seed: int) -> np.ndarray:
+    """Replicate r: the n indices of index_pairs(seed, r, n); np.median of the
+    resampled a (minus that of b when b is given)."""
+    a = np.asarray(a, dtype=np.float64)
+    n = len(a)
+    reps = np.empty(resamples)
+    for r in range(resamples):
+        idx = index_pairs(seed, r, n)
+        reps[r] = np.median(a[idx]) - (np.median(np.asarray(b)[idx]) if b is not None else 0.0)
+    return reps
+
+
+def bootstrap_mean_diff(groups, b, resamples: int, seed: int) -> np.ndarray:
+    """out[g, r] = mean of len(g) draws of group g - mean of len(b) draws of b,
+    group g from stream (seed, g), group draws first in each replicate."""
+    out = np.empty((len(groups), resamples))
+    for g, a in enumerate(groups):
+        s = Stream(seed, g)
+        for r in range(resamples):
+            ma = np.mean([a[s.below(len(a))] for _ in range(len(a))])
+            mb = np.mean([b[s.below(len(b))] for _ in range(len(b))]) if len(b) else 0.0
+            out[g, r] = ma - mb
+    return out
+
+
+def average_ranks(x) -> np.ndarray:
+    """1-based ranks, ties sharing their mean rank, by counting."""
+    x = list(x)
+    return np.array([1 + sum(u < v for u in x) + (sum(u == v for u in x) - 1) / 2 for v in x])
+
+
+def spearman(x, y) -> float:
+    """Pearson correlation of the average ranks."""
+    rx, ry = average_ranks(x), average_ranks(y)
+    dx, dy = rx - rx.mean(), ry - ry.mean()
+    return float((dx * dy).sum() / math.sqrt((dx * dx).sum() * (dy * dy).sum()))
+
+
+def within_spearman(x, y, offsets, min_steps: int) -> np.ndarray:
+    """Per group: NaN if short, non-finite or constant y; 0 if constant x."""
+    out = []
+    for a, b in zip(offsets[:-1], offsets[1:]):
+        xs, ys = list(x[a:b]), list(y[a:b])
+        if len(xs) < min_steps or not np.all(np.isfinite(xs + ys)) or len(set(ys)) == 1:
+            out.append(math.nan)
+        elif len(set(xs)) == 1:
+            out.append(0.0)
+        else:
+            out.append(spearman(xs, ys))
+    return np.array(out)
+
+
+def fisher_yates(values, seed: int, item: int) -> list:
+    """The uniform shuffle of one group from stream (seed, item)."""
+    out = list(values)
+    s = Stream(seed, item)
+    for j in range(len(out) - 1, 0, -1):
+        k = s.below(j + 1)
+        out[j], out[k] = out[k], out[j]
+    return out
+
+
+def derangement(n: int, seed: int) -> list:
+    """Fisher-Yates on stream (seed, attempt), restarted on a fixed point."""
+    attempt = 0
+    while True:
+        s = Stream(seed, attempt)
+        out = list(range(n))
+        ok = True
+        for j in range(n - 1, 0, -1):
+            k = s.below(j + 1)
+            out[j], out[k] = out[k], out[j]
+            if out[j] == j:
+                ok = False
+                break
+        if ok and out[0] != 0:
+            return out
+        attempt += 1
+
+
+def replay_advantage(factual, alternative, alpha: float):
+    """Lists of per-step outcome lists -> (A_replay, noise floor, resolution)."""
+    adv, noise, res = [], [], []
+    for f, a in zip(factual, alternative):
+        adv.append(np.mean(f) - np.mean(a))
+        noise.append(np.std(f, ddof=1) if len(f) > 1 else math.nan)
+        zero = not any(f) and not any(a)
+        res.append(1 - alpha ** (1 / min(len(f), len(a))) if zero else math.nan)
+    return np.array(adv), np.array(noise), np.array(res)
+
+
+def holm(p) -> np.ndarray:
+    """Adjusted p of the j-th smallest: max over l <= j of (k - l + 1) p_(l), capped at 1."""
+    p = list(p)
+    k = len(p)
+    order = sorted(range(k), key=lambda i: p[i])
+    adj = [0.0] * k
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, (k - rank) * p[i])
+        adj[i] = min(1.0, running)
+    return np.array(adj)
+
+
+def alignment(c, r) -> dict:
+    """The per-request statistics of fc.alignment for one request."""
+    c = np.asarray(c, dtype=np.float64) - np.mean(c)
+    r = np.asarray(r, dtype=np.float64) - np.mean(r)
+    nz = [i for i in range(len(r)) if r[i] != 0]
+    if not nz:
+        cos = rho = sign_nz = math.nan
+    elif not np.any(c):
+        cos = rho = 0.0
+    else:
+        cos = float(c @ r / math.sqrt((c @ c) * (r @ r)))
+        rho = spearman(c, r)
+    if nz:
+        sign_nz = sum(np.sign(c[i]) == np.sign(r[i]) for i in nz) / len(nz)
+    return {"cosine": cos, "sign": float(np.mean(np.sign(c) == np.sign(r))),
+            "sign_nonzero": sign_nz, "spearman": rho,
+            "top": int(np.argmax(c)) == int(np.argmax(r))}
+
+
+def edge_sign_agreement(v, ref):
+    """Per |S| = k: (agreeing, total) over edges (S, i) with ref(S+i) != ref(S)."""
+    m = v.shape[-1].bit_length() - 1
+    hits, count = np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.int64)
+    for g in range(v.shape[0]):
+        for s in range(1 << m):
+            for i in range(m):
+                if s >> i & 1:
+                    continue
+                dr = ref[g, s | 1 << i] - ref[g, s]
+                if dr != 0:
+                    k = bin(s).count("1")
+                    count[k] += 1
+                    hits[k] += np.sign(v[g, s | 1 << i] - v[g, s]) == np.sign(dr)
+    return hits, count
+
+
+# --- sampling ---------------------------------------------------------------
+
+_MASK64 = (1 << 64) - 1
+
+
+def _mix64(z: int) -> int:
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def _rng_key(seed: int, item: int) -> int:
+    return _mix64(seed ^ _mix64((item + 0x9E3779B97F4A7C15) & _MASK64))
+
+
+def sampling_permutation(seed: int, game: int, unit: int, m: int) -> list[int]:
+    """csrc/sampling.h: Fisher-Yates from the stream
+    (rng_key(rng_key(seed, game), unit)), swap i with below(i + 1)."""
+    state = _rng_key(_rng_key(seed, game), unit)
+    perm = list(range(m))
+    for i in range(m - 1, 0, -1):
+        state = (state + 0x9E3779B97F4A7C15) & _MASK64
+        j = ((_mix64(state) >> 32) * (i + 1)) >> 32
+        perm[i], perm[j] = perm[j], perm[i]
+    return perm
+
+
+def walk_marginals(v, order) -> np.ndarray:
+    """The marginal of each player along one order: v(P + i) - v(P)."""
+    out = np.zeros(len(order))
+    s = 0
+    for i in order:
+        out[i] = float(v[s | 1 << i]) - float(v[s])
+        s |= 1 << i
+    return out
+
+
+def permutation_estimate(v, orders, antithetic: bool):
+    """(values, stderr) of permutation sampling over the given orders: a
+    sample is a walk's marginals, or the average of a walk and its reverse;
+    values = mean, stderr = sample sd / sqrt(n)."""
+    samples = []
+    for order in orders:
+        x = walk_marginals(v, order)
+        if antithetic:
+            x = 0.5 * (x + walk_marginals(v, order[::-1]))
+        samples.append(x)
+    samples = np.array(samples)
+    n = len(samples)
+    return samples.mean(0), samples.std(0, ddof=1) / math.sqrt(n)
+
+
+def scm_table(n_steps: int, q, outcome) -> np.ndarray:
+    """v(S) = P(bad | S held factual) of a trajectory SCM by enumerating every
+    bad/good pattern of the resampled steps: ``outcome(mask, pattern)`` says
+    whether the run ends badly when the steps in mask keep their factual
+    action and step j (not in mask) is bad iff bit j of pattern is set (a
+    resampled step is bad with probability q[j])."""
+    out = np.zeros(1 << n_steps)
+    for mask in range(1 << n_steps):
+        free = [j for j in range(n_steps) if not mask >> j & 1]
+        for bits in itertools.product((0, 1), repeat=len(free)):
+            p, pattern = 1.0, 0
+            for j, b in zip(free, bits):
+                p *= q[j] if b else 1.0 - q[j]
+                pattern |= b << j
+            out[mask] += p * outcome(mask, pattern)
+    return out
+
+
+def chain_scm_table(derails, q, r) -> np.ndarray:
+    """v(S) of the pivotal-step chain by enumerating which resampled steps
+    flip the run's state (derail w.p. q[j] when on track, recover w.p. r[j]
+    when derailed); a held step derails iff derails[j], else keeps the state."""
+    n = len(q)
+    out = np.zeros(1 << n)
+    for mask in range(1 << n):
+        free = [j for j in range(n) if not mask >> j & 1]
+        for flips in itertools.product((0, 1), repeat=len(free)):
+            flip = dict(zip(free, flips))
+            p, derailed = 1.0, False
+            for j in range(n):
+                if j not in flip:
+                    derailed = derailed or bool(derails[j])
+                    continue
+                chance = r[j] if derailed else q[j]
+                p *= chance if flip[j] else 1.0 - chance
+                derailed = derailed != bool(flip[j])
+            out[mask] += p * derailed
+    return out
+
+
+# --- auction ----------------------------------------------------------------
+
+def auction_pool(actions, members):
+    """Pool of the actions in ``members``: ``actions[i]`` lists action i's
+    instances (ad_id, score, value, prerank). Dedup by ad_id keeps the
+    highest-score instance (ties: lowest action, then first listed); the
+    mask ORs the member actions that retrieved the ad.
+    Returns {ad_id: [score, value, prerank, mask]}."""
+    pool = {}
+    for i in sorted(members):
+        for ad, score, value, prerank in actions[i]:
+            if ad not in pool:
+                pool[ad] = [score, value, prerank, 0]
+            elif score > pool[ad][0]:
+                pool[ad][:3] = [score, value, prerank]
+            pool[ad][3] |= 1 << i
+    return pool
+
+
+def auction_pipeline(pool, reserve, capacity, pricing):
+    """Capacity -> rank -> reserve on a pool; returns the ranked
+    [(ad_id, earnings if it wins, mask)]."""
+    ads = list(pool)
+    if capacity is not None:
+        ads = sorted(ads, key=lambda a: (-pool[a][2], a))[:capacity]
+    ranked = [a for a in sorted(ads, key=lambda a: (-pool[a][0], a)) if pool[a][0] >= reserve]
+    result = []
+    for q, a in enumerate(ranked):
+        score, value, _, mask = pool[a]
+        if pricing == "first":
+            earn = value
+        else:
+            nxt = pool[ranked[q + 1]][0] if q + 1 < len(ranked) else reserve
+            earn = min(score, max(reserve, nxt))
+        result.append((a, earn, mask))
+    return result
+
+
+def auction_request(actions, slots, reserve=0.0, capacity=None, pricing="first",
+                    mode="filter"):
+    """(y, winners): the coalition table of one request and, per coalition,
+    the winners' (ad_id, earnings) in rank order."""
+    m = len(actions)
+    y = np.zeros(1 << m)
+    winners = [[] for _ in range(1 << m)]
+    everything = auction_pipeline(auction_pool(actions, range(m)), reserve, capacity, pricing)
+    for s in range(1, 1 << m):
+        if mode == "rerun":
+            ranked = auction_pipeline(auction_pool(actions, players(s)), reserve, capacity,
+                                      pricing)
+            chosen = ranked[:slots]
+        else:
+            chosen = [e for e in everything if e[2] & s][:slots]
+        winners[s] = [(a, earn) for a, earn, _ in chosen]
+        total = 0.0
+        for _, earn in winners[s]:
+            total += earn
+        y[s] = total
+    return y, winners
+
+
+def auction_actions(offsets, ad_id, score, value, prerank, m, r):
+    """Request r of CSR pools as the per-action instance lists of
+    ``auction_request`` (prerank None: the score)."""
+    pr = score if prerank is None else prerank
+    return [[(int(ad_id[x]), float(score[x]), float(value[x]), float(pr[x]))
+             for x in range(offsets[r * m + i], offsets[r * m + i + 1])] for i in range(m)]
+
+
+# --- trees ------------------------------------------------------------------
+
+def actor_centered_credit(q, pi, offsets, uniform=False):
+    """credit(s, a) = Q(s, a) - sum_b pi(b|s) Q(s, b) (or the plain mean of
+    Q over s's legal actions); returns (credit, baseline)."""
+    credit, baseline = [], []
+    for s in range(len(offsets) - 1):
+        qs = [float(x) for x in q[offsets[s]:offsets[s + 1]]]
+        if uniform:
+            b = sum(qs) / len(qs) if qs else 0.0
+        else:
+            b = sum(float(p) * x for p, x in zip(pi[offsets[s]:offsets[s + 1]], qs))
+        baseline.append(b)
+        credit += [x - b for x in qs]
+    return np.array(credit), np.array(baseline)
