@@ -84,11 +84,11 @@ def rows() -> list[dict]:
                 target = ">= 1.7x 1 thread"
                 met = f"{'yes' if speedup >= 1.7 else 'no'} ({speedup:.2f}x, {rate})"
             alt = alternative[mode] if pricing == "first" else None
-            row = row("auction_replay", f"B={B:,} m={M} k={K} slots={SLOTS} {mode}/{pricing}",
-                       backend, threads, t, stream, alt,
-                       "Python per-request replay" if alt else "", target, met)
-            row["_t"] = t
-            result.append(row)
-    for row in result:
-        del row["_t"]
+            entry = row("auction_replay", f"B={B:,} m={M} k={K} slots={SLOTS} {mode}/{pricing}",
+                        backend, threads, t, stream, alt,
+                        "Python per-request replay" if alt else "", target, met)
+            entry["_t"] = t
+            result.append(entry)
+    for entry in result:
+        del entry["_t"]
     return result

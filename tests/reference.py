@@ -181,7 +181,7 @@ def token_advantages(base, action_adv, token_action, mask=None) -> np.ndarray:
     return out
 
 
-# --- audit ------------------------------------------------------------------
+# --- rng (csrc/rng.h) --------------------------------------------------------
 
 _MASK64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -206,6 +206,8 @@ class Stream:
     def below(self, n: int) -> int:
         return ((self.next() >> 32) * n) >> 32
 
+
+# --- audit ------------------------------------------------------------------
 
 def index_pairs(seed: int, item: int, n: int) -> list:
     """n indices below n, two per draw of stream (seed, item): high 32 bits
@@ -360,27 +362,13 @@ def edge_sign_agreement(v, ref):
 
 # --- sampling ---------------------------------------------------------------
 
-_MASK64 = (1 << 64) - 1
-
-
-def _mix64(z: int) -> int:
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return z ^ (z >> 31)
-
-
-def _rng_key(seed: int, item: int) -> int:
-    return _mix64(seed ^ _mix64((item + 0x9E3779B97F4A7C15) & _MASK64))
-
-
 def sampling_permutation(seed: int, game: int, unit: int, m: int) -> list[int]:
     """csrc/sampling.h: Fisher-Yates from the stream
     (rng_key(rng_key(seed, game), unit)), swap i with below(i + 1)."""
-    state = _rng_key(_rng_key(seed, game), unit)
+    stream = Stream(Stream(seed, game).state, unit)
     perm = list(range(m))
     for i in range(m - 1, 0, -1):
-        state = (state + 0x9E3779B97F4A7C15) & _MASK64
-        j = ((_mix64(state) >> 32) * (i + 1)) >> 32
+        j = stream.below(i + 1)
         perm[i], perm[j] = perm[j], perm[i]
     return perm
 

@@ -37,3 +37,10 @@ def test_bits_and_derived_draws_are_uniform():
         counts[k] += 1
     expected = 10_000
     assert ((counts - expected) ** 2 / expected).sum() < 20.5  # chi2(5) 0.999 quantile
+
+
+@pytest.mark.parametrize("seed,item", [(0, 0), (12345, 678), (2**64 - 1, 2**64 - 1)])
+def test_streams_follow_the_documented_definition(seed, item):
+    import reference
+    stream = reference.Stream(seed, item)
+    assert c_draws(seed, item, 50).tolist() == [stream.next() for _ in range(50)]
