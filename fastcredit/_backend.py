@@ -24,7 +24,7 @@ BACKENDS = ("c", "numba")
 FASTEST: dict[str, str] = {
     "tables.semivalue": "c",
     "tables.gather": "c",
-    "tables.size_resolved": "c",
+    "tables.size_resolved": "numba",
     "tables.moebius": "c",
     "auction.replay": "c",
     "sampling.tables": "c",
