@@ -88,7 +88,7 @@ def _weigh_block(v, g, base, n, center, c, w, x, s):
 
 
 @jit
-def _semivalue_blocks(v, g, m, cs, ws, center, start, stop, acc):
+def _scalar_blocks(v, g, m, cs, ws, center, start, stop, acc):
     bb = min(m, BLOCK_BITS)
     bs = 1 << bb
     x = np.empty(bs)
@@ -102,6 +102,46 @@ def _semivalue_blocks(v, g, m, cs, ws, center, start, stop, acc):
             if (blk >> i) & 1:
                 acc[bb + i] += x[0]
         acc[m] += b
+
+
+@jit
+def _lane_blocks(v, g, m, cs, ws, center, start, stop, acc):
+    """The blocked pass for m >= BLOCK_BITS in the order of the vector path of
+    csrc/tables.c: per-player 8-lane partials accumulate across blocks and
+    are reduced (pairwise) once at the end."""
+    p = np.zeros((m + 1, 8))
+    x = np.empty((BLOCK >> 3, 8))
+    for base in range(start, stop, BLOCK):
+        blk = base >> BLOCK_BITS
+        h = popcount(blk)
+        for k in range(BLOCK >> 3):
+            for lane in range(8):
+                d = np.float64(v[g, base + 8 * k + lane]) - center
+                p[m, lane] += d * ws[h, 8 * k + lane]
+                x[k, lane] = d * cs[h, 8 * k + lane]
+        for q in range(BLOCK_BITS - 1, 2, -1):
+            half = 1 << (q - 3)
+            for k in range(half):
+                for lane in range(8):
+                    p[q, lane] += x[k + half, lane]
+                    x[k, lane] += x[k + half, lane]
+        for q in range(3):
+            for lane in range(8):
+                p[q, lane] += x[0, lane] if (lane >> q) & 1 else 0.0
+        for i in range(m - BLOCK_BITS):
+            if (blk >> i) & 1:
+                for lane in range(8):
+                    p[BLOCK_BITS + i, lane] += x[0, lane]
+    for q in range(m + 1):
+        acc[q] += _sum8(p[q])
+
+
+@jit
+def _semivalue_blocks(v, g, m, cs, ws, center, start, stop, acc):
+    if m >= BLOCK_BITS:
+        _lane_blocks(v, g, m, cs, ws, center, start, stop, acc)
+    else:
+        _scalar_blocks(v, g, m, cs, ws, center, start, stop, acc)
 
 
 @jit
