@@ -5,6 +5,9 @@
 #ifndef FASTCREDIT_INTERNAL_H
 #define FASTCREDIT_INTERNAL_H
 
+#include <stdint.h>
+#include <string.h>
+
 /* Hot kernels are compiled once per CPU generation and picked at load time,
  * so one build runs anywhere and still uses wide vectors where they exist. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
@@ -20,6 +23,32 @@
 #define FC_INLINE inline __attribute__((always_inline))
 #else
 #define FC_INLINE
+#endif
+
+/* 8-wide vectors of doubles with GCC's vector extensions (GCC >= 9; each
+ * target clone lowers them to its own instruction set). Kernels that use them
+ * keep a portable loop for other compilers (define FC_NO_VECTOR_EXT to force
+ * it). */
+#if defined(__GNUC__) && __GNUC__ >= 9 && !defined(__clang__) && !defined(FC_NO_VECTOR_EXT)
+#define FC_VECTOR_EXT 1
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef double v8d __attribute__((vector_size(64)));
+typedef float v8f __attribute__((vector_size(32)));
+typedef int64_t v8i __attribute__((vector_size(64)));
+
+static FC_INLINE v8d load_f64(const double *p)
+{
+    v8d r;
+    memcpy(&r, p, sizeof r);
+    return r;
+}
+
+static FC_INLINE v8d load_f32(const float *p)
+{
+    v8f r;
+    memcpy(&r, p, sizeof r);
+    return __builtin_convertvector(r, v8d);
+}
 #endif
 
 #endif

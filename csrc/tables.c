@@ -87,20 +87,13 @@ static FC_INLINE void fold(double *x, int bits, double *t)
     }
 }
 
-/* Small games (3 <= m <= 8) run on 8-wide vectors of doubles with GCC's
- * vector extensions (GCC >= 9; lowered to whatever the clone's instruction
- * set has). Each game's table is 2^(m-3) vectors; the fold over
- * the bits >= 3 works on whole vectors, the bits 0..2 are lane masks of the
- * last vector, and one transposing reduction turns the eight per-player
- * partial vectors into one vector of sums. Other compilers use the portable
+/* Small games (3 <= m <= 8) run on 8-wide vectors (FC_VECTOR_EXT, see
+ * internal.h). Each game's table is 2^(m-3) vectors; the fold over the bits
+ * >= 3 works on whole vectors, the bits 0..2 are lane masks of the last
+ * vector, and one transposing reduction turns the eight per-player partial
+ * vectors into one vector of sums. Other compilers use the portable
  * small_games loop (define FC_NO_VECTOR_EXT to force it). */
-#if defined(__GNUC__) && __GNUC__ >= 9 && !defined(__clang__) && !defined(FC_NO_VECTOR_EXT)
-#define FC_VECTOR_EXT 1
-#pragma GCC diagnostic ignored "-Wpsabi"
-typedef double v8d __attribute__((vector_size(64)));
-typedef float v8f __attribute__((vector_size(32)));
-typedef int64_t v8i __attribute__((vector_size(64)));
-
+#ifdef FC_VECTOR_EXT
 /* Lane q of the result is the sum of the lanes of p[q]. */
 static FC_INLINE v8d reduce8(const v8d *p)
 {
@@ -116,19 +109,6 @@ static FC_INLINE v8d reduce8(const v8d *p)
     return __builtin_shuffle(b0, b1, lo3) + __builtin_shuffle(b0, b1, hi3);
 }
 
-static FC_INLINE v8d load_f64(const double *p)
-{
-    v8d r;
-    memcpy(&r, p, sizeof r);
-    return r;
-}
-
-static FC_INLINE v8d load_f32(const float *p)
-{
-    v8f r;
-    memcpy(&r, p, sizeof r);
-    return __builtin_convertvector(r, v8d);
-}
 #endif
 
 /* Zeta (sign = +1) or Moebius (sign = -1) transform of one table in place:
