@@ -226,11 +226,16 @@ def from_moebius(a, *, out=None, threads=None, backend=None) -> np.ndarray:
 
 
 def masks_to_bool(masks, m: int) -> np.ndarray:
-    """Coalition bitmasks (n,) as a bool matrix (n, m): ``[r, i]`` is True
-    iff bit i of ``masks[r]`` is set (the layout shapiq games take)."""
-    masks = np.asarray(masks, dtype=np.uint64)
+    """Coalition bitmasks (...) as a bool array (..., m): ``[..., i]`` is True
+    iff bit i of the mask is set (the layout shapiq games take)."""
     m = check_int(m, "m", lo=1, hi=64)
-    return ((masks[:, None] >> np.arange(m, dtype=np.uint64)) & np.uint64(1)).astype(bool)
+    arr = np.asarray(masks)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"masks must be an integer array, got dtype {arr.dtype}")
+    if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
+        raise ValueError("masks must be non-negative")
+    bits = np.arange(m, dtype=np.uint64)
+    return ((arr.astype(np.uint64)[..., None] >> bits) & np.uint64(1)).astype(bool)
 
 
 def _is_jitted(fn) -> bool:

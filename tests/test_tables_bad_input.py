@@ -119,3 +119,15 @@ class TestTableFromFunction:
             fc.table_from_function(lambda s: s * 0.0, 3, coalitions="list")
         with pytest.raises(ValueError, match="chunk must be >= 1"):
             fc.table_from_function(lambda s: s * 0.0, 3, chunk=0)
+
+
+def test_masks_to_bool():
+    assert fc.masks_to_bool(np.array([5, 0]), 3).tolist() == [[True, False, True],
+                                                             [False, False, False]]
+    assert fc.masks_to_bool(6, 3).tolist() == [False, True, True]
+    with pytest.raises(TypeError, match="masks must be an integer array"):
+        fc.masks_to_bool(np.array([1.5]), 3)
+    with pytest.raises(ValueError, match="masks must be non-negative"):
+        fc.masks_to_bool(np.array([-1]), 3)
+    with pytest.raises(ValueError, match="m must be <= 64"):
+        fc.masks_to_bool(np.array([1]), 65)
