@@ -95,6 +95,26 @@ static FC_INLINE void fold(double *x, int bits, double *t)
  * small_games loop (define FC_NO_VECTOR_EXT to force it). */
 #ifdef FC_VECTOR_EXT
 /* Lane q of the result is the sum of the lanes of p[q]. */
+/* The halving fold of fold() on a table of 2^bits entries held as vectors:
+ * p[q] += the entries with bit q set, summed over the bits above q (whole
+ * vectors for q >= 3, lane masks of the folded first vector for q < 3). */
+static FC_INLINE void fold_vectors(v8d *x, int bits, v8d *p)
+{
+    const v8i bit0 = {0, -1, 0, -1, 0, -1, 0, -1}, bit1 = {0, 0, -1, -1, 0, 0, -1, -1},
+              bit2 = {0, 0, 0, 0, -1, -1, -1, -1};
+    int q, k;
+    for (q = bits - 1; q >= 3; q--) {
+        const int half = 1 << (q - 3);
+        for (k = 0; k < half; k++) {
+            p[q] += x[k + half];
+            x[k] += x[k + half];
+        }
+    }
+    p[0] += (v8d)((v8i)x[0] & bit0);
+    p[1] += (v8d)((v8i)x[0] & bit1);
+    p[2] += (v8d)((v8i)x[0] & bit2);
+}
+
 static FC_INLINE v8d reduce8(const v8d *p)
 {
     const v8i lo1 = {0, 8, 2, 10, 4, 12, 6, 14}, hi1 = {1, 9, 3, 11, 5, 13, 7, 15};

@@ -105,29 +105,45 @@ def _scalar_blocks(v, g, m, cs, ws, center, start, stop, acc):
 
 
 @jit
+def _weigh_rows(v, g, base, nv, center, cs, ws, h, x, pb):
+    """x[k, lane] = (v - center) cs[h]; pb = lane partial sums of (v - center)
+    ws[h] (weigh_vectors in csrc/tables_real.inc)."""
+    pb[:] = 0.0
+    for k in range(nv):
+        for lane in range(8):
+            d = np.float64(v[g, base + 8 * k + lane]) - center
+            pb[lane] += d * ws[h, 8 * k + lane]
+            x[k, lane] = d * cs[h, 8 * k + lane]
+
+
+@jit
+def _fold_rows(x, bits, p):
+    """fold_vectors of csrc/tables.c on 8-lane rows."""
+    for q in range(bits - 1, 2, -1):
+        half = 1 << (q - 3)
+        for k in range(half):
+            for lane in range(8):
+                p[q, lane] += x[k + half, lane]
+                x[k, lane] += x[k + half, lane]
+    for q in range(3):
+        for lane in range(8):
+            p[q, lane] += x[0, lane] if (lane >> q) & 1 else 0.0
+
+
+@jit
 def _lane_blocks(v, g, m, cs, ws, center, start, stop, acc):
     """The blocked pass for m >= BLOCK_BITS in the order of the vector path of
     csrc/tables.c: per-player 8-lane partials accumulate across blocks and
     are reduced (pairwise) once at the end."""
     p = np.zeros((m + 1, 8))
     x = np.empty((BLOCK >> 3, 8))
+    pb = np.empty(8)
     for base in range(start, stop, BLOCK):
         blk = base >> BLOCK_BITS
-        h = popcount(blk)
-        for k in range(BLOCK >> 3):
-            for lane in range(8):
-                d = np.float64(v[g, base + 8 * k + lane]) - center
-                p[m, lane] += d * ws[h, 8 * k + lane]
-                x[k, lane] = d * cs[h, 8 * k + lane]
-        for q in range(BLOCK_BITS - 1, 2, -1):
-            half = 1 << (q - 3)
-            for k in range(half):
-                for lane in range(8):
-                    p[q, lane] += x[k + half, lane]
-                    x[k, lane] += x[k + half, lane]
-        for q in range(3):
-            for lane in range(8):
-                p[q, lane] += x[0, lane] if (lane >> q) & 1 else 0.0
+        _weigh_rows(v, g, base, BLOCK >> 3, center, cs, ws, popcount(blk), x, pb)
+        for lane in range(8):
+            p[m, lane] += pb[lane]
+        _fold_rows(x, BLOCK_BITS, p)
         for i in range(m - BLOCK_BITS):
             if (blk >> i) & 1:
                 for lane in range(8):
@@ -149,28 +165,15 @@ def _semivalue_lanes(v, m, cs, ws, out):
     """Games of 3 <= m <= 8 players as 8-lane rows, in the order of the vector
     path of csrc/tables.c: the fold runs over whole rows for bits >= 3, bits
     0..2 are lane masks of the last row, every sum is a pairwise _sum8."""
-    nv = 1 << (m - 3)
-    x = np.empty((nv, 8))
+    x = np.empty((1 << (m - 3), 8))
     p = np.empty((8, 8))
     pb = np.empty(8)
     for g in range(v.shape[0]):
-        c = np.float64(v[g, 0])
-        pb[:] = 0.0
-        for k in range(nv):
+        _weigh_rows(v, g, 0, 1 << (m - 3), np.float64(v[g, 0]), cs, ws, 0, x, pb)
+        for q in range(m):
             for lane in range(8):
-                d = np.float64(v[g, 8 * k + lane]) - c
-                pb[lane] += d * ws[8 * k + lane]
-                x[k, lane] = d * cs[8 * k + lane]
-        for q in range(m - 1, 2, -1):
-            half = 1 << (q - 3)
-            p[q, :] = 0.0
-            for k in range(half):
-                for lane in range(8):
-                    p[q, lane] += x[k + half, lane]
-                    x[k, lane] += x[k + half, lane]
-        for q in range(3):
-            for lane in range(8):
-                p[q, lane] = x[0, lane] if (lane >> q) & 1 else 0.0
+                p[q, lane] = 0.0
+        _fold_rows(x, m, p)
         b = _sum8(pb)
         for q in range(m):
             out[g, q] = _sum8(p[q]) - b
@@ -181,7 +184,7 @@ def semivalue(v, weights, out):
     m = _log2(v.shape[1])
     cs, ws = _coefficient_tables(m, weights)
     if 3 <= m <= BLOCK_BITS:
-        _semivalue_lanes(v, m, cs[0], ws[0], out)
+        _semivalue_lanes(v, m, cs, ws, out)
         return
     if m < 3:
         x = np.empty(1 << m)
