@@ -111,9 +111,11 @@ def output(out, shape: tuple, name: str = "out", dtype=np.float64) -> np.ndarray
 
 
 def csr_offsets(offsets, n_rows: int, n_values: int, name: str = "offsets",
-                row_name: str = "row") -> np.ndarray:
+                row_name: str = "row", *, row_label=None, values: str = "values") -> np.ndarray:
     """Validate CSR offsets: int array of length n_rows + 1, starting at 0,
-    non-decreasing, ending at n_values. Errors name the first bad row."""
+    non-decreasing, ending at n_values. Errors name the first bad row, as
+    ``row_label(r)`` when given (e.g. "request 3 (action 1)"), else
+    "<row_name> r"; ``values`` names what the offsets count."""
     arr = np.asarray(offsets)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
@@ -126,10 +128,11 @@ def csr_offsets(offsets, n_rows: int, n_values: int, name: str = "offsets",
     bad = np.flatnonzero(steps < 0)
     if bad.size:
         r = int(bad[0])
-        raise ValueError(f"{name} must be non-decreasing: {row_name} {r} has "
+        label = row_label(r) if row_label is not None else f"{row_name} {r}"
+        raise ValueError(f"{name} must be non-decreasing: {label} has "
                          f"{name}[{r}] = {arr[r]} > {name}[{r + 1}] = {arr[r + 1]}")
     if arr[-1] != n_values:
-        raise ValueError(f"{name}[-1] must equal the number of values ({n_values}), "
+        raise ValueError(f"{name}[-1] must equal the number of {values} ({n_values}), "
                          f"got {arr[-1]}")
     return arr
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from . import _parallel
 from ._backend import kernels, resolve
-from ._validation import check_choice, check_float, check_int, output, real_array
+from ._validation import check_choice, check_float, check_int, csr_offsets, output, real_array
 
 __all__ = ["Pools", "auction_replay", "auction_winners", "AuctionWinners", "MAX_ACTIONS"]
 
@@ -120,17 +120,8 @@ class Pools:
         off = _ids(offsets, "offsets")
         if off.ndim != 1 or off.shape[0] < 1 or (off.shape[0] - 1) % m:
             raise ValueError(f"offsets must have shape (B*m + 1,) for m = {m}, got {off.shape}")
-        if off[0] != 0:
-            raise ValueError(f"offsets[0] must be 0, got {off[0]}")
-        steps = np.flatnonzero(np.diff(off) < 0)
-        if steps.size:
-            j = int(steps[0])
-            raise ValueError(f"offsets must be non-decreasing: request {j // m} (action "
-                             f"{j % m}) has offsets[{j}] = {off[j]} > offsets[{j + 1}] = "
-                             f"{off[j + 1]}")
-        if off[-1] != n:
-            raise ValueError(f"offsets[-1] must equal the number of instances ({n}), "
-                             f"got {off[-1]}")
+        off = csr_offsets(off, off.shape[0] - 1, n, values="instances",
+                          row_label=lambda j: f"request {j // m} (action {j % m})")
         for name in ("score", "prerank"):
             if name in arrays:
                 bad = np.flatnonzero(~np.isfinite(arrays[name]))
