@@ -62,6 +62,13 @@ def banzhaf_weights(m: int) -> np.ndarray:
     return np.full(m, 1.0 / 2.0 ** (m - 1))
 
 
+def _split_games(kernel, flat, res_flat, m, nt):
+    """``kernel(games, out)`` over the batch, split by game over nt threads
+    (a thread gets at least 2**15 table entries)."""
+    _parallel.run(lambda a, b: kernel(flat[a:b], res_flat[a:b]), flat.shape[0], nt,
+                  grain=_GRAIN, min_items=max(1, (1 << 15) >> m))
+
+
 def _batch(kernel, key, v, tail, out, threads, backend):
     """Run a per-game kernel ``kernel(flat_v, flat_out)`` over a batch."""
     flat, m, lead = coalition_table(v)
@@ -69,10 +76,8 @@ def _batch(kernel, key, v, tail, out, threads, backend):
     res = output(out, lead + shape)
     if flat.shape[0]:
         impl = getattr(kernels("tables", resolve(key, backend)), kernel)
-        res_flat = res.reshape((flat.shape[0],) + shape)
-        _parallel.run(lambda a, b: impl(flat[a:b], res_flat[a:b]), flat.shape[0],
-                      _parallel.n_threads(threads), grain=_GRAIN,
-                      min_items=max(1, (1 << 15) >> m))
+        _split_games(impl, flat, res.reshape((flat.shape[0],) + shape), m,
+                     _parallel.n_threads(threads))
     return res
 
 
@@ -128,8 +133,7 @@ def _semivalue(flat, m, lead, w, out, threads, backend):
             acc = np.sum(_parallel.run(part, n, nt, grain=_BLOCK), axis=0)
             res_flat[g] = acc[:m] - acc[m]
         return res
-    _parallel.run(lambda a, b: impl.semivalue(flat[a:b], w, res_flat[a:b]), n_games, nt,
-                  grain=_GRAIN, min_items=max(1, (1 << 15) >> m))
+    _split_games(lambda games, out: impl.semivalue(games, w, out), flat, res_flat, m, nt)
     return res
 
 
