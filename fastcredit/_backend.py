@@ -15,10 +15,11 @@ table for every kernel.
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 
-BACKENDS = ("c", "numba")
+from ._params import BACKEND
+
+BACKENDS = BACKEND.values
 
 #: kernel -> backend that ran fastest on the bench (see bench/ratios.py).
 FASTEST: dict[str, str] = {
@@ -46,9 +47,9 @@ FASTEST: dict[str, str] = {
 def _importable(backend: str) -> bool:
     try:
         if backend == "c":
-            importlib.import_module("fastcredit._cffi")
+            from . import _cffi  # noqa: F401
         else:
-            importlib.import_module("numba")
+            import numba  # noqa: F401
     except ImportError:
         return False
     return True
@@ -61,7 +62,10 @@ def available_backends() -> tuple[str, ...]:
 
 
 def resolve(kernel: str, backend: str | None) -> str:
-    """The backend to run ``kernel`` ("family.name") on."""
+    """The backend to run ``kernel`` ("family.name") on: ``backend`` checked
+    against :data:`fastcredit._params.BACKEND`, or, for None, the environment
+    override or the measured winner in ``FASTEST``."""
+    backend = BACKEND.check(backend)
     if backend is None:
         backend = os.environ.get("FASTCREDIT_BACKEND") or FASTEST.get(kernel, "c")
         if backend not in BACKENDS:
@@ -73,14 +77,28 @@ def resolve(kernel: str, backend: str | None) -> str:
                                    "extension (pip install .) or install numba")
             backend = others[0]
         return backend
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be None, 'c' or 'numba', got {backend!r}")
     if not _importable(backend):
         raise ValueError(f"backend={backend!r} is not available here "
                          f"(available: {available_backends()})")
     return backend
 
 
+@functools.cache
+def _twins(backend: str) -> dict:
+    """family -> the module of ``backend``'s kernels. Imported on first use,
+    so the C extension is loaded, or Numba imported, only when asked for."""
+    if backend == "c":
+        from ._c import auction, audit, sampling, shaping, tables, trees
+    else:
+        from ._numba import auction, audit, sampling, shaping, tables, trees
+    return {"auction": auction, "audit": audit, "sampling": sampling, "shaping": shaping,
+            "tables": tables, "trees": trees}
+
+
+#: The kernel families; each has a twin module in fastcredit._c and fastcredit._numba.
+FAMILIES = ("auction", "audit", "sampling", "shaping", "tables", "trees")
+
+
 def kernels(family: str, backend: str):
     """The module holding ``family``'s kernels for a resolved backend."""
-    return importlib.import_module(f"fastcredit._{backend}.{family}")
+    return _twins(backend)[family]

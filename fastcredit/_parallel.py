@@ -11,7 +11,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from ._validation import check_int
+from ._params import THREADS
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -27,9 +27,8 @@ def cpu_count() -> int:
 
 def n_threads(threads) -> int:
     """Validate a ``threads=`` argument: None means all cores."""
-    if threads is None:
-        return cpu_count()
-    return check_int(threads, "threads", lo=1)
+    threads = THREADS.check(threads)
+    return cpu_count() if threads is None else threads
 
 
 def _executor() -> ThreadPoolExecutor:

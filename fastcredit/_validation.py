@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-MAX_TABLE_PLAYERS = 30
+from ._constants import MAX_TABLE_PLAYERS
 
 
 def check_int(value, name: str, lo: int | None = None, hi: int | None = None) -> int:
@@ -45,9 +45,25 @@ def check_float(value, name: str, lo: float | None = None, hi: float | None = No
     return value
 
 
+def check_bool(value, name: str) -> bool:
+    """A bool (Python or NumPy), not a number standing for one."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
 def check_choice(value, name: str, choices) -> str:
+    """One of the strings ``choices``."""
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+
+def check_open_unit(value, name: str) -> float:
+    """A real strictly between 0 and 1 (a confidence level, an alpha)."""
+    value = check_float(value, name)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must be in (0, 1), got {value}")
     return value
 
 
@@ -64,11 +80,39 @@ def _real_dtype(arr: np.ndarray, name: str, dtypes) -> np.dtype:
 
 
 def real_array(x, name: str, *, dtypes=(np.float64, np.float32)) -> np.ndarray:
-    """``x`` as a C-contiguous float array. float64/float32 pass through (a
-    non-contiguous one is copied); integer and bool arrays become float64;
-    complex, object, string and other dtypes are rejected."""
+    """``x`` as a C-contiguous float array of its own shape (a scalar stays
+    0-d). float64/float32 pass through (a non-contiguous one is copied);
+    integer and bool arrays become float64; complex, object, string and
+    other dtypes are rejected."""
     arr = np.asarray(x)
-    return np.ascontiguousarray(arr, dtype=_real_dtype(arr, name, dtypes))
+    return np.asarray(arr, dtype=_real_dtype(arr, name, dtypes), order="C")
+
+
+def float64_array(x, name: str) -> np.ndarray:
+    """:func:`real_array` converted to float64 (no copy when it already is)."""
+    return real_array(x, name).astype(np.float64, copy=False)
+
+
+def int_array(x, name: str, dtype=np.int64) -> np.ndarray:
+    """``x`` as a C-contiguous integer array of ``dtype`` (None: keep an
+    int32/int64 dtype, widen others to int64). Bools, floats and other
+    dtypes are rejected, except an empty float array (``np.asarray([])``);
+    values that do not fit ``dtype`` are refused, never wrapped."""
+    arr = np.asarray(x)
+    if arr.size == 0 and arr.dtype.kind == "f":
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
+    if dtype is None:
+        dtype = arr.dtype if arr.dtype in (np.int32, np.int64) else np.int64
+    dtype = np.dtype(dtype)
+    if arr.size and arr.dtype != dtype:
+        info = np.iinfo(dtype)
+        lo, hi = arr.min(), arr.max()
+        if lo < info.min or hi > info.max:
+            bad = lo if lo < info.min else hi
+            raise ValueError(f"{name} values must fit in {dtype.name}, got {bad}")
+    return np.asarray(arr, dtype=dtype, order="C")
 
 
 def coalition_table(v, name: str = "v", *, max_m: int = MAX_TABLE_PLAYERS):
@@ -116,12 +160,9 @@ def csr_offsets(offsets, n_rows: int, n_values: int, name: str = "offsets",
     non-decreasing, ending at n_values. Errors name the first bad row, as
     ``row_label(r)`` when given (e.g. "request 3 (action 1)"), else
     "<row_name> r"; ``values`` names what the offsets count."""
-    arr = np.asarray(offsets)
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
+    arr = int_array(offsets, name)
     if arr.ndim != 1 or arr.shape[0] != n_rows + 1:
         raise ValueError(f"{name} must have shape ({n_rows + 1},), got {arr.shape}")
-    arr = np.ascontiguousarray(arr, dtype=np.int64)
     if arr[0] != 0:
         raise ValueError(f"{name}[0] must be 0, got {arr[0]}")
     steps = np.diff(arr)

@@ -1,0 +1,67 @@
+"""Constants the C library and the Numba kernels share, written once.
+
+Each ``NAME`` here is ``FC_NAME`` of csrc/*.h; tests/test_constants.py checks
+that every one equals the value the compiled C library reports. The Numba
+kernels and the Python layer read them from here, so neither retypes a C
+literal (and the Numba twins, which must round like C, take the same block
+sizes and search limits).
+"""
+
+#: Return codes of every C kernel.
+OK = 0
+EINVAL = -1
+ENOMEM = -2
+
+# --- tables ------------------------------------------------------------------
+#: Most players of a coalition table (2**30 entries).
+MAX_TABLE_PLAYERS = 30
+#: Semivalue folds work on blocks of 2**TABLE_BLOCK_BITS table entries.
+TABLE_BLOCK_BITS = 8
+
+# --- sampling ----------------------------------------------------------------
+#: Most players a sampled game may have (permutations are int32 rows).
+SAMPLING_MAX_PLAYERS = 4096
+#: Columns of the per-game statistics row of the sampling kernels.
+STATS = 4
+STAT_EVALS = 0
+STAT_WALKS = 1
+STAT_SAMPLES = 2
+STAT_TRUNCATED = 3
+
+# --- auction -----------------------------------------------------------------
+AUCTION_MAX_ACTIONS = 16
+PRICING_FIRST = 0
+PRICING_GSP = 1
+MODE_FILTER = 0
+MODE_RERUN = 1
+
+# --- trees -------------------------------------------------------------------
+ALLOC_UNIFORM = 0
+ALLOC_UCT = 1
+ALLOC_AGENT_UCT = 2
+
+# --- audit -------------------------------------------------------------------
+#: fc_rng_below draws integers below n <= 2**32.
+RNG_MAX_RANGE = 4294967296
+#: fc_bootstrap_median tallies draws per item in int32.
+BOOTSTRAP_MAX_ITEMS = 2147483647
+#: Groups up to this length are ranked by counting, longer ones by heap sort.
+COUNTING_MAX = 64
+#: Draws per block of bootstrap index generation.
+DRAW_BLOCK = 128
+#: fc_spearman_groups status codes, in code order.
+SPEARMAN_VALID = 0
+SPEARMAN_SHORT = 1
+SPEARMAN_CONSTANT = 2
+SPEARMAN_NONFINITE = 3
+
+# --- shaping -----------------------------------------------------------------
+#: Below this many breakpoints insertion sort beats a library sort.
+INSERTION_SORT_MAX = 32
+#: Newton steps tried before the sorted breakpoint search.
+NEWTON_STEPS = 4
+#: Sequences with fewer actions pick token advantages by a select chain.
+SELECT_MAX = 8
+
+# --- rng -----------------------------------------------------------------------
+RNG_GOLDEN = 0x9E3779B97F4A7C15

@@ -1,0 +1,114 @@
+"""Each public parameter's allowed values, declared once.
+
+A declaration knows its name, what it accepts and a one-line help text. The
+functions check their arguments with it (``PRICING.check(pricing)``), the
+configuration objects of the integrations (``ScoreConfig``) check their
+fields with the same declaration, and the command line builds its options
+from it (choices, type and help), so an option's values are never retyped.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import _constants as C
+from ._validation import check_choice, check_float, check_int
+
+
+@dataclass(frozen=True)
+class Options:
+    """A string option from a fixed tuple of ``values``."""
+
+    name: str
+    values: tuple
+    help: str
+    none_ok: bool = False
+
+    def check(self, value, name: str | None = None):
+        if value is None and self.none_ok:
+            return None
+        return check_choice(value, name or self.name, self.values)
+
+
+@dataclass(frozen=True)
+class Integer:
+    """An integer (not bool) in [lo, hi]; None means unbounded."""
+
+    name: str
+    lo: int | None
+    hi: int | None
+    help: str
+    none_ok: bool = False
+
+    def check(self, value, name: str | None = None):
+        if value is None and self.none_ok:
+            return None
+        return check_int(value, name or self.name, lo=self.lo, hi=self.hi)
+
+
+@dataclass(frozen=True)
+class Real:
+    """A real number in [lo, hi]; ``finite=False`` admits +-inf (never NaN)."""
+
+    name: str
+    lo: float | None
+    hi: float | None
+    help: str
+    finite: bool = True
+
+    def check(self, value, name: str | None = None) -> float:
+        name = name or self.name
+        value = check_float(value, name, lo=self.lo, hi=self.hi, finite=self.finite)
+        if value != value:
+            raise ValueError(f"{name} must not be NaN")
+        return value
+
+
+# --- every family ------------------------------------------------------------
+BACKEND = Options("backend", ("c", "numba"),
+                  "kernel backend; None picks the faster one for each kernel", none_ok=True)
+THREADS = Integer("threads", 1, None, "threads to split the work over (default: all cores)",
+                  none_ok=True)
+SEED = Integer("seed", 0, 2**64 - 1, "random seed, an integer in [0, 2**64)")
+
+# --- tables and sampling -----------------------------------------------------
+TABLE_PLAYERS = Integer("m", 1, C.MAX_TABLE_PLAYERS, "players of a coalition table")
+COALITIONS = Options("coalitions", ("mask", "bool"),
+                     "how a Python value function receives coalitions: uint64 masks, or "
+                     "a bool matrix (n, m)")
+
+# --- auction -----------------------------------------------------------------
+ACTIONS = Integer("m", 1, C.AUCTION_MAX_ACTIONS, "actions (query rewrites) per request")
+SLOTS = Integer("slots", 1, 1 << 20, "auction slots: the top-N ranked ads win")
+RESERVE = Real("reserve", None, None,
+               "ads scoring below the reserve are dropped; GSP prices are at least it",
+               finite=False)
+CAPACITY = Integer("capacity", 1, None,
+                   "keep only this many ads of highest prerank before ranking (default: all)",
+                   none_ok=True)
+PRICING = Options("pricing", ("first", "gsp"),
+                  "earnings of a winner: its value (first) or the generalised second price")
+MODE = Options("mode", ("filter", "rerun"),
+               "filter the full pool's ranking per coalition, or rerun the pipeline on "
+               "each coalition's own pool")
+
+# --- shaping -----------------------------------------------------------------
+NORMALIZE = Options("normalize", ("std", "maxabs", "none"),
+                    "scale of the centred credit before the projection")
+SCALE = Options("scale", ("group", "batch", "none"),
+                "divide group-centred rewards by the group's sd, the batch's sd, or nothing")
+BETA = Real("beta", None, None, "weight of the shaped credit in the per-action advantage")
+KAPPA = Real("kappa", 0.0, None, "bound |z_i| <= kappa of the zero-sum projection")
+
+# --- trees and audit ---------------------------------------------------------
+BASELINE = Options("baseline", ("actor", "uniform"),
+                   "centre Q by the actor's policy or by the uniform mean over actions")
+CONTROLS = Options("controls", ("shuffle", "random", "uniform", "derangement"),
+                   "negative controls scored next to the credit")
+EFFECT_KIND = Options("kind", ("auto", "binary", "continuous"),
+                      "outcome kind of contrastive effects (auto: binary when all are 0/1)")
+
+# --- batch scoring -----------------------------------------------------------
+RULE = Options("rule", ("shapley", "banzhaf", "singleton", "leave_one_out"),
+               "credit rule computed from each request's coalition table")
+ON_ERROR = Options("on_error", ("stop", "skip"),
+                   "a malformed row stops the run, or is skipped and counted")
