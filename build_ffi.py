@@ -3,7 +3,7 @@
 The cdef is read from the family headers that csrc/fastcredit.h includes, so a
 function declared in a header is callable from Python with no second list to
 keep in sync. Preprocessor lines and comments are dropped; #define constants
-with literal values are kept as cffi integer constants; static inline
+with literal integer values are kept as cffi integer constants; static inline
 helpers (C-only conveniences) are left out.
 """
 import pathlib
@@ -12,6 +12,9 @@ import re
 from cffi import FFI
 
 CSRC = pathlib.Path(__file__).resolve().parent / "csrc"
+# "#define FC_NAME value" with an integer literal, in parentheses when negative
+# (FC_EINVAL) and with U/L suffixes when it needs them (FC_RNG_GOLDEN).
+_LITERAL_DEFINE = re.compile(r"\s*#define\s+(FC_\w+)\s+\(?(-?(?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*)\)?\s*$")
 
 
 def _headers():
@@ -26,7 +29,7 @@ def _cdef():
         # static inline helpers are for C callers; cffi sees declarations only
         text = re.sub(r"^static inline[^;{]*\{.*?^\}", "", text, flags=re.S | re.M)
         for line in text.splitlines():
-            define = re.match(r"\s*#define\s+(FC_\w+)\s+\(?(-?\d+)\)?\s*$", line)
+            define = _LITERAL_DEFINE.match(line)
             if define:
                 parts.append(f"#define {define.group(1)} {define.group(2)}")
             elif not line.lstrip().startswith("#") and 'extern "C"' not in line and line.strip() != "}":

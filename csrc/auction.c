@@ -403,15 +403,6 @@ static void rerun_table(const Auction *A, Work *W, int64_t n_merged, int64_t sta
     }
 }
 
-static int offsets_ok(const int64_t *offsets, int64_t lo, int64_t hi, int64_t n_values)
-{
-    int64_t j;
-    if (offsets[lo] < 0 || offsets[hi] > n_values) return 0;
-    for (j = lo; j < hi; j++)
-        if (offsets[j + 1] < offsets[j]) return 0;
-    return 1;
-}
-
 int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
                       const double *score, const double *value,
                       const double *prerank, int64_t n_values,
@@ -434,7 +425,8 @@ int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
         n_requests > INT64_MAX / m || slots > INT64_MAX / 4 / ((int64_t)1 << m))
         return FC_EINVAL;
     if (start == stop) return FC_OK;
-    if (!offsets_ok(offsets, start * m, stop * m, n_values)) return FC_EINVAL;
+    if (!csr_offsets_ok(offsets + start * m, (stop - start) * m) || offsets[stop * m] > n_values)
+        return FC_EINVAL;
     for (r = start; r < stop; r++) {
         const int64_t *off = offsets + r * m;
         if (off[m] - off[0] > n_max) n_max = off[m] - off[0];

@@ -6,7 +6,7 @@
  * offsets[r*m + i + 1] - 1 of the flat arrays ad_id[x], score[x], value[x] and
  * (optionally) prerank[x]; scores and preranks are finite.
  *
- * Semantics (DESIGN.md, "Auction replay"). Instances are ordered by
+ * Semantics (docs/design.md, "Auction replay"). Instances are ordered by
  *   score descending, then ad_id ascending, then instance index ascending
  * (the index orders by action, then by position in the action's list). The
  * pool of a set S of actions is their instances deduplicated by ad_id: an ad
@@ -40,8 +40,6 @@
 #define FASTCREDIT_AUCTION_H
 
 #include <stdint.h>
-
-#define FC_ENOMEM (-2)   /* the kernel's workspace could not be allocated */
 
 #define FC_AUCTION_MAX_ACTIONS 16
 #define FC_PRICING_FIRST 0

@@ -4,27 +4,6 @@
 #include "fastcredit.h"
 #include "internal.h"
 
-#define RNG_MAX_RANGE ((int64_t)1 << 32)
-/* Per-item draw counts are int32. */
-#define BOOTSTRAP_MAX_ITEMS (((int64_t)1 << 31) - 1)
-/* Groups up to this length are ranked by counting (O(n^2), vectorised),
- * longer ones by heap sort. */
-#define COUNTING_MAX 64
-
-/* Offsets non-decreasing over n_groups groups (the first may be non-zero). */
-static int bad_offsets(const int64_t *offsets, int64_t n_groups)
-{
-    int64_t g;
-    if (n_groups < 0 || !offsets || offsets[0] < 0) return 1;
-    for (g = 0; g < n_groups; g++)
-        if (offsets[g + 1] < offsets[g]) return 1;
-    return 0;
-}
-
-/* Draws per block of index generation: the SplitMix64 outputs of a block are
- * independent of each other, so the block loop vectorises. */
-#define DRAW_BLOCK 128
-
 /* Item indices in [0, n) from draws first .. first + count - 1 of the stream
  * with state `key`, two per 64-bit draw: out[2c] from its high 32 bits,
  * out[2c + 1] from its low 32 bits, each as (bits * n) >> 32. */
@@ -65,17 +44,18 @@ int fc_bootstrap_median(const double *sorted_a, const int64_t *order_a,
                         uint64_t seed, int64_t start, int64_t stop,
                         int32_t *counts, double *out)
 {
-    uint32_t idx[2 * DRAW_BLOCK];
+    uint32_t idx[2 * FC_BOOTSTRAP_DRAW_BLOCK];
     int64_t r, j, c;
-    if (n < 1 || n > BOOTSTRAP_MAX_ITEMS || start < 0 || stop < start || !sorted_a ||
+    if (n < 1 || n > FC_BOOTSTRAP_MAX_ITEMS || start < 0 || stop < start || !sorted_a ||
         !order_a || (sorted_b && !order_b) || !counts || (stop > start && !out))
         return FC_EINVAL;
     for (r = start; r < stop; r++) {
         const uint64_t key = fc_rng_key(seed, (uint64_t)r);
         const int64_t draws = (n + 1) / 2;
         memset(counts, 0, (size_t)n * sizeof(int32_t));
-        for (c = 0; c < draws; c += DRAW_BLOCK) {
-            const int64_t block = draws - c < DRAW_BLOCK ? draws - c : DRAW_BLOCK;
+        for (c = 0; c < draws; c += FC_BOOTSTRAP_DRAW_BLOCK) {
+            const int64_t block =
+                draws - c < FC_BOOTSTRAP_DRAW_BLOCK ? draws - c : FC_BOOTSTRAP_DRAW_BLOCK;
             const int64_t used = 2 * c + 2 * block > n ? n - 2 * c : 2 * block;
             draw_index_pairs(key, (uint64_t)c, block, (uint64_t)n, idx);
             for (j = 0; j < used; j++) counts[idx[j]]++;
@@ -101,12 +81,13 @@ int fc_bootstrap_mean_diff(const int64_t *offsets, const double *a_values,
                            double *out)
 {
     int64_t g, r;
-    if (bad_offsets(offsets, n_groups) || resamples < 0 || n_b < 0 || n_b > RNG_MAX_RANGE ||
-        (n_b > 0 && !b_values) || (n_groups > 0 && resamples > 0 && (!a_values || !out)))
+    if (!csr_offsets_ok(offsets, n_groups) || resamples < 0 || n_b < 0 ||
+        n_b > FC_RNG_MAX_RANGE || (n_b > 0 && !b_values) ||
+        (n_groups > 0 && resamples > 0 && (!a_values || !out)))
         return FC_EINVAL;
     for (g = 0; g < n_groups; g++) {
         const int64_t len = offsets[g + 1] - offsets[g];
-        if (len < 1 || len > RNG_MAX_RANGE) return FC_EINVAL;
+        if (len < 1 || len > FC_RNG_MAX_RANGE) return FC_EINVAL;
     }
     for (g = 0; g < n_groups; g++) {
         const int64_t len = offsets[g + 1] - offsets[g];
@@ -178,7 +159,7 @@ static int average_ranks(const double *x, int64_t n, double *keys, int64_t *idx,
                          double *ranks)
 {
     int64_t i, lo, hi;
-    if (n <= COUNTING_MAX) return counted_ranks(x, n, ranks) == n;
+    if (n <= FC_SPEARMAN_COUNTING_MAX) return counted_ranks(x, n, ranks) == n;
     for (i = 0; i < n; i++) {
         keys[i] = x[i];
         idx[i] = i;
@@ -198,7 +179,7 @@ int fc_spearman_groups(const int64_t *offsets, int64_t n_groups, const double *x
                        double *ranks, double *rho, int8_t *status)
 {
     int64_t g, i, longest = 0;
-    if (bad_offsets(offsets, n_groups) || min_len < 2 ||
+    if (!csr_offsets_ok(offsets, n_groups) || min_len < 2 ||
         (n_groups > 0 && (!rho || !status)))
         return FC_EINVAL;
     for (g = 0; g < n_groups; g++)
@@ -212,19 +193,19 @@ int fc_spearman_groups(const int64_t *offsets, int64_t n_groups, const double *x
         int finite = 1, x_constant;
         rho[g] = NAN;
         if (n < min_len) {
-            status[g] = 1;
+            status[g] = FC_SPEARMAN_SHORT;
             continue;
         }
         for (i = 0; i < n; i++) finite &= isfinite(xg[i]) && isfinite(yg[i]);
         if (!finite) {
-            status[g] = 3;
+            status[g] = FC_SPEARMAN_NONFINITE;
             continue;
         }
         if (average_ranks(yg, n, keys, idx, ry)) {
-            status[g] = 2;
+            status[g] = FC_SPEARMAN_CONSTANT;
             continue;
         }
-        status[g] = 0;
+        status[g] = FC_SPEARMAN_VALID;
         x_constant = average_ranks(xg, n, keys, idx, rx);
         if (x_constant) {
             rho[g] = 0.0;
@@ -246,9 +227,9 @@ int fc_shuffle_groups(const int64_t *offsets, int64_t n_groups, const double *x,
                       uint64_t seed, uint64_t first_item, double *out)
 {
     int64_t g, j;
-    if (bad_offsets(offsets, n_groups)) return FC_EINVAL;
+    if (!csr_offsets_ok(offsets, n_groups)) return FC_EINVAL;
     for (g = 0; g < n_groups; g++)
-        if (offsets[g + 1] - offsets[g] > RNG_MAX_RANGE) return FC_EINVAL;
+        if (offsets[g + 1] - offsets[g] > FC_RNG_MAX_RANGE) return FC_EINVAL;
     if (n_groups > 0 && offsets[n_groups] > offsets[0] && (!x || !out)) return FC_EINVAL;
     for (g = 0; g < n_groups; g++) {
         const int64_t n = offsets[g + 1] - offsets[g];
@@ -268,7 +249,7 @@ int fc_shuffle_groups(const int64_t *offsets, int64_t n_groups, const double *x,
 int fc_derangement(int64_t n, uint64_t seed, int64_t *out)
 {
     uint64_t attempt;
-    if (n < 2 || n > RNG_MAX_RANGE || !out) return FC_EINVAL;
+    if (n < 2 || n > FC_RNG_MAX_RANGE || !out) return FC_EINVAL;
     for (attempt = 0;; attempt++) {
         uint64_t state = fc_rng_key(seed, attempt);
         int64_t i, j;
@@ -303,7 +284,7 @@ int fc_replay_advantage(const int64_t *f_offsets, const double *f_values,
                         double *noise, double *resolution)
 {
     int64_t t, i;
-    if (bad_offsets(f_offsets, n_steps) || bad_offsets(a_offsets, n_steps) ||
+    if (!csr_offsets_ok(f_offsets, n_steps) || !csr_offsets_ok(a_offsets, n_steps) ||
         !(alpha > 0.0 && alpha < 1.0) ||
         (n_steps > 0 && (!f_values || !a_values || !advantage || !noise || !resolution)))
         return FC_EINVAL;

@@ -16,6 +16,13 @@
 
 #include <stdint.h>
 
+/* Largest sample fc_bootstrap_median takes: it tallies draws per item in
+ * int32. */
+#define FC_BOOTSTRAP_MAX_ITEMS 2147483647
+/* Draws per block of fc_bootstrap_median's index generation: the SplitMix64
+ * outputs of a block are independent of each other, so the block vectorises. */
+#define FC_BOOTSTRAP_DRAW_BLOCK 128
+
 /* Percentile-bootstrap replicates of a median, or of a paired difference of
  * medians.
  *
@@ -31,8 +38,8 @@
  * is even, as numpy.median. Each replicate costs O(n): draws are tallied per
  * item in counts (caller scratch of n int32) and the middle order statistics
  * read off a running count in sorted order, with no sort.
- * Requires 1 <= n < 2^31, 0 <= start <= stop, order_* permutations of
- * 0..n-1. */
+ * Requires 1 <= n <= FC_BOOTSTRAP_MAX_ITEMS, 0 <= start <= stop, order_*
+ * permutations of 0..n-1. */
 int fc_bootstrap_median(const double *sorted_a, const int64_t *order_a,
                         const double *sorted_b, const int64_t *order_b, int64_t n,
                         uint64_t seed, int64_t start, int64_t stop,
@@ -47,28 +54,35 @@ int fc_bootstrap_median(const double *sorted_a, const int64_t *order_a,
  *     out[g*resamples + r] = mean(group draws) - mean(b draws).
  * With n_b = 0 (b_values may be NULL) the b term is 0: the observed side is a
  * known constant. Means are left-to-right sums divided by the count.
- * Requires every group non-empty, n_g and n_b <= 2^32, resamples >= 0. */
+ * Requires every group non-empty, n_g and n_b <= FC_RNG_MAX_RANGE,
+ * resamples >= 0. */
 int fc_bootstrap_mean_diff(const int64_t *offsets, const double *a_values,
                            int64_t n_groups, const double *b_values, int64_t n_b,
                            int64_t resamples, uint64_t seed, uint64_t first_item,
                            double *out);
 
+/* fc_spearman_groups status codes: what rho[g] is. */
+#define FC_SPEARMAN_VALID 0      /* a correlation (rho = 0 when x is constant: a
+                                  * constant signal ranks nothing, so it scores
+                                  * as uncorrelated) */
+#define FC_SPEARMAN_SHORT 1      /* fewer than min_len values (rho = NaN) */
+#define FC_SPEARMAN_CONSTANT 2   /* y constant (rho = NaN) */
+#define FC_SPEARMAN_NONFINITE 3  /* a non-finite x or y (rho = NaN) */
+/* Groups up to this length are ranked by counting (O(n^2), branch-free, so
+ * it vectorises), longer ones by heap sort (O(n log n)). */
+#define FC_SPEARMAN_COUNTING_MAX 64
+
 /* Spearman rank correlation within each group of paired values (x, y).
  *
  * Ranks are 1-based with ties given their average rank; then
  *     rho = sum (rx - c)(ry - c) / sqrt(sum (rx - c)^2 * sum (ry - c)^2),
- * c = (n + 1) / 2, summed in index order. status[g] says what rho[g] is:
- *   0  a correlation (rho = 0 when x is constant: a constant signal ranks
- *      nothing, so it scores as uncorrelated)
- *   1  fewer than min_len values (rho = NaN)
- *   2  y constant (rho = NaN)
- *   3  a non-finite x or y (rho = NaN)
+ * c = (n + 1) / 2, summed in index order. status[g] is an FC_SPEARMAN_* code
+ * saying what rho[g] is.
  * Which groups are excluded depends on y only (besides non-finite x), so
  * every credit signal scored against the same y uses the same groups.
  * idx (int64, at least the longest group's length) and ranks (double, three
- * times that) are caller scratch. Ranking costs O(n^2) for groups of up to 64
- * values (branch-free counting, which vectorises) and O(n log n) above (heap
- * sort).
+ * times that) are caller scratch; see FC_SPEARMAN_COUNTING_MAX for the cost of
+ * ranking.
  * Requires min_len >= 2. */
 int fc_spearman_groups(const int64_t *offsets, int64_t n_groups, const double *x,
                        const double *y, int64_t min_len, int64_t *idx,
@@ -77,14 +91,16 @@ int fc_spearman_groups(const int64_t *offsets, int64_t n_groups, const double *x
 /* Uniform random permutation of each group's values (Fisher-Yates, group g
  * from the stream (seed, first_item + g)): out holds, group by group, the
  * same multiset of values as x, so every group's marginal distribution is
- * kept exactly. out must not overlap x. Groups have at most 2^32 values. */
+ * kept exactly. out must not overlap x. Groups have at most FC_RNG_MAX_RANGE
+ * values. */
 int fc_shuffle_groups(const int64_t *offsets, int64_t n_groups, const double *x,
                       uint64_t seed, uint64_t first_item, double *out);
 
 /* A uniform random derangement of 0..n-1 (a permutation with out[i] != i for
  * every i): Fisher-Yates from the top, restarted on the stream
  * (seed, attempt) whenever a position is finalised as a fixed point
- * (rejection sampling, e attempts on average). Requires 2 <= n <= 2^32. */
+ * (rejection sampling, e attempts on average). Requires
+ * 2 <= n <= FC_RNG_MAX_RANGE. */
 int fc_derangement(int64_t n, uint64_t seed, int64_t *out);
 
 /* Step-level audit against execution replay. Step t has a factual arm

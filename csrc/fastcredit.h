@@ -25,6 +25,7 @@ extern "C" {
 
 #define FC_OK 0
 #define FC_EINVAL (-1)   /* an argument is out of range or inconsistent */
+#define FC_ENOMEM (-2)   /* the kernel's workspace could not be allocated */
 
 #define FC_MAX_TABLE_PLAYERS 30
 

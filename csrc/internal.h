@@ -17,6 +17,19 @@
 #define FC_CLONES
 #endif
 
+/* Whether offsets[0..n_groups] indexes groups of a flat array: n_groups >= 0,
+ * offsets[0] >= 0 and non-decreasing. offsets[0] may be non-zero so that a
+ * thread's slice of a larger index passes as is; kernels that need more (a
+ * zero start, an end within the values) check it themselves. */
+static inline int csr_offsets_ok(const int64_t *offsets, int64_t n_groups)
+{
+    int64_t g;
+    if (n_groups < 0 || !offsets || offsets[0] < 0) return 0;
+    for (g = 0; g < n_groups; g++)
+        if (offsets[g + 1] < offsets[g]) return 0;
+    return 1;
+}
+
 /* Small helpers of hot loops, forced inline so a caller compiled with a
  * constant argument gets a specialised copy. */
 #if defined(__GNUC__)

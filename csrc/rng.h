@@ -43,7 +43,11 @@ static inline double fc_rng_uniform(uint64_t *state)
     return (double)(fc_rng_next(state) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-/* Integer in [0, n) for 1 <= n <= 2^32 (multiply-shift; bias below n / 2^32). */
+/* Largest n fc_rng_below takes (2^32): it scales 32 random bits. */
+#define FC_RNG_MAX_RANGE 4294967296
+
+/* Integer in [0, n) for 1 <= n <= FC_RNG_MAX_RANGE (multiply-shift; bias
+ * below n / 2^32). */
 static inline uint64_t fc_rng_below(uint64_t *state, uint64_t n)
 {
     return ((fc_rng_next(state) >> 32) * n) >> 32;

@@ -5,13 +5,6 @@
 #include "fastcredit.h"
 #include "internal.h"
 
-/* Below this many breakpoints insertion sort beats qsort's call overhead. */
-#define INSERTION_SORT_MAX 32
-/* Newton steps tried before the sorted search (see newton_projection). */
-#define NEWTON_STEPS 4
-/* Sequences with fewer actions pick each token's advantage by a fixed chain
- * of compare-and-selects (vectorises; no gather); more use a table lookup. */
-#define SELECT_MAX 8
 /* Rows of at most LANE_MAX_M values, with unit weights and one bound pair
  * per row, are projected LANES at a time (see project_lanes). */
 #define LANES 8
@@ -59,7 +52,7 @@ static int compare_doubles(const void *a, const void *b)
 static void sort_doubles(double *x, int64_t n)
 {
     int64_t i, j;
-    if (n > INSERTION_SORT_MAX) {
+    if (n > FC_PROJECT_INSERTION_SORT_MAX) {
         qsort(x, (size_t)n, sizeof(double), compare_doubles);
         return;
     }
@@ -110,8 +103,9 @@ static double segment_root(const row_problem *p, double left, double right)
  * hold), and accept the result when it classifies every coordinate the same
  * way: then z = clip(u - tau) meets the KKT conditions and is the
  * projection. Each pass checks one step and prepares the next, writing z as
- * it goes. Usually 1-2 steps; returns 0 when NEWTON_STEPS did not settle (or
- * nothing was free), leaving the exact breakpoint search to decide. */
+ * it goes. Usually 1-2 steps; returns 0 when FC_PROJECT_NEWTON_STEPS steps
+ * did not settle (or nothing was free), leaving the exact breakpoint search
+ * to decide. */
 static int newton_projection(const row_problem *p, double tau, double *z)
 {
     /* locals, not p->...: stores into z could alias *p as far as C knows */
@@ -127,7 +121,7 @@ static int newton_projection(const row_problem *p, double tau, double *z)
         f += w * clip(x, lower[i * bs], upper[i * bs]);
         slope += w * (double)((x > lower[i * bs]) & (x < upper[i * bs]));
     }
-    for (step = 0; step < NEWTON_STEPS; step++) {
+    for (step = 0; step < FC_PROJECT_NEWTON_STEPS; step++) {
         double next;
         int moved = 0;
         if (!(slope > 0.0)) return 0;
@@ -255,7 +249,7 @@ static FC_CLONES unsigned project_lanes(const double *u64, const float *u32, int
             f[l] += clip(x, lo[l], hi[l]);
             slope[l] += (double)((x > lo[l]) & (x < hi[l]));
         }
-    for (step = 0; step < NEWTON_STEPS; step++) {
+    for (step = 0; step < FC_PROJECT_NEWTON_STEPS; step++) {
         for (l = 0; l < LANES; l++) {
             redo[l] |= active[l] & !(slope[l] > 0.0);
             active[l] &= slope[l] > 0.0;
@@ -358,16 +352,16 @@ PROJECT_BOX(f64, double, u, NULL)
 PROJECT_BOX(f32, float, NULL, u)
 
 /* One sequence: table[0] = base, table[1 + i] = action i's advantage,
- * padded with zeros to SELECT_MAX + 1 entries. A bad id only raises the
- * returned flag (the caller reports it), keeping the loops branch-free. The
- * selects run on the floats' bit patterns: GCC vectorises integer masks but
- * turns a chain of float selects into branches. */
+ * padded with zeros to FC_TOKEN_SELECT_MAX + 1 entries. A bad id only raises
+ * the returned flag (the caller reports it), keeping the loops branch-free.
+ * The selects run on the floats' bit patterns: GCC vectorises integer masks
+ * but turns a chain of float selects into branches. */
 #define TOKEN_ROW(SFX, INT, UINT)                                                  \
     static uint32_t pick_##SFX(INT a, const uint32_t *tab)                          \
     {                                                                               \
         uint32_t v = tab[0];                                                        \
         int i;                                                                      \
-        for (i = 0; i < SELECT_MAX; i++) {                                          \
+        for (i = 0; i < FC_TOKEN_SELECT_MAX; i++) {                                 \
             const uint32_t hit = 0u - (uint32_t)(a == (INT)i);                      \
             v = (v & ~hit) | (tab[1 + i] & hit);                                    \
         }                                                                           \
@@ -378,10 +372,10 @@ PROJECT_BOX(f32, float, NULL, u)
                                          int64_t m, const uint8_t *restrict mask,  \
                                          const float *table, float *restrict o)    \
     {                                                                               \
-        uint32_t tab[SELECT_MAX + 1];                                               \
+        uint32_t tab[FC_TOKEN_SELECT_MAX + 1];                                      \
         int64_t t;                                                                  \
         int bad = 0;                                                                \
-        if (m >= SELECT_MAX) {                                                      \
+        if (m >= FC_TOKEN_SELECT_MAX) {                                             \
             for (t = 0; t < n_tok; t++) {                                           \
                 uint64_t k = (uint64_t)ta[t] + 1;                                   \
                 bad |= k > (uint64_t)m;                                             \
@@ -421,7 +415,7 @@ PROJECT_BOX(f32, float, NULL, u)
             const INT *ta = token_action + g * n_tok;                               \
             work[0] = (float)base[g];                                               \
             for (i = 0; i < m; i++) work[1 + i] = (float)action_adv[g * m + i];     \
-            for (i = m; i < SELECT_MAX; i++) work[1 + i] = 0.0f;                    \
+            for (i = m; i < FC_TOKEN_SELECT_MAX; i++) work[1 + i] = 0.0f;           \
             if (token_row_##SFX(ta, n_tok, m, mask ? mask + g * n_tok : NULL, work, \
                                 out + g * n_tok)) {                                 \
                 for (t = 0; t < n_tok && ta[t] >= -1 && (int64_t)ta[t] < m; t++) {} \

@@ -11,6 +11,15 @@
 
 #include <stdint.h>
 
+/* Below this many breakpoints the projection's insertion sort beats qsort's
+ * call overhead. */
+#define FC_PROJECT_INSERTION_SORT_MAX 32
+/* Active-set Newton steps the projection tries before the sorted search. */
+#define FC_PROJECT_NEWTON_STEPS 4
+/* Sequences with fewer actions pick each token's advantage by a fixed chain
+ * of compare-and-selects (vectorises; no gather); more use a table lookup. */
+#define FC_TOKEN_SELECT_MAX 8
+
 /* Weighted box projection of each of n_rows rows of m values:
  *
  *   z = argmin  sum_i w_i (z_i - u_i)^2 / 2
@@ -22,10 +31,11 @@
  * u_i - upper_i, u_i - lower_i every coordinate stays clipped or free, so f
  * is linear there and tau follows in closed form (no iteration tolerance):
  *   1. fast path: tau = (sum w_i u_i - total) / sum w_i, if it clips nothing;
- *   2. else at most 4 active-set Newton steps tau += f(tau) / (sum of the free
- *      w_i), accepted once the step leaves every coordinate's class
- *      (clipped up, clipped down, free) unchanged, which is the KKT
- *      certificate of the optimum (one or two steps on typical rows);
+ *   2. else at most FC_PROJECT_NEWTON_STEPS active-set Newton steps
+ *      tau += f(tau) / (sum of the free w_i), accepted once the step leaves
+ *      every coordinate's class (clipped up, clipped down, free) unchanged,
+ *      which is the KKT certificate of the optimum (one or two steps on
+ *      typical rows);
  *   3. else the sorted breakpoint search: sort the 2m breakpoints, binary
  *      search the segment where f crosses 0, solve on it (O(m log m)).
  * Rows with unit weights and one bound pair (weights == NULL,
@@ -69,10 +79,11 @@ int fc_project_box_f32(const float *u, int64_t n_rows, int64_t m,
  *   with a = token_action[g*n_tok + t],
  *
  * rounded to float. mask may be NULL (every token kept). work holds
- * max(m, 8) + 1 floats (the per-sequence lookup table). An a outside [-1, m) makes the
- * function store its flat position in *bad and return FC_EINVAL; rows
- * before the offending one have then been written (the range check is fused
- * into the pass so the tokens are read once). Otherwise *bad = -1. */
+ * max(m, FC_TOKEN_SELECT_MAX) + 1 floats (the per-sequence lookup table). An
+ * a outside [-1, m) makes the function store its flat position in *bad and
+ * return FC_EINVAL; rows before the offending one have then been written
+ * (the range check is fused into the pass so the tokens are read once).
+ * Otherwise *bad = -1. */
 int fc_token_advantages_i32(const double *base, const double *action_adv,
                             int64_t n_seq, int64_t m,
                             const int32_t *token_action, int64_t n_tok,

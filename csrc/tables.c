@@ -94,7 +94,6 @@ static FC_INLINE void fold(double *x, int bits, double *t)
  * vectors into one vector of sums. Other compilers use the portable
  * small_games loop (define FC_NO_VECTOR_EXT to force it). */
 #ifdef FC_VECTOR_EXT
-/* Lane q of the result is the sum of the lanes of p[q]. */
 /* The halving fold of fold() on a table of 2^bits entries held as vectors:
  * p[q] += the entries with bit q set, summed over the bits above q (whole
  * vectors for q >= 3, lane masks of the folded first vector for q < 3). */
@@ -115,6 +114,7 @@ static FC_INLINE void fold_vectors(v8d *x, int bits, v8d *p)
     p[2] += (v8d)((v8i)x[0] & bit2);
 }
 
+/* Lane q of the result is the sum of the lanes of p[q]. */
 static FC_INLINE v8d reduce8(const v8d *p)
 {
     const v8i lo1 = {0, 8, 2, 10, 4, 12, 6, 14}, hi1 = {1, 9, 3, 11, 5, 13, 7, 15};

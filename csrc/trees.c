@@ -1,17 +1,16 @@
 /* trees.c - counterfactual-tree credit and allocation rules; see trees.h. */
 #include <math.h>
 #include "fastcredit.h"
+#include "internal.h"
 
 int fc_actor_centered_credit(const double *q, const double *pi, const int64_t *offsets,
                              int64_t n_states, int uniform, double *credit,
                              double *baseline)
 {
     int64_t s, a;
-    if (n_states < 0 || !q || (!uniform && !pi) || !offsets || !credit || !baseline)
+    if (!csr_offsets_ok(offsets, n_states) || offsets[0] != 0 || !q || (!uniform && !pi) ||
+        !credit || !baseline)
         return FC_EINVAL;
-    if (offsets[0] != 0) return FC_EINVAL;
-    for (s = 0; s < n_states; s++)
-        if (offsets[s + 1] < offsets[s]) return FC_EINVAL;
     for (s = 0; s < n_states; s++) {
         const int64_t lo = offsets[s], hi = offsets[s + 1];
         double b = 0.0;
@@ -42,7 +41,7 @@ int fc_allocation_pick(int rule, int64_t n, const int64_t *counts, const double 
     double best = -INFINITY, log_total;
     uint64_t state;
     if (rule < FC_ALLOC_UNIFORM || rule > FC_ALLOC_AGENT_UCT || n < 1 ||
-        n > ((int64_t)1 << 32) || !counts || !sums || !choice ||
+        n > FC_RNG_MAX_RANGE || !counts || !sums || !choice ||
         (rule == FC_ALLOC_AGENT_UCT && !costs))
         return FC_EINVAL;
     for (a = 0; a < n; a++) {

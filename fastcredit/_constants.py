@@ -41,27 +41,30 @@ ALLOC_UCT = 1
 ALLOC_AGENT_UCT = 2
 
 # --- audit -------------------------------------------------------------------
-#: fc_rng_below draws integers below n <= 2**32.
-RNG_MAX_RANGE = 4294967296
 #: fc_bootstrap_median tallies draws per item in int32.
 BOOTSTRAP_MAX_ITEMS = 2147483647
-#: Groups up to this length are ranked by counting, longer ones by heap sort.
-COUNTING_MAX = 64
 #: Draws per block of bootstrap index generation.
-DRAW_BLOCK = 128
+BOOTSTRAP_DRAW_BLOCK = 128
 #: fc_spearman_groups status codes, in code order.
 SPEARMAN_VALID = 0
 SPEARMAN_SHORT = 1
 SPEARMAN_CONSTANT = 2
 SPEARMAN_NONFINITE = 3
+#: Spearman groups up to this length are ranked by counting, longer ones by
+#: heap sort.
+SPEARMAN_COUNTING_MAX = 64
 
 # --- shaping -----------------------------------------------------------------
-#: Below this many breakpoints insertion sort beats a library sort.
-INSERTION_SORT_MAX = 32
-#: Newton steps tried before the sorted breakpoint search.
-NEWTON_STEPS = 4
+#: Below this many breakpoints the projection's insertion sort beats a
+#: library sort.
+PROJECT_INSERTION_SORT_MAX = 32
+#: Newton steps the projection tries before the sorted breakpoint search.
+PROJECT_NEWTON_STEPS = 4
 #: Sequences with fewer actions pick token advantages by a select chain.
-SELECT_MAX = 8
+TOKEN_SELECT_MAX = 8
 
 # --- rng -----------------------------------------------------------------------
+#: The SplitMix64 stream increment.
 RNG_GOLDEN = 0x9E3779B97F4A7C15
+#: fc_rng_below draws integers below n <= RNG_MAX_RANGE (2**32).
+RNG_MAX_RANGE = 4294967296

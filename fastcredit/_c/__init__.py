@@ -1,5 +1,6 @@
 """cffi bindings of csrc/: one module per kernel family, each with the same
-function signatures as the matching ``fastcredit._numba`` module.
+function signatures as the matching ``fastcredit._numba`` module; each
+module's ``__all__`` lists its kernels, the same names as its twin's.
 
 Arguments arrive validated (see fastcredit._validation); these bindings only
 convert arrays to pointers and check the C return code.

@@ -2,6 +2,8 @@
 fastcredit._numba.auction.replay."""
 from . import check, ffi, lib, ptr
 
+__all__ = ["replay"]
+
 
 def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve, capacity,
            pricing, mode, out, win_ad, win_earn):

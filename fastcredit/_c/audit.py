@@ -2,6 +2,9 @@
 fastcredit._numba.audit."""
 from . import check, ffi, lib, ptr
 
+__all__ = ["bootstrap_median", "bootstrap_mean_diff", "spearman_groups", "shuffle_groups",
+           "derangement", "replay_advantage"]
+
 
 def _opt(arr):
     """A pointer, or NULL for an empty array (an absent optional input)."""

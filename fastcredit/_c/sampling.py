@@ -1,6 +1,8 @@
 """C backend of the sampling family (csrc/sampling.c)."""
 from . import check, lib, ptr, suffix
 
+__all__ = ["permutations", "permutation_shapley"]
+
 
 def permutations(seed, game, first_unit, perms):
     check(lib.fc_sampling_permutations(int(seed), game, first_unit, perms.shape[0],

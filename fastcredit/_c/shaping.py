@@ -2,7 +2,10 @@
 fastcredit._numba.shaping."""
 import numpy as np
 
+from .._constants import TOKEN_SELECT_MAX
 from . import check, ffi, lib, ptr, suffix
+
+__all__ = ["project_box", "token_advantages"]
 
 
 def project_box(u, lower, upper, bound_row_stride, bound_col_stride, weights,
@@ -18,7 +21,7 @@ def project_box(u, lower, upper, bound_row_stride, bound_col_stride, weights,
 def token_advantages(base, action_adv, token_action, mask, out):
     n_seq, n_tok = token_action.shape
     m = action_adv.shape[1]
-    work = np.empty(max(m, 8) + 1, dtype=np.float32)
+    work = np.empty(max(m, TOKEN_SELECT_MAX) + 1, dtype=np.float32)
     bad = ffi.new("int64_t *")
     f = "fc_token_advantages_" + ("i32" if token_action.dtype == np.int32 else "i64")
     rc = getattr(lib, f)(ptr(base), ptr(action_adv), n_seq, m, ptr(token_action), n_tok,

@@ -1,7 +1,8 @@
 """C backend of the tables family (csrc/tables.c)."""
 from . import check, lib, ptr, suffix
 
-BLOCK = 1 << lib.FC_TABLE_BLOCK_BITS
+__all__ = ["semivalue", "semivalue_partial", "singleton", "leave_one_out", "pair_interactions",
+           "size_resolved", "moebius", "from_moebius"]
 
 
 def semivalue(v, weights, out):

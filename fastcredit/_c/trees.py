@@ -2,7 +2,7 @@
 fastcredit._numba.trees."""
 from . import check, ffi, lib, ptr
 
-UNIFORM, UCT, AGENT_UCT = lib.FC_ALLOC_UNIFORM, lib.FC_ALLOC_UCT, lib.FC_ALLOC_AGENT_UCT
+__all__ = ["actor_centered_credit", "allocation_pick"]
 
 
 def actor_centered_credit(q, pi, offsets, uniform, credit, baseline):

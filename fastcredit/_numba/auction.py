@@ -8,18 +8,18 @@ Signature (arrays validated by fastcredit.auction):
 offsets int64 (B*m + 1,); ad_id int64, score/value float64 (n,); prerank
 float64 (n,) or empty for "rank capacity by score"; out float64 (B, 2**m),
 rows start..stop-1 written; win_ad int64 / win_earn float64 (B, 2**m, slots),
-or (1, 1, 1) placeholders when no winners are wanted. pricing: 0 first,
-1 GSP; mode: 0 filter, 1 rerun; capacity 0 = none.
+or (1, 1, 1) placeholders when no winners are wanted. pricing: PRICING_*,
+mode: MODE_* of fastcredit._constants; capacity 0 = none.
 """
 import numpy as np
 from numba import njit
 
+from .._constants import MODE_RERUN, PRICING_GSP
 from .rng import GOLDEN
 
-jit = njit(cache=True, nogil=True)
+__all__ = ["replay"]
 
-PRICING_FIRST, PRICING_GSP = 0, 1
-MODE_FILTER, MODE_RERUN = 0, 1
+jit = njit(cache=True, nogil=True)
 
 
 @jit

@@ -17,10 +17,12 @@ See csrc/audit.h for the definitions.
 import numpy as np
 from numba import njit
 
+from .._constants import (BOOTSTRAP_DRAW_BLOCK, SPEARMAN_CONSTANT, SPEARMAN_COUNTING_MAX,
+                          SPEARMAN_NONFINITE, SPEARMAN_SHORT, SPEARMAN_VALID)
 from .rng import GOLDEN, below, key, mix64
 
-COUNTING_MAX = 64
-DRAW_BLOCK = 128
+__all__ = ["bootstrap_median", "bootstrap_mean_diff", "spearman_groups", "shuffle_groups",
+           "derangement", "replay_advantage"]
 
 jit = njit(cache=True, nogil=True)
 
@@ -56,12 +58,12 @@ def _tallied_median(sorted_x, order, counts, n):
 def bootstrap_median(sorted_a, order_a, sorted_b, order_b, seed, start, stop, counts, out):
     n = sorted_a.shape[0]
     draws = (n + 1) // 2
-    idx = np.empty(2 * DRAW_BLOCK, dtype=np.uint32)
+    idx = np.empty(2 * BOOTSTRAP_DRAW_BLOCK, dtype=np.uint32)
     for r in range(start, stop):
         state_key = key(seed, r)
         counts[:] = 0
-        for c in range(0, draws, DRAW_BLOCK):
-            block = min(DRAW_BLOCK, draws - c)
+        for c in range(0, draws, BOOTSTRAP_DRAW_BLOCK):
+            block = min(BOOTSTRAP_DRAW_BLOCK, draws - c)
             used = min(2 * block, n - 2 * c)
             _draw_index_pairs(state_key, c, block, n, idx)
             for j in range(used):
@@ -143,7 +145,7 @@ def _counted_ranks(x, n, ranks):
 
 @jit
 def _average_ranks(x, n, keys, idx, ranks):
-    if n <= COUNTING_MAX:
+    if n <= SPEARMAN_COUNTING_MAX:
         return _counted_ranks(x, n, ranks) == n
     for i in range(n):
         keys[i] = x[i]
@@ -172,18 +174,18 @@ def spearman_groups(offsets, x, y, min_len, idx, ranks, rho, status):
         keys = ranks[2 * n:3 * n]
         rho[g] = np.nan
         if n < min_len:
-            status[g] = 1
+            status[g] = SPEARMAN_SHORT
             continue
         finite = True
         for i in range(n):
             finite &= np.isfinite(xg[i]) and np.isfinite(yg[i])
         if not finite:
-            status[g] = 3
+            status[g] = SPEARMAN_NONFINITE
             continue
         if _average_ranks(yg, n, keys, idx, ry):
-            status[g] = 2
+            status[g] = SPEARMAN_CONSTANT
             continue
-        status[g] = 0
+        status[g] = SPEARMAN_VALID
         if _average_ranks(xg, n, keys, idx, rx):
             rho[g] = 0.0
             continue

@@ -7,7 +7,9 @@ jitted code.
 import numpy as np
 from numba import njit
 
-GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+from .._constants import RNG_GOLDEN
+
+GOLDEN = np.uint64(RNG_GOLDEN)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 

@@ -1,41 +1,39 @@
 """Numba kernels of the sampling family: the same algorithm, in the same
-order, as csrc/sampling.c, plus drivers for users' ``@njit`` games.
+order, as csrc/sampling.c.
 
 Signatures:
     permutations(seed, game, first_unit, perms)     perms (n_units, m) int32
     permutation_shapley(v, seed, first_game, max_walks, budget, antithetic,
                         cache_endpoints, tol, min_samples, values, stderr, stats)
-        v (B, 2**m) float32/float64; values, stderr (B, m); stats (B, 4) int64
-    estimate_game(fn, m, seed, max_walks, budget, antithetic, cache_endpoints,
-                  crn, tol, min_samples, values, stderr, stats, bad)
-        -> 0, or 1 when fn returned a non-finite value (its mask in bad[0]);
-        fn: an @njit ``fn(mask) -> float``, or a stochastic
-        ``fn(mask, key) -> float`` (told apart by the number of parameters).
-    evaluate(game, mask, key), stochastic(game): usable in users' jitted code.
+        v (B, 2**m) float32/float64; values, stderr (B, m); stats (B, STATS) int64
 
-Stochastic games: after unit u's permutation is shuffled from its stream, the
-same stream hands out one fresh key per evaluation, in walk order (the forward
-walk, then the reverse one). With common random numbers (crn=True) the k-th
-marginal's two prefixes share one key, so every walk costs 2m evaluations.
+The estimate helpers (``_estimate`` and what it calls) are generic over the
+game: they read it through ``_evaluate``, which reads tables here and users'
+``@njit`` games through the overload fastcredit._jit.games adds to run them.
+With fresh keys (stochastic games), after unit u's permutation is shuffled
+from its stream, the same stream hands out one fresh key per evaluation, in
+walk order (the forward walk, then the reverse one). With common random
+numbers (crn) the k-th marginal's two prefixes share one key, so every walk
+costs 2m evaluations.
 """
-import inspect
-
 import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from .rng import key as rng_key
+from .._constants import STAT_EVALS, STAT_SAMPLES, STAT_TRUNCATED, STAT_WALKS
 from .rng import below, next_u64
+from .rng import key as rng_key
+
+__all__ = ["permutations", "permutation_shapley"]
 
 jit = njit(cache=True, nogil=True)
 
-STAT_EVALS, STAT_WALKS, STAT_SAMPLES, STAT_TRUNCATED = 0, 1, 2, 3
 _ONE = np.uint64(1)
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 @jit
-def shuffle(state, perm):
+def _shuffle(state, perm):
     """Fisher-Yates shuffle of perm := 0..m-1 from the stream ``state``;
     returns the advanced state."""
     m = perm.shape[0]
@@ -54,41 +52,20 @@ def permutations(seed, game, first_unit, perms):
     """perms[u] = the permutation of unit first_unit + u of ``game``."""
     game_key = rng_key(seed, game)
     for u in range(perms.shape[0]):
-        shuffle(rng_key(game_key, first_unit + u), perms[u])
+        _shuffle(rng_key(game_key, first_unit + u), perms[u])
 
 
-def evaluate(game, mask, key):
-    """v(mask) of a game inside jitted code: ``game[mask]`` for a table,
-    ``game(mask)`` for an @njit deterministic game, ``game(mask, key)`` for an
-    @njit stochastic one (told apart by the number of parameters)."""
-    raise NotImplementedError("evaluate is only callable from jitted code")
+def _evaluate(game, mask, key):
+    """v(mask) of a game in jitted code, resolved by the game's type: a table
+    here; fastcredit._jit.games adds users' @njit games."""
+    raise NotImplementedError("_evaluate is only callable from jitted code")
 
 
-@overload(evaluate, jit_options={"nogil": True})
-def _evaluate_impl(game, mask, key):
+@overload(_evaluate, jit_options={"nogil": True})
+def _evaluate_table(game, mask, key):
     if isinstance(game, types.Array):
         return lambda game, mask, key: np.float64(game[mask])
-    if isinstance(game, types.Dispatcher):
-        if takes_key(game.dispatcher):
-            return lambda game, mask, key: np.float64(game(mask, key))
-        return lambda game, mask, key: np.float64(game(mask))
     return None
-
-
-def takes_key(fn) -> bool:
-    """Whether a jitted game is stochastic, ``fn(mask, key)``."""
-    return len(inspect.signature(fn.py_func).parameters) == 2
-
-
-def stochastic(game):
-    """Whether ``game`` draws keys (a stochastic @njit game), in jitted code."""
-    raise NotImplementedError("stochastic is only callable from jitted code")
-
-
-@overload(stochastic, jit_options={"nogil": True})
-def _stochastic_impl(game):
-    is_stochastic = isinstance(game, types.Dispatcher) and takes_key(game.dispatcher)
-    return lambda game: is_stochastic
 
 
 @njit(nogil=True)
@@ -97,7 +74,7 @@ def _value(game, mask, fresh_keys, state, check, bad):
     key = np.uint64(0)
     if fresh_keys:
         state, key = next_u64(state)
-    val = evaluate(game, mask, key)
+    val = _evaluate(game, mask, key)
     if check and not np.isfinite(val):
         bad[0] = mask
         return state, val, False
@@ -123,8 +100,8 @@ def _walk(game, perm, reverse, state, fresh_keys, crn, cache_endpoints,
         mask |= _ONE << np.uint64(p)
         if crn:
             state, key = next_u64(state)
-            lo = evaluate(game, lower, key)
-            hi = evaluate(game, mask, key)
+            lo = _evaluate(game, lower, key)
+            hi = _evaluate(game, mask, key)
             evals += 2
             if check and not (np.isfinite(lo) and np.isfinite(hi)):
                 bad[0] = lower if not np.isfinite(lo) else mask
@@ -181,8 +158,8 @@ def _estimate(game, m, game_key, max_walks, budget, antithetic, cache_endpoints,
     n = 0
     truncated = 0
     if cache_endpoints:
-        v0 = evaluate(game, np.uint64(0), np.uint64(0))
-        vn = evaluate(game, _ALL >> np.uint64(64 - m), np.uint64(0))
+        v0 = _evaluate(game, np.uint64(0), np.uint64(0))
+        vn = _evaluate(game, _ALL >> np.uint64(64 - m), np.uint64(0))
         evals = 2
         if check and not np.isfinite(v0):
             bad[0] = 0
@@ -195,7 +172,7 @@ def _estimate(game, m, game_key, max_walks, budget, antithetic, cache_endpoints,
         if evals + unit_cost > budget:
             truncated = 1
             break
-        state = shuffle(state, perm)
+        state = _shuffle(state, perm)
         x[:] = 0.0
         state, spent, ok = _walk(game, perm, False, state, fresh_keys, crn,
                                  cache_endpoints, v0, vn, x, check, bad)
@@ -245,14 +222,3 @@ def permutation_shapley(v, seed, first_game, max_walks, budget, antithetic, cach
         _estimate(v[g], m, rng_key(seed, first_game + g), max_walks, budget,
                   antithetic, cache_endpoints, False, False, tol, min_samples, values[g],
                   stderr[g], stats[g], False, bad, perm, work)
-
-
-@njit(nogil=True)
-def estimate_game(fn, m, seed, max_walks, budget, antithetic, cache_endpoints, crn, tol,
-                  min_samples, values, stderr, stats, bad):
-    """The estimate of one ``@njit`` game (game index 0 of ``seed``); 0, or 1
-    when ``fn`` returned a non-finite value at coalition ``bad[0]``."""
-    ok = _estimate(fn, m, rng_key(seed, 0), max_walks, budget, antithetic, cache_endpoints,
-                   stochastic(fn), crn, tol, min_samples, values, stderr, stats, True, bad,
-                   np.empty(m, dtype=np.int32), np.empty((4, m)))
-    return 0 if ok else 1

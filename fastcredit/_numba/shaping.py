@@ -20,9 +20,9 @@ import math
 import numpy as np
 from numba import njit
 
-INSERTION_SORT_MAX = 32
-NEWTON_STEPS = 4
-SELECT_MAX = 8
+from .._constants import PROJECT_INSERTION_SORT_MAX, PROJECT_NEWTON_STEPS, TOKEN_SELECT_MAX
+
+__all__ = ["project_box", "token_advantages"]
 
 jit = njit(cache=True, nogil=True)
 
@@ -55,7 +55,7 @@ def _weighted_sum(u, lower, upper, b0, bstep, weights, w0, tau):
 
 @jit
 def _sort(x, n):
-    if n > INSERTION_SORT_MAX:
+    if n > PROJECT_INSERTION_SORT_MAX:
         x[:n].sort()
         return
     for i in range(1, n):
@@ -106,7 +106,7 @@ def _newton_projection(u, lower, upper, b0, bstep, weights, w0, total, tau, z, z
         x = u[i] - tau
         f += w * _clip(x, lo, hi)
         slope += w * (1.0 if (x > lo) & (x < hi) else 0.0)
-    for _ in range(NEWTON_STEPS):
+    for _ in range(PROJECT_NEWTON_STEPS):
         if not slope > 0.0:
             return False
         nxt = tau + (f - total) / slope
@@ -203,7 +203,7 @@ def project_box(u, lower, upper, bound_row_stride, bound_col_stride, weights,
 @jit
 def _pick(a, table):
     v = table[0]
-    for i in range(SELECT_MAX):
+    for i in range(TOKEN_SELECT_MAX):
         v = table[1 + i] if a == i else v
     return v
 
@@ -212,7 +212,7 @@ def _pick(a, table):
 def token_advantages(base, action_adv, token_action, mask, out):
     n_seq, n_tok = token_action.shape
     m = action_adv.shape[1]
-    table = np.zeros(max(m, SELECT_MAX) + 1, dtype=np.float32)
+    table = np.zeros(max(m, TOKEN_SELECT_MAX) + 1, dtype=np.float32)
     for g in range(n_seq):
         table[0] = np.float32(base[g])
         for i in range(m):
@@ -220,7 +220,7 @@ def token_advantages(base, action_adv, token_action, mask, out):
         ta = token_action[g]
         o = out[g]
         bad = False
-        if m < SELECT_MAX:
+        if m < TOKEN_SELECT_MAX:
             for t in range(n_tok):
                 a = ta[t]
                 bad |= (a < -1) | (a >= m)

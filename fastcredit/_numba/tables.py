@@ -11,14 +11,18 @@ Signatures (v: (B, 2**m) float32/float64, out: float64):
 import numpy as np
 from numba import njit
 
-BLOCK_BITS = 8        # FC_TABLE_BLOCK_BITS
-BLOCK = 1 << BLOCK_BITS
+from .._constants import TABLE_BLOCK_BITS
+
+__all__ = ["semivalue", "semivalue_partial", "singleton", "leave_one_out", "pair_interactions",
+           "size_resolved", "moebius", "from_moebius"]
+
+_BLOCK = 1 << TABLE_BLOCK_BITS
 
 jit = njit(cache=True, nogil=True)
 
 
 @jit
-def popcount(x):
+def _popcount(x):
     x = np.uint64(x)
     c = 0
     while x:
@@ -31,12 +35,12 @@ def popcount(x):
 def _coefficient_tables(m, w):
     """cs[h, j] = w[c-1] + w[c], ws[h, j] = w[c] for entry j of a block whose
     high bits hold h players (c = h + |j|; w[-1] = w[m] = 0)."""
-    bb = min(m, BLOCK_BITS)
+    bb = min(m, TABLE_BLOCK_BITS)
     cs = np.empty((m - bb + 1, 1 << bb))
     ws = np.empty((m - bb + 1, 1 << bb))
     for h in range(m - bb + 1):
         for j in range(1 << bb):
-            c = h + popcount(j)
+            c = h + _popcount(j)
             cs[h, j] = (w[c - 1] if c > 0 else 0.0) + (w[c] if c < m else 0.0)
             ws[h, j] = w[c] if c < m else 0.0
     return cs, ws
@@ -89,13 +93,13 @@ def _weigh_block(v, g, base, n, center, c, w, x, s):
 
 @jit
 def _scalar_blocks(v, g, m, cs, ws, center, start, stop, acc):
-    bb = min(m, BLOCK_BITS)
+    bb = min(m, TABLE_BLOCK_BITS)
     bs = 1 << bb
     x = np.empty(bs)
     s = np.empty(8)
     for base in range(start, stop, bs):
         blk = base >> bb
-        h = popcount(blk)
+        h = _popcount(blk)
         b = _weigh_block(v, g, base, min(stop - base, bs), center, cs[h], ws[h], x, s)
         _fold(x, bb, acc, s)
         for i in range(m - bb):
@@ -132,29 +136,29 @@ def _fold_rows(x, bits, p):
 
 @jit
 def _lane_blocks(v, g, m, cs, ws, center, start, stop, acc):
-    """The blocked pass for m >= BLOCK_BITS in the order of the vector path of
-    csrc/tables.c: per-player 8-lane partials accumulate across blocks and
-    are reduced (pairwise) once at the end."""
+    """The blocked pass for m >= TABLE_BLOCK_BITS in the order of the vector
+    path of csrc/tables.c: per-player 8-lane partials accumulate across blocks
+    and are reduced (pairwise) once at the end."""
     p = np.zeros((m + 1, 8))
-    x = np.empty((BLOCK >> 3, 8))
+    x = np.empty((_BLOCK >> 3, 8))
     pb = np.empty(8)
-    for base in range(start, stop, BLOCK):
-        blk = base >> BLOCK_BITS
-        _weigh_rows(v, g, base, BLOCK >> 3, center, cs, ws, popcount(blk), x, pb)
+    for base in range(start, stop, _BLOCK):
+        blk = base >> TABLE_BLOCK_BITS
+        _weigh_rows(v, g, base, _BLOCK >> 3, center, cs, ws, _popcount(blk), x, pb)
         for lane in range(8):
             p[m, lane] += pb[lane]
-        _fold_rows(x, BLOCK_BITS, p)
-        for i in range(m - BLOCK_BITS):
+        _fold_rows(x, TABLE_BLOCK_BITS, p)
+        for i in range(m - TABLE_BLOCK_BITS):
             if (blk >> i) & 1:
                 for lane in range(8):
-                    p[BLOCK_BITS + i, lane] += x[0, lane]
+                    p[TABLE_BLOCK_BITS + i, lane] += x[0, lane]
     for q in range(m + 1):
         acc[q] += _sum8(p[q])
 
 
 @jit
 def _semivalue_blocks(v, g, m, cs, ws, center, start, stop, acc):
-    if m >= BLOCK_BITS:
+    if m >= TABLE_BLOCK_BITS:
         _lane_blocks(v, g, m, cs, ws, center, start, stop, acc)
     else:
         _scalar_blocks(v, g, m, cs, ws, center, start, stop, acc)
@@ -183,7 +187,7 @@ def _semivalue_lanes(v, m, cs, ws, out):
 def semivalue(v, weights, out):
     m = _log2(v.shape[1])
     cs, ws = _coefficient_tables(m, weights)
-    if 3 <= m <= BLOCK_BITS:
+    if 3 <= m <= TABLE_BLOCK_BITS:
         _semivalue_lanes(v, m, cs, ws, out)
         return
     if m < 3:
@@ -257,7 +261,7 @@ def pair_interactions(v, out):
 @jit
 def size_resolved(v, out):
     m = _log2(v.shape[1])
-    bb = min(m, BLOCK_BITS)
+    bb = min(m, TABLE_BLOCK_BITS)
     bs = 1 << bb
     binom = np.empty(m)
     binom[0] = 1.0
@@ -272,11 +276,11 @@ def size_resolved(v, out):
         tot[:] = 0.0
         for base in range(0, 1 << m, bs):
             blk = base >> bb
-            hp = popcount(blk)
+            hp = _popcount(blk)
             hist[:] = 0.0
             for j in range(bs):
                 d = np.float64(v[g, base + j]) - v0
-                size = hp + popcount(j)
+                size = hp + _popcount(j)
                 hist[size] += d
                 for bit in range(bb):
                     if (j >> bit) & 1:
@@ -294,7 +298,7 @@ def size_resolved(v, out):
 
 @jit
 def _subset_transform(a, m, sign):
-    bb = min(m, BLOCK_BITS)
+    bb = min(m, TABLE_BLOCK_BITS)
     bs = 1 << bb
     n = 1 << m
     rows = n // bs

@@ -7,17 +7,19 @@ Signatures:
         (n_states + 1,) int64; credit (n_values,), baseline (n_states,)
         float64.
     allocation_pick(rule, counts, sums, costs, c, c_tok, seed, step) -> int
-        rule UNIFORM / UCT / AGENT_UCT; counts (n,) int64, sums and costs
-        (n,) float64 (costs read by AGENT_UCT only).
+        rule ALLOC_UNIFORM / ALLOC_UCT / ALLOC_AGENT_UCT (fastcredit._constants);
+        counts (n,) int64, sums and costs (n,) float64 (costs read by
+        ALLOC_AGENT_UCT only).
 """
 import math
 
 import numpy as np
 from numba import njit
 
+from .._constants import ALLOC_AGENT_UCT, ALLOC_UNIFORM
 from .rng import below, key
 
-UNIFORM, UCT, AGENT_UCT = 0, 1, 2
+__all__ = ["actor_centered_credit", "allocation_pick"]
 
 jit = njit(cache=True, nogil=True)
 
@@ -42,11 +44,11 @@ def actor_centered_credit(q, pi, offsets, uniform, credit, baseline):
 
 @jit
 def _score(rule, counts, sums, costs, c, c_tok, log_total, a):
-    penalty = c_tok * costs[a] if rule == AGENT_UCT else 0.0
-    if rule == UNIFORM:
+    penalty = c_tok * costs[a] if rule == ALLOC_AGENT_UCT else 0.0
+    if rule == ALLOC_UNIFORM:
         return -np.float64(counts[a])
     if counts[a] == 0:
-        return -penalty if rule == AGENT_UCT else np.inf
+        return -penalty if rule == ALLOC_AGENT_UCT else np.inf
     return sums[a] / np.float64(counts[a]) + c * math.sqrt(log_total / np.float64(counts[a])) \
         - penalty
 
@@ -63,7 +65,7 @@ def allocation_pick(rule, counts, sums, costs, c, c_tok, seed, step):
     best = -np.inf
     ties = 0
     for a in range(n):
-        eligible = rule == UNIFORM or untried == 0 or counts[a] == 0
+        eligible = rule == ALLOC_UNIFORM or untried == 0 or counts[a] == 0
         v = _score(rule, counts, sums, costs, c, c_tok, log_total, a)
         if not eligible:
             continue
@@ -74,7 +76,7 @@ def allocation_pick(rule, counts, sums, costs, c, c_tok, seed, step):
             ties += 1
     _, pick = below(key(seed, step), ties)
     for a in range(n):
-        eligible = rule == UNIFORM or untried == 0 or counts[a] == 0
+        eligible = rule == ALLOC_UNIFORM or untried == 0 or counts[a] == 0
         if eligible and _score(rule, counts, sums, costs, c, c_tok, log_total, a) == best:
             if pick == 0:
                 return a

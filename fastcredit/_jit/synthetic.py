@@ -31,8 +31,8 @@ import math
 import numpy as np
 from numba import njit
 
-from . import rng
-from .rng import uniform
+from .._numba import rng
+from .._numba.rng import uniform
 
 jit = njit(cache=True, nogil=True)
 _ONE = np.uint64(1)
