@@ -1,0 +1,242 @@
+"""Agreement of set credit with reference credit, request by request, and
+of an evaluator's coalition tables with a reference evaluator's.
+
+Per request, a credit vector (m,) is compared with a reference credit
+vector, both centred within the request.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .._validation import check_bool, dense_offsets, float64_array
+from ..tables import pair_interactions, size_resolved
+from .spearman import _group_spearman
+
+__all__ = ["Alignment", "Fidelity", "alignment", "evaluator_fidelity"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Alignment:
+    """Per-request agreement of credit vectors with a reference.
+
+    Per-request arrays have the leading shape of the input; NaN marks a
+    request where the statistic is undefined (constant reference).
+
+    Attributes
+    ----------
+    cosine : ndarray
+        Cosine of the centred vectors (0 when the credit is constant).
+    sign : ndarray
+        Fraction of the m components whose centred signs agree.
+    sign_nonzero : ndarray
+        The same over the components where the centred reference is nonzero.
+    spearman : ndarray
+        Spearman correlation (average ranks for ties; 0 when the credit is
+        constant).
+    top : ndarray of bool
+        Whether the top action (first argmax) is the same.
+    median_cosine, mean_sign, mean_sign_nonzero, median_spearman, top_rate : float
+        Summaries over the requests where each is defined.
+    n_defined : int
+        Requests with a non-constant reference.
+    """
+    cosine: np.ndarray
+    sign: np.ndarray
+    sign_nonzero: np.ndarray
+    spearman: np.ndarray
+    top: np.ndarray
+    median_cosine: float
+    mean_sign: float
+    mean_sign_nonzero: float
+    median_spearman: float
+    top_rate: float
+    n_defined: int
+
+
+def _summary(fn, x) -> float:
+    """``fn`` over the defined (not NaN) entries of ``x``; NaN if none is."""
+    x = x[~np.isnan(x)]
+    return float(fn(x)) if x.size else float("nan")
+
+
+def alignment(credit, reference, *, center=True, threads=None, backend=None) -> Alignment:
+    r"""How well credit vectors agree with reference credit, request by request.
+
+    With :math:`c, r` the credit and reference vectors of a request, each
+    centred within the request (:math:`c - \bar c`) when ``center``:
+
+    * cosine :math:`c \cdot r / (\lVert c \rVert \lVert r \rVert)`
+      (the Pearson correlation when centred);
+    * sign agreement :math:`\frac1m \sum_i [\operatorname{sign} c_i = \operatorname{sign} r_i]`,
+      and the same over the components with :math:`r_i \ne 0` only;
+    * Spearman correlation of c and r;
+    * top-action agreement :math:`\arg\max c = \arg\max r`.
+
+    A request whose (centred) reference is constant has no direction to agree
+    with: its cosine, Spearman and nonzero-sign agreement are NaN. A constant
+    credit vector scores 0 on cosine and Spearman.
+
+    Parameters
+    ----------
+    credit, reference : array_like, shape (..., m), m >= 2
+        float64 or float32; the same shape.
+    center : bool
+        Centre each vector within its request first (default True).
+    threads, backend
+        As in :func:`~fastcredit.audit.bootstrap_median`.
+
+    Returns
+    -------
+    Alignment
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> al = fc.alignment([[3., 1., 2.], [0., 0., 1.]], [[2., 0., 1.], [1., 0., 0.]])
+    >>> al.cosine, al.top
+    (array([ 1. , -0.5]), array([ True, False]))
+    """
+    c = float64_array(credit, "credit")
+    r = float64_array(reference, "reference")
+    if c.shape != r.shape:
+        raise ValueError(f"credit and reference must have the same shape, got {c.shape} and "
+                         f"{r.shape}")
+    if c.ndim == 0 or c.shape[-1] < 2:
+        raise ValueError(f"credit must have shape (..., m) with m >= 2, got {c.shape}")
+    center = check_bool(center, "center")
+    lead, m = c.shape[:-1], c.shape[-1]
+    c = c.reshape(-1, m)
+    r = r.reshape(-1, m)
+    if center:
+        c = c - c.mean(axis=1, keepdims=True)
+        r = r - r.mean(axis=1, keepdims=True)
+    norm_c = np.sqrt(np.einsum("ij,ij->i", c, c))
+    norm_r = np.sqrt(np.einsum("ij,ij->i", r, r))
+    dot = np.einsum("ij,ij->i", c, r)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cosine = np.where(norm_c == 0, 0.0, dot / (norm_c * norm_r))
+    cosine[norm_r == 0] = np.nan
+    same = np.sign(c) == np.sign(r)
+    nonzero = r != 0
+    sign = same.mean(axis=1)
+    n_nonzero = nonzero.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sign_nonzero = (same & nonzero).sum(axis=1) / n_nonzero
+    top = np.argmax(c, axis=1) == np.argmax(r, axis=1)
+    rho, _ = _group_spearman(np.ascontiguousarray(c).reshape(-1),
+                             np.ascontiguousarray(r).reshape(-1), dense_offsets(*c.shape), 2,
+                             threads, backend)
+    return Alignment(cosine.reshape(lead), sign.reshape(lead), sign_nonzero.reshape(lead),
+                     rho.reshape(lead), top.reshape(lead),
+                     median_cosine=_summary(np.median, cosine),
+                     mean_sign=_summary(np.mean, sign),
+                     mean_sign_nonzero=_summary(np.mean, sign_nonzero),
+                     median_spearman=_summary(np.median, rho),
+                     top_rate=_summary(np.mean, top.astype(np.float64)),
+                     n_defined=int(np.count_nonzero(norm_r)))
+
+
+@dataclasses.dataclass(frozen=True)
+class Fidelity:
+    """Agreement of an evaluator's coalition tables with reference tables.
+
+    Attributes
+    ----------
+    pair_sign : float
+        Fraction of pairs i < j (over all requests) whose pair interactions
+        I_ij = v(ij) - v(i) - v(j) + v(0) have the same sign.
+    pair_sign_nonzero : float
+        The same over the pairs with a nonzero reference interaction.
+    edge_sign : ndarray (m,)
+        ``[k]``: over insertion edges (S, i), i not in S, |S| = k, where the
+        reference marginal v(S+i) - v(S) is nonzero, the fraction whose
+        marginals have the same sign (NaN when there is no such edge).
+    edge_count : ndarray (m,) int64
+        The number of such edges per k.
+    size_resolved : tuple of Alignment, one per k = 0..m-1
+        The size-resolved credit (the m-vector of mean marginals into
+        coalitions of size k, :func:`fastcredit.size_resolved`) compared
+        like credit vectors.
+    """
+    pair_sign: float
+    pair_sign_nonzero: float
+    edge_sign: np.ndarray
+    edge_count: np.ndarray
+    size_resolved: tuple
+
+
+def _rate(hits, count) -> float:
+    """hits / count; NaN when there is nothing to count."""
+    return float(hits / count) if count else float("nan")
+
+
+def evaluator_fidelity(v, reference, *, threads=None, backend=None) -> Fidelity:
+    r"""How faithfully one evaluator's coalition tables reproduce another's.
+
+    For the same requests scored by two evaluators (e.g. auction replay with
+    ``mode="filter"`` against ``mode="rerun"``), compares pair-interaction
+    signs, insertion-edge signs :math:`\operatorname{sign}(v(S+i) - v(S))`
+    stratified by :math:`|S|`, and the size-resolved credit per :math:`|S|`.
+
+    Parameters
+    ----------
+    v, reference : array_like, shape (..., 2**m), 2 <= m <= 16
+        Coalition tables of the same requests; ``reference`` is the trusted
+        evaluator.
+    threads, backend
+        As in :func:`~fastcredit.audit.bootstrap_median`.
+
+    Returns
+    -------
+    Fidelity
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> v = np.array([0., 1., 1., 3.])           # complements
+    >>> fc.evaluator_fidelity(v, v).pair_sign
+    1.0
+    >>> fc.evaluator_fidelity(np.array([0., 1., 1., 1.]), v).pair_sign   # substitutes
+    0.0
+    """
+    a = float64_array(v, "v")
+    ref = float64_array(reference, "reference")
+    if a.shape != ref.shape:
+        raise ValueError(f"v and reference must have the same shape, got {a.shape} and "
+                         f"{ref.shape}")
+    n = a.shape[-1] if a.ndim else 0
+    if n < 4 or n & (n - 1) or n > 1 << 16:
+        raise ValueError(f"v must have a last axis of length 2**m with 2 <= m <= 16, got "
+                         f"shape {a.shape}")
+    m = n.bit_length() - 1
+    a = a.reshape(-1, n)
+    ref = ref.reshape(-1, n)
+    iu = np.triu_indices(m, 1)
+    pa = pair_interactions(a, threads=threads, backend=backend)[:, iu[0], iu[1]]
+    pr = pair_interactions(ref, threads=threads, backend=backend)[:, iu[0], iu[1]]
+    same = np.sign(pa) == np.sign(pr)
+    masks = np.arange(n)
+    sizes = np.bitwise_count(masks)
+    hits = np.zeros(m, dtype=np.int64)
+    count = np.zeros(m, dtype=np.int64)
+    for i in range(m):
+        s = masks[(masks >> i & 1) == 0]
+        da = a[:, s | 1 << i] - a[:, s]
+        dr = ref[:, s | 1 << i] - ref[:, s]
+        edge = dr != 0
+        k = np.broadcast_to(sizes[s], dr.shape)
+        count += np.bincount(k[edge], minlength=m)
+        hits += np.bincount(k[edge & (np.sign(da) == np.sign(dr))], minlength=m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        edge_sign = hits / count
+    sa = size_resolved(a, threads=threads, backend=backend)
+    sr = size_resolved(ref, threads=threads, backend=backend)
+    per_size = tuple(alignment(np.ascontiguousarray(sa[:, :, k]),
+                               np.ascontiguousarray(sr[:, :, k]), threads=threads,
+                               backend=backend) for k in range(m))
+    nz = pr != 0
+    return Fidelity(_rate(np.count_nonzero(same), same.size),
+                    _rate(np.count_nonzero(same & nz), np.count_nonzero(nz)),
+                    edge_sign, count, per_size)
