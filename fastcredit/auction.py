@@ -6,7 +6,7 @@ merge -> dedup -> rank -> top-N auction for each of the 2**m subsets of
 actions gives the request's coalition table y(S), ready for exact credit
 (:func:`fastcredit.shapley` and friends).
 
-Semantics (DESIGN.md, "Auction replay"). The *pool* of a set S of actions is
+Semantics (docs/design.md, "Auction replay"). The *pool* of a set S of actions is
 their instances deduplicated by ad_id: an ad's mask is the OR of the actions
 of S that retrieved it; its score, value and prerank are those of its
 highest-score instance (ties: lowest action, then first listed). The
@@ -38,32 +38,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _parallel
+from . import _constants, _parallel
 from ._backend import kernels, resolve
-from ._validation import check_choice, check_float, check_int, csr_offsets, output, real_array
+from ._params import ACTIONS, CAPACITY, MODE, PRICING, RESERVE, SLOTS
+from ._validation import csr_offsets, float64_array, int_array, output, real_array
 
 __all__ = ["Pools", "auction_replay", "auction_winners", "AuctionWinners", "MAX_ACTIONS"]
 
-MAX_ACTIONS = 16
-_PRICING = {"first": 0, "gsp": 1}
-_MODE = {"filter": 0, "rerun": 1}
+#: Most actions per request (tables of 2**16 coalitions).
+MAX_ACTIONS = _constants.AUCTION_MAX_ACTIONS
+_PRICING = {"first": _constants.PRICING_FIRST, "gsp": _constants.PRICING_GSP}
+_MODE = {"filter": _constants.MODE_FILTER, "rerun": _constants.MODE_RERUN}
+# Requests per thread below which splitting a replay is not worth a thread.
+_MIN_REQUESTS_PER_THREAD = 256
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:
     view = arr.view()
     view.flags.writeable = False
     return view
-
-
-def _ids(x, name: str) -> np.ndarray:
-    arr = np.asarray(x)
-    if arr.size == 0 and arr.dtype.kind == "f":  # np.asarray([]) is float64
-        arr = arr.astype(np.int64)
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
-    if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
-        raise ValueError(f"{name} values must fit in int64")
-    return np.ascontiguousarray(arr, dtype=np.int64)
 
 
 class Pools:
@@ -104,8 +97,8 @@ class Pools:
     __slots__ = ("offsets", "ad_id", "score", "value", "prerank", "m")
 
     def __init__(self, offsets, ad_id, score, value, m: int = 5, prerank=None):
-        m = check_int(m, "m", lo=1, hi=MAX_ACTIONS)
-        ad = _ids(ad_id, "ad_id")
+        m = ACTIONS.check(m)
+        ad = int_array(ad_id, "ad_id")
         if ad.ndim != 1:
             raise ValueError(f"ad_id must be 1-D, got shape {ad.shape}")
         n = ad.shape[0]
@@ -113,11 +106,11 @@ class Pools:
         for name, x in (("score", score), ("value", value), ("prerank", prerank)):
             if x is None and name == "prerank":
                 continue
-            arr = real_array(x, name).astype(np.float64, copy=False)
+            arr = float64_array(x, name)
             if arr.shape != (n,):
                 raise ValueError(f"{name} must have shape ({n},) like ad_id, got {arr.shape}")
             arrays[name] = arr
-        off = _ids(offsets, "offsets")
+        off = int_array(offsets, "offsets")
         if off.ndim != 1 or off.shape[0] < 1 or (off.shape[0] - 1) % m:
             raise ValueError(f"offsets must have shape (B*m + 1,) for m = {m}, got {off.shape}")
         off = csr_offsets(off, off.shape[0] - 1, n, values="instances",
@@ -167,7 +160,7 @@ class Pools:
         >>> pools.offsets
         array([0, 2, 4])
         """
-        ad = _ids(ad_id, "ad_id")
+        ad = int_array(ad_id, "ad_id")
         if ad.ndim != 3:
             raise ValueError(f"ad_id must have shape (B, m, K), got {ad.shape}")
         keep = ad >= 0
@@ -202,13 +195,11 @@ class AuctionWinners:
 def _options(pools, slots, reserve, capacity, pricing, mode):
     if not isinstance(pools, Pools):
         raise TypeError(f"pools must be a fastcredit.Pools, got {type(pools).__name__}")
-    slots = check_int(slots, "slots", lo=1, hi=1 << 20)
-    reserve = check_float(reserve, "reserve", finite=False)
-    if np.isnan(reserve):
-        raise ValueError("reserve must not be NaN")
-    capacity = 0 if capacity is None else check_int(capacity, "capacity", lo=1)
-    pricing = _PRICING[check_choice(pricing, "pricing", tuple(_PRICING))]
-    mode = _MODE[check_choice(mode, "mode", tuple(_MODE))]
+    slots = SLOTS.check(slots)
+    reserve = RESERVE.check(reserve)
+    capacity = CAPACITY.check(capacity) or 0
+    pricing = _PRICING[PRICING.check(pricing)]
+    mode = _MODE[MODE.check(mode)]
     return slots, reserve, capacity, pricing, mode
 
 
@@ -221,7 +212,7 @@ def _run(pools, slots, reserve, capacity, pricing, mode, table, win_ad, win_earn
         impl(pools.offsets, pools.ad_id, pools.score, pools.value, prerank, pools.m, a, b,
              slots, reserve, capacity, pricing, mode, table, win_ad, win_earn)
 
-    _parallel.run(part, pools.n_requests, _parallel.n_threads(threads), min_items=256)
+    _parallel.run(part, pools.n_requests, _parallel.n_threads(threads), min_items=_MIN_REQUESTS_PER_THREAD)
     return table
 
 

@@ -23,21 +23,23 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _parallel
-from ._backend import kernels, resolve
-from ._validation import check_choice, check_float, check_int, coalition_table
-from ._validation import seed as check_seed
-from .tables import _is_jitted, masks_to_bool
+from ._backend import kernels
+from ._constants import SAMPLING_MAX_PLAYERS, STATS
+from ._params import SEED
+from ._validation import check_bool, check_float, check_int, check_open_unit
+from .games import (CALLABLE, JITTED, MAX_MASK_PLAYERS, STOCHASTIC, TABLE, Evaluator, as_game,
+                    walk_cost)
 
 __all__ = ["ShapleyEstimate", "permutation_shapley"]
 
 #: Walks run when neither ``permutations`` nor ``budget`` is given.
 DEFAULT_PERMUTATIONS = 1000
 #: Most players a sampled game may have (permutations are int32 rows).
-MAX_PLAYERS = 4096
-#: Most players of a game whose coalitions are passed as uint64 masks.
-MAX_MASK_PLAYERS = 64
+MAX_PLAYERS = SAMPLING_MAX_PLAYERS
 _UNLIMITED = 2**62
-_STATS = 4
+#: The kernel (and so the backend) that drives each kind of game.
+_KERNEL = {TABLE: "sampling.tables", CALLABLE: "sampling.permutations",
+           JITTED: "sampling.jitted", STOCHASTIC: "sampling.jitted"}
 
 
 @dataclass(frozen=True)
@@ -78,9 +80,7 @@ class ShapleyEstimate:
         """
         from scipy.stats import t as student_t
 
-        level = check_float(level, "level", lo=0.0, hi=1.0)
-        if not 0.0 < level < 1.0:
-            raise ValueError(f"level must be strictly between 0 and 1, got {level}")
+        level = check_open_unit(level, "level")
         df = np.asarray(self.n_samples, dtype=np.float64) - 1.0
         with np.errstate(invalid="ignore"):
             q = np.where(df >= 1.0, student_t.ppf(0.5 + level / 2.0, np.maximum(df, 1.0)),
@@ -89,10 +89,12 @@ class ShapleyEstimate:
         return self.values - half, self.values + half
 
 
-def _plan(m, permutations, budget, antithetic, walk_cost, fixed_cost):
-    """(max_walks, budget) for the kernels, from the user's limits."""
+def _plan(m, permutations, budget, antithetic, cache, crn=False):
+    """(max_walks, budget, walk cost) for the kernels, from the user's limits."""
     unit_walks = 2 if antithetic else 1
-    unit_cost = unit_walks * walk_cost
+    cost = walk_cost(m, cache=cache, crn=crn)
+    unit_cost = unit_walks * cost
+    fixed_cost = 2 if cache else 0
     if budget is not None:
         budget = check_int(budget, "budget", lo=1, hi=_UNLIMITED)
         if budget < fixed_cost + unit_cost:
@@ -109,7 +111,7 @@ def _plan(m, permutations, budget, antithetic, walk_cost, fixed_cost):
         if max_walks % unit_walks:
             raise ValueError(f"permutations must be even with antithetic=True (each order "
                              f"is walked with its reverse), got {max_walks}")
-    return max_walks, _UNLIMITED if budget is None else budget
+    return max_walks, _UNLIMITED if budget is None else budget, cost
 
 
 class _Moments:
@@ -152,41 +154,33 @@ def _estimate(values, stderr, stats):
                            pick(2, np.int64), pick(3, bool))
 
 
-def _tables(game, m, options, seed, threads, backend):
-    flat, m_table, lead = coalition_table(game, "game")
-    if m is not None and m != m_table:
-        raise ValueError(f"m = {m} does not match the table game: its last axis has "
-                         f"length 2**{m_table}")
-    m = m_table
+def _tables(game, options, seed, threads):
+    m = game.m
     if options["crn"]:
         raise ValueError("crn=True needs a stochastic game; a table is deterministic")
     cache = options["cache"] is not False
-    max_walks, budget = _plan(m, options["permutations"], options["budget"],
-                              options["antithetic"], m - 1 if cache else m + 1,
-                              2 if cache else 0)
-    impl = kernels("sampling", resolve("sampling.tables", backend))
+    max_walks, budget, _ = _plan(m, options["permutations"], options["budget"],
+                                 options["antithetic"], cache)
+    impl = kernels("sampling", game.backend)
+    flat = game.value
     n_games = flat.shape[0]
     values = np.empty((n_games, m))
     stderr = np.empty((n_games, m))
-    stats = np.zeros((n_games, _STATS), dtype=np.int64)
+    stats = np.zeros((n_games, STATS), dtype=np.int64)
     if n_games:
         _parallel.run(lambda a, b: impl.permutation_shapley(
             flat[a:b], seed, a, max_walks, budget, options["antithetic"], cache,
             options["tol"], options["min_samples"], values[a:b], stderr[a:b], stats[a:b]),
-            n_games, _parallel.n_threads(threads))
+            n_games, threads)
+    lead = game.lead
     return _estimate(values.reshape(lead + (m,)), stderr.reshape(lead + (m,)),
-                     stats.reshape(lead + (_STATS,)))
+                     stats.reshape(lead + (STATS,)))
 
 
-def _jitted(fn, m, options, seed, backend):
-    from ._numba.sampling import estimate_game, takes_key
+def _jitted(game, options, seed):
+    from ._jit.games import estimate_game
 
-    if backend == "c":
-        raise ValueError("backend='c' cannot run an @njit game; use backend=None or 'numba'")
-    resolve("sampling.jitted", "numba")
-    m = check_int(m, "m", lo=1, hi=MAX_MASK_PLAYERS)
-    stochastic = takes_key(fn)
-    cache = options["cache"]
+    m, stochastic, cache = game.m, game.stochastic, options["cache"]
     if stochastic and cache:
         raise ValueError("cache=True is refused for a stochastic game fn(mask, key): reusing "
                          "one draw of v(S) across permutations hides its variance and "
@@ -194,20 +188,16 @@ def _jitted(fn, m, options, seed, backend):
     if options["crn"] and not stochastic:
         raise ValueError("crn=True needs a stochastic game fn(mask, key)")
     cache = not stochastic and cache is not False
-    if options["crn"]:
-        walk_cost = 2 * m
-    else:
-        walk_cost = m - 1 if cache else m + 1
-    max_walks, budget = _plan(m, options["permutations"], options["budget"],
-                              options["antithetic"], walk_cost, 2 if cache else 0)
+    max_walks, budget, _ = _plan(m, options["permutations"], options["budget"],
+                                 options["antithetic"], cache, options["crn"])
     values = np.empty(m)
     stderr = np.empty(m)
-    stats = np.zeros(_STATS, dtype=np.int64)
+    stats = np.zeros(STATS, dtype=np.int64)
     bad = np.zeros(1, dtype=np.uint64)
     try:
-        status = estimate_game(fn, m, seed, max_walks, budget, options["antithetic"], cache,
-                               options["crn"], options["tol"], options["min_samples"], values,
-                               stderr, stats, bad)
+        status = estimate_game(game.value, m, seed, max_walks, budget, options["antithetic"],
+                               cache, options["crn"], options["tol"], options["min_samples"],
+                               values, stderr, stats, bad)
     except Exception as exc:
         kind = "fn(mask, key)" if stochastic else "fn(mask)"
         raise RuntimeError(f"the @njit game {kind} failed during sampling (m = {m}): "
@@ -215,69 +205,6 @@ def _jitted(fn, m, options, seed, backend):
     if status:
         raise ValueError(f"game returned a non-finite value for coalition mask {int(bad[0])}")
     return _estimate(values, stderr, stats)
-
-
-def _call(fn, coalitions, n_done):
-    """fn on a batch of coalitions, checked: one finite real per coalition."""
-    try:
-        vals = fn(coalitions)
-    except Exception as exc:
-        raise RuntimeError(f"game raised on a batch of {len(coalitions)} coalitions (after "
-                           f"{n_done} evaluations): {exc!r}") from exc
-    vals = np.asarray(vals)
-    if vals.dtype.kind not in "biuf":
-        raise TypeError(f"game must return real numbers, got dtype {vals.dtype}")
-    if vals.shape != (len(coalitions),):
-        raise ValueError(f"game must return one value per coalition: shape "
-                         f"({len(coalitions)},), got {vals.shape}")
-    vals = vals.astype(np.float64)
-    bad = np.flatnonzero(~np.isfinite(vals))
-    if bad.size:
-        row = coalitions[bad[0]]
-        where = (f"mask {int(row)}" if row.ndim == 0
-                 else f"players {np.flatnonzero(row).tolist()}")
-        raise ValueError(f"game returned a non-finite value ({vals[bad[0]]}) for coalition "
-                         f"{where}")
-    return vals
-
-
-class _Evaluator:
-    """Evaluates prefix coalitions of a vectorised Python game: as uint64
-    masks or bool rows, with a memo of every coalition seen when caching."""
-
-    def __init__(self, fn, m, as_bool, memo):
-        self.fn, self.m, self.as_bool = fn, m, as_bool
-        self.n_evals = 0
-        self.keys = np.empty(0, dtype=np.uint64) if memo else None
-        self.vals = np.empty(0)
-
-    def _eval(self, masks=None, rows=None):
-        if rows is None and self.as_bool:
-            rows = masks_to_bool(masks, self.m)
-        batch = rows if self.as_bool else masks
-        vals = _call(self.fn, batch, self.n_evals)
-        self.n_evals += len(batch)
-        return vals
-
-    def masks(self, masks):
-        """v of a flat uint64 mask array."""
-        if self.keys is None:
-            return self._eval(masks)
-        need = np.unique(masks)
-        new = need
-        if len(self.keys):
-            pos = np.minimum(np.searchsorted(self.keys, need), len(self.keys) - 1)
-            new = need[self.keys[pos] != need]
-        if len(new):
-            keys = np.concatenate([self.keys, new])
-            vals = np.concatenate([self.vals, self._eval(new)])
-            order = np.argsort(keys, kind="stable")
-            self.keys, self.vals = keys[order], vals[order]
-        return self.vals[np.searchsorted(self.keys, masks)]
-
-    def rows(self, rows):
-        """v of a bool matrix (n, m) of coalitions."""
-        return self._eval(rows=rows)
 
 
 def _prefix_values(ev, orders, cache, v0, vn):
@@ -301,16 +228,15 @@ def _prefix_values(ev, orders, cache, v0, vn):
     return out
 
 
-def _python(fn, m, options, seed, backend):
-    m = check_int(m, "m", lo=1, hi=MAX_PLAYERS)
+def _python(game, options, seed):
+    m = game.m
     if options["crn"]:
         raise ValueError("crn=True needs a stochastic @njit game fn(mask, key)")
-    as_bool = options["coalitions"] == "bool" or m > MAX_MASK_PLAYERS
     cache = options["cache"] is not False
     antithetic = options["antithetic"]
-    max_walks, budget = _plan(m, options["permutations"], options["budget"], antithetic,
-                              m - 1 if cache else m + 1, 2 if cache else 0)
-    ev = _Evaluator(fn, m, as_bool, memo=cache and m <= MAX_MASK_PLAYERS)
+    max_walks, budget, cost = _plan(m, options["permutations"], options["budget"], antithetic,
+                                    cache)
+    ev = Evaluator(game, memo=cache and m <= MAX_MASK_PLAYERS)
     full_row = np.ones((1, m), dtype=bool)
     v0 = vn = 0.0
     if cache:
@@ -319,9 +245,9 @@ def _python(fn, m, options, seed, backend):
             v0, vn = ev.masks(np.array([0, full], dtype=np.uint64))
         else:
             v0, vn = ev.rows(np.vstack([~full_row, full_row]))
-    perm_kernel = kernels("sampling", resolve("sampling.permutations", backend)).permutations
+    perm_kernel = kernels("sampling", game.backend).permutations
     unit_walks = 2 if antithetic else 1
-    unit_cost = unit_walks * (m - 1 if cache else m + 1)
+    unit_cost = unit_walks * cost
     units_per_call = max(1, options["chunk"] // (unit_walks * (m + 1)))
     max_units = max_walks // unit_walks
     moments = _Moments(m)
@@ -460,28 +386,17 @@ def permutation_shapley(game, m: int | None = None, *, permutations: int | None 
     """
     options = {
         "permutations": permutations, "budget": budget,
-        "antithetic": _flag(antithetic, "antithetic"), "crn": _flag(crn, "crn"),
-        "cache": None if cache is None else _flag(cache, "cache"),
+        "antithetic": check_bool(antithetic, "antithetic"), "crn": check_bool(crn, "crn"),
+        "cache": None if cache is None else check_bool(cache, "cache"),
         "tol": 0.0 if tol is None else check_float(tol, "tol", lo=0.0),
         "min_samples": check_int(min_samples, "min_samples", lo=2),
-        "coalitions": check_choice(coalitions, "coalitions", ("mask", "bool")),
         "chunk": check_int(chunk, "chunk", lo=1),
     }
-    seed = np.uint64(check_seed(seed))       # numba would take 2**63.. as out of range
-    if m is not None:
-        m = check_int(m, "m", lo=1)
-    if _is_jitted(game):
-        if m is None:
-            raise ValueError("m (the number of players) is required for an @njit game")
-        return _jitted(game, m, options, seed, backend)
-    if callable(game):
-        if m is None:
-            raise ValueError("m (the number of players) is required for a callable game")
-        return _python(game, m, options, seed, backend)
-    return _tables(game, m, options, seed, threads, backend)
-
-
-def _flag(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
-    return bool(value)
+    seed = np.uint64(SEED.check(seed))       # numba would take 2**63.. as out of range
+    threads = _parallel.n_threads(threads)
+    game = as_game(game, m, coalitions=coalitions, kernels=_KERNEL, backend=backend)
+    if game.kind == TABLE:
+        return _tables(game, options, seed, threads)
+    if game.kind == CALLABLE:
+        return _python(game, options, seed)
+    return _jitted(game, options, seed)

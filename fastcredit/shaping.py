@@ -29,7 +29,8 @@ import numpy as np
 
 from . import _parallel
 from ._backend import kernels, resolve
-from ._validation import check_choice, check_float, check_int, output, real_array
+from ._params import BETA, KAPPA, NORMALIZE, SCALE
+from ._validation import check_float, check_int, float64_array, int_array, output, real_array
 
 __all__ = ["project_zero_sum", "group_advantages", "shape_advantages", "token_advantages",
            "token_counts"]
@@ -41,11 +42,6 @@ _MIN_TOKENS_PER_THREAD = 1 << 18
 # Relative slack of the feasibility check, so a total exactly at a bound is
 # accepted whatever the summation order rounded the bound sums to.
 _FEASIBILITY_RTOL = 1e-12
-
-
-def _real(x, name: str) -> np.ndarray:
-    """real_array keeping a 0-d input 0-d (a scalar is not a length-1 row)."""
-    return real_array(x, name).reshape(np.shape(x))
 
 
 def _row_name(flat_index: int, lead: tuple) -> str:
@@ -183,7 +179,7 @@ def project_zero_sum(u, kappa=None, total=0.0, *, lower=None, upper=None, weight
     >>> fc.project_zero_sum([0.5, 1.0, 0.0], lower=0.0, total=1.0)   # simplex
     array([0.25, 0.75, 0.  ])
     """
-    arr = _real(u, "u")
+    arr = real_array(u, "u")
     if arr.ndim == 0 or arr.shape[-1] < 1:
         raise ValueError(f"u must have shape (..., m) with m >= 1, got {arr.shape}")
     shape = arr.shape
@@ -256,11 +252,11 @@ def group_advantages(rewards, group_size=None, *, groups=None, scale="group", ep
     >>> fc.group_advantages([1., 0., 0., 1.], group_size=2).round(4)
     array([ 0.707, -0.707, -0.707,  0.707])
     """
-    r = _real(rewards, "rewards")
+    r = real_array(rewards, "rewards")
     if r.ndim != 1:
         raise ValueError(f"rewards must have shape (N,), got {r.shape}")
     n = r.shape[0]
-    scale = check_choice(scale, "scale", ("group", "batch", "none"))
+    scale = SCALE.check(scale)
     eps = check_float(eps, "eps", lo=0.0)
     ddof = check_int(ddof, "ddof", lo=0, hi=1)
     if (group_size is None) == (groups is None):
@@ -272,9 +268,7 @@ def group_advantages(rewards, group_size=None, *, groups=None, scale="group", ep
                              f"{group_size}")
         inverse = np.arange(n) // group_size
     else:
-        ids = np.asarray(groups)
-        if ids.dtype.kind not in "iu":
-            raise TypeError(f"groups must be an integer array, got dtype {ids.dtype}")
+        ids = int_array(groups, "groups")
         if ids.shape != (n,):
             raise ValueError(f"groups must have shape ({n},), got {ids.shape}")
         inverse = np.unique(ids, return_inverse=True)[1].reshape(-1)
@@ -334,19 +328,19 @@ def shape_advantages(base, credit, *, beta=1.0, kappa=1.0, normalize="std", toke
     ...                     kappa=1.0).round(4)
     array([[0.6, 0.4, 0.5]])
     """
-    c = _real(credit, "credit")
+    c = real_array(credit, "credit")
     if c.ndim == 0 or c.shape[-1] < 1:
         raise ValueError(f"credit must have shape (..., m) with m >= 1, got {c.shape}")
-    b = _real(base, "base")
+    b = real_array(base, "base")
     if b.shape != c.shape[:-1]:
         raise ValueError(f"base must have shape {c.shape[:-1]} (credit's leading shape), "
                          f"got {b.shape}")
-    beta = check_float(beta, "beta")
-    kappa = check_float(kappa, "kappa", lo=0.0)
-    normalize = check_choice(normalize, "normalize", ("std", "maxabs", "none"))
+    beta = BETA.check(beta)
+    kappa = KAPPA.check(kappa)
+    normalize = NORMALIZE.check(normalize)
     weights = None
     if token_counts is not None:
-        weights = _real(token_counts, "token_counts")
+        weights = real_array(token_counts, "token_counts")
         if weights.shape != c.shape:
             raise ValueError(f"token_counts must have shape {c.shape}, got {weights.shape}")
     u = c - c.mean(axis=-1, keepdims=True, dtype=np.float64)
@@ -364,17 +358,9 @@ def shape_advantages(base, credit, *, beta=1.0, kappa=1.0, normalize="std", toke
 
 def _token_inputs(token_action, mask):
     """token_action as int32/int64 (..., T) and mask as uint8 or None."""
-    ta = np.asarray(token_action)
-    if ta.dtype.kind not in "iu":
-        raise TypeError(f"token_action must be an integer array, got dtype {ta.dtype}")
+    ta = int_array(token_action, "token_action", dtype=None)
     if ta.ndim < 1:
         raise ValueError("token_action must have shape (..., T), got a scalar")
-    if ta.dtype not in (np.int32, np.int64):
-        wide = ta.dtype.itemsize >= 4 and ta.dtype.kind == "u"
-        if ta.dtype == np.uint64 and ta.size and ta.max() > np.iinfo(np.int64).max:
-            raise ValueError(f"token_action must be -1 or an action index, got {ta.max()}")
-        ta = ta.astype(np.int64 if wide else np.int32)
-    ta = np.ascontiguousarray(ta)
     if mask is None:
         return ta, None
     mk = np.asarray(mask)
@@ -482,11 +468,11 @@ def token_advantages(base, action_adv, token_action, mask=None, *, out=None, thr
     """
     ta, mk = _token_inputs(token_action, mask)
     lead, n_tok = ta.shape[:-1], ta.shape[-1]
-    adv = np.ascontiguousarray(_real(action_adv, "action_adv"), dtype=np.float64)
+    adv = float64_array(action_adv, "action_adv")
     if adv.ndim != len(lead) + 1 or adv.shape[:-1] != lead:
         raise ValueError(f"action_adv must have shape {lead} + (m,) to match token_action "
                          f"{ta.shape}, got {adv.shape}")
-    b = np.ascontiguousarray(_real(base, "base"), dtype=np.float64)
+    b = float64_array(base, "base")
     if b.shape != lead:
         raise ValueError(f"base must have shape {lead} (token_action's leading shape), "
                          f"got {b.shape}")

@@ -24,7 +24,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("fastcredit.shapiq needs shapiq: pip install 'fastcredit[shapiq]'") from exc
 
 from . import tables
-from ._validation import MAX_TABLE_PLAYERS, check_choice, check_int, coalition_table
+from ._params import TABLE_PLAYERS
+from ._validation import check_choice, check_int, coalition_table
+from .games import table_lookup
 from .sampling import permutation_shapley
 
 __all__ = ["exact_values", "PermutationSamplingSV", "TableGame"]
@@ -39,11 +41,10 @@ class TableGame(shapiq.Game):
         if lead:
             raise ValueError(f"v must be one table (2**m,), got shape {np.shape(v)}")
         self.table = flat[0]
-        self._bits = np.int64(1) << np.arange(m, dtype=np.int64)
         super().__init__(n_players=m, normalize=False, verbose=False, **kwargs)
 
     def value_function(self, coalitions):
-        return self.table[coalitions.astype(np.int64) @ self._bits]
+        return table_lookup(self.table, coalitions)
 
 
 def _players(game, n_players) -> int:
@@ -51,7 +52,7 @@ def _players(game, n_players) -> int:
         n_players = getattr(game, "n_players", None)
         if n_players is None:
             raise ValueError("n_players is required when game is not a shapiq Game")
-    return check_int(n_players, "n_players", lo=1, hi=MAX_TABLE_PLAYERS)
+    return TABLE_PLAYERS.check(n_players, "n_players")
 
 
 def _order_one(values, baseline, first, index, n, estimated, budget=None):

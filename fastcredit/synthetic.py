@@ -10,9 +10,11 @@ from dataclasses import field as _field
 import numpy as _np
 
 from . import _parallel
-from ._numba import synthetic as _kernels
+from ._params import ACTIONS as _ACTIONS
+from ._params import SEED as _SEED
 from ._validation import check_float as _check_float
 from ._validation import check_int as _check_int
+from ._validation import float64_array as _float64_array
 
 # --- sponsored search (auction replay) --------------------------------------
 # m query rewrites per request each retrieve up to k ads of a shared catalogue:
@@ -20,7 +22,8 @@ from ._validation import check_int as _check_int
 # rewrite drifted to; some rewrites retrieve little or nothing. Requests are
 # drawn by an @njit kernel from the counter-based RNG keyed by (seed, request
 # index), so any range of the stream can be generated alone, on any threads
-# (kernels in fastcredit/_numba/synthetic.py).
+# (kernels in fastcredit/_jit/synthetic.py, imported when first used: Numba
+# is not loaded by ``import fastcredit``).
 
 
 def sponsored_search(n_requests: int, m: int = 5, k: int = 20, seed: int = 0, *,
@@ -72,17 +75,17 @@ def sponsored_search(n_requests: int, m: int = 5, k: int = 20, seed: int = 0, *,
     >>> fc.auction_replay(pools).shape
     (1000, 32)
     """
-    from .auction import MAX_ACTIONS, Pools
+    from ._jit import synthetic as kern
+    from .auction import Pools
     n_requests = _check_int(n_requests, "n_requests", lo=0)
-    m = _check_int(m, "m", lo=1, hi=MAX_ACTIONS)
+    m = _ACTIONS.check(m)
     k = _check_int(k, "k", lo=1)
-    seed = _check_int(seed, "seed", lo=0, hi=2**63 - 1)
+    seed = _SEED.check(seed)
     start = _check_int(start, "start", lo=0, hi=2**60)
     topics = _check_int(topics, "topics", lo=1)
     catalogue = _check_int(catalogue, "catalogue", lo=topics)
-    for name, p in (("empty", empty), ("short", short)):
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"{name} must be a probability in [0, 1], got {p}")
+    empty = _check_float(empty, "empty", lo=0.0, hi=1.0)
+    short = _check_float(short, "short", lo=0.0, hi=1.0)
     if empty + short > 1.0:
         raise ValueError(f"empty + short must be at most 1, got {empty + short}")
     nt = _parallel.n_threads(threads)
@@ -91,7 +94,8 @@ def sponsored_search(n_requests: int, m: int = 5, k: int = 20, seed: int = 0, *,
     bid = cat.lognormal(0.0, 0.8, per_topic * topics)
     ctr = cat.beta(2.0, 10.0, per_topic * topics)
     lengths = _np.empty(n_requests * m, dtype=_np.int64)
-    _parallel.run(lambda a, b: _kernels.search_lengths(seed, start, m, k, empty, short,
+    key = _np.uint64(seed)   # one Numba type for every seed in [0, 2**64)
+    _parallel.run(lambda a, b: kern.search_lengths(key, start, m, k, empty, short,
                                                        lengths, a, b),
                   n_requests, nt, min_items=4096)
     offsets = _np.zeros(n_requests * m + 1, dtype=_np.int64)
@@ -99,7 +103,7 @@ def sponsored_search(n_requests: int, m: int = 5, k: int = 20, seed: int = 0, *,
     n = int(offsets[-1])
     ad = _np.empty(n, dtype=_np.int64)
     score, value, prerank = _np.empty(n), _np.empty(n), _np.empty(n)
-    _parallel.run(lambda a, b: _kernels.search_fill(seed, start, m, topics, per_topic, bid, ctr,
+    _parallel.run(lambda a, b: kern.search_fill(key, start, m, topics, per_topic, bid, ctr,
                                                     offsets, ad, score, value, prerank, a, b),
                   n_requests, nt, min_items=4096)
     return Pools(offsets, ad, score, value, m=m, prerank=prerank)
@@ -153,7 +157,7 @@ class TrajectorySCM:
 
 def _step_probs(p, n_steps, name):
     """A probability per step from a scalar or a length-n_steps sequence."""
-    arr = _np.asarray(p, dtype=_np.float64)
+    arr = _float64_array(p, name)
     if arr.ndim == 0:
         _check_float(float(arr), name, lo=0.0, hi=1.0)
         arr = _np.full(n_steps, float(arr))
@@ -172,7 +176,7 @@ def _steps(steps, n_steps, name="steps"):
 
 
 def _threshold_scm(name, weight, factual_bad, q, threshold):
-    from ._numba import synthetic as kern
+    from ._jit import synthetic as kern
 
     weight = _np.ascontiguousarray(weight, dtype=_np.int64)
     factual_bad = _np.ascontiguousarray(factual_bad, dtype=_np.uint8)
@@ -254,7 +258,7 @@ def threshold_trajectory(n_steps: int = 10, threshold: int | None = None, *, q=N
     n_steps = _check_int(n_steps, "n_steps", lo=1, hi=64)
     threshold = (max(1, n_steps // 3) if threshold is None
                  else _check_int(threshold, "threshold", lo=1, hi=n_steps))
-    gen = _np.random.default_rng(_check_int(seed, "seed", lo=0))
+    gen = _np.random.default_rng(_SEED.check(seed))
     drawn_q = gen.uniform(0.05, 0.5, n_steps)   # drawn either way: same factual run
     q = drawn_q if q is None else _step_probs(q, n_steps, "q")
     n_bad = int(gen.integers(threshold, n_steps + 1))
@@ -286,7 +290,7 @@ def pivotal_chain(n_steps: int = 6, pivot: int = 2, *, q=0.2, r=0.3) -> Trajecto
     q, r : float or array_like (n_steps,)
         P(derail) and P(recover) of a resampled step.
     """
-    from ._numba import synthetic as kern
+    from ._jit import synthetic as kern
 
     n_steps = _check_int(n_steps, "n_steps", lo=1, hi=64)
     pivot = _check_int(pivot, "pivot", lo=0, hi=n_steps - 1)

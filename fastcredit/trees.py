@@ -19,8 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._backend import kernels, resolve
-from ._validation import (check_choice, check_float, check_int, csr_offsets, output,
-                          real_array, seed as check_seed)
+from ._constants import ALLOC_AGENT_UCT, ALLOC_UCT, ALLOC_UNIFORM
+from ._params import BASELINE, SEED
+from ._validation import (check_bool, check_float, check_int, csr_offsets, float64_array,
+                          int_array, output)
 
 __all__ = ["TreeCredit", "actor_centered_credit", "Uniform", "UCT", "AgentUCT"]
 
@@ -88,8 +90,9 @@ def actor_centered_credit(q, pi=None, offsets=None, *, baseline="actor", actions
     >>> res.credit, res.sampled
     (array([ 0.5, -0.5, -1.5,  0.5]), array([ 0.5, -1.5]))
     """
-    baseline = check_choice(baseline, "baseline", ("actor", "uniform"))
-    qv = np.ascontiguousarray(real_array(q, "q"), dtype=np.float64).reshape(np.shape(q))
+    baseline = BASELINE.check(baseline)
+    standardize = check_bool(standardize, "standardize")
+    qv = float64_array(q, "q")
     if qv.ndim != 1:
         raise ValueError(f"q must have shape (n_values,), got {qv.shape}")
     if offsets is None:
@@ -103,7 +106,7 @@ def actor_centered_credit(q, pi=None, offsets=None, *, baseline="actor", actions
     if not uniform:
         if pi is None:
             raise TypeError('baseline="actor" needs pi')
-        pv = np.ascontiguousarray(real_array(pi, "pi"), dtype=np.float64).reshape(np.shape(pi))
+        pv = float64_array(pi, "pi")
         if pv.shape != qv.shape:
             raise ValueError(f"pi must have q's shape {qv.shape}, got {pv.shape}")
         _check_policy(pv, off, check_float(atol, "atol", lo=0.0))
@@ -139,13 +142,10 @@ def _check_policy(pv, off, atol):
 
 
 def _check_actions(actions, off):
-    act = np.asarray(actions)
+    act = int_array(actions, "actions")
     n_states = off.shape[0] - 1
-    if act.dtype.kind not in "iu":
-        raise TypeError(f"actions must be an integer array, got dtype {act.dtype}")
     if act.shape != (n_states,):
         raise ValueError(f"actions must have shape ({n_states},), got {act.shape}")
-    act = act.astype(np.int64)
     bad = np.flatnonzero((act < 0) | (act >= np.diff(off)))
     if bad.size:
         s = int(bad[0])
@@ -157,11 +157,11 @@ def _check_actions(actions, off):
 class _Allocator:
     """Shared ask/tell bookkeeping of the allocation rules."""
 
-    _rule_name = "UNIFORM"
+    _rule = ALLOC_UNIFORM
 
     def __init__(self, n_actions: int, *, seed: int = 0, backend=None):
         self.n_actions = check_int(n_actions, "n_actions", lo=1, hi=2**32)
-        self.seed = check_seed(seed)
+        self.seed = SEED.check(seed)
         self.counts = np.zeros(self.n_actions, dtype=np.int64)
         self.sums = np.zeros(self.n_actions)
         self._costs = np.zeros(self.n_actions)
@@ -183,8 +183,7 @@ class _Allocator:
 
     def ask(self) -> int:
         """The action to try next (every call draws from a fresh stream)."""
-        rule = getattr(self._impl, self._rule_name)
-        a = self._impl.allocation_pick(rule, self.counts, self.sums, self._costs, self._c,
+        a = self._impl.allocation_pick(self._rule, self.counts, self.sums, self._costs, self._c,
                                        self._c_tok, self.seed, self._step)
         self._step += 1
         return a
@@ -232,7 +231,7 @@ class UCT(_Allocator):
     seed : int
     """
 
-    _rule_name = "UCT"
+    _rule = ALLOC_UCT
 
     def __init__(self, n_actions: int, *, c: float = math.sqrt(2), seed: int = 0,
                  backend=None):
@@ -267,13 +266,13 @@ class AgentUCT(UCT):
     [15, 5]
     """
 
-    _rule_name = "AGENT_UCT"
+    _rule = ALLOC_AGENT_UCT
 
     def __init__(self, n_actions: int, costs, *, c: float = math.sqrt(2), c_tok: float = 1.0,
                  seed: int = 0, backend=None):
         super().__init__(n_actions, c=c, seed=seed, backend=backend)
         self._c_tok = check_float(c_tok, "c_tok", lo=0.0)
-        cost = np.ascontiguousarray(real_array(costs, "costs"), dtype=np.float64)
+        cost = float64_array(costs, "costs")
         if cost.shape != (self.n_actions,):
             raise ValueError(f"costs must have shape ({self.n_actions},), got {np.shape(costs)}")
         if not (np.isfinite(cost) & (cost >= 0)).all():

@@ -1,0 +1,252 @@
+r"""What a game is, and how each kind of game is evaluated.
+
+A cooperative game on players 0..m-1 gives every coalition S a value v(S); a
+coalition is a bitmask (bit i set iff player i is in S). fastcredit takes a
+game in one of these forms:
+
+``"table"``
+    a coalition table ``(2**m,)`` indexed by mask, or a batch of them
+    ``(..., 2**m)`` (float64/float32, 1 <= m <= 30);
+``"callable"``
+    a vectorised Python function on a batch of coalitions: a uint64 mask
+    array ``(n,)``, or a bool matrix ``(n, m)`` (``coalitions="bool"``, the
+    layout shapiq games take; always when m > 64), returning n real values;
+``"jitted"``
+    an ``@njit`` function ``fn(mask: uint64) -> float``, evaluated inside
+    compiled loops with no Python call;
+``"stochastic"``
+    an ``@njit`` function ``fn(mask: uint64, key: uint64) -> float`` returning
+    one random draw whose mean is v(mask); every evaluation gets a fresh key
+    (random bits to seed ``fastcredit._numba.rng`` streams with), and its
+    values are never cached, since reusing one draw of v(S) would fake
+    certainty.
+
+:func:`as_game` recognises the form once, checks it, and resolves the backend
+that will evaluate it, so the functions that take games (sampling, exact
+tables from a value function, the shapiq adapters) do not each decide again.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _constants
+from ._backend import resolve
+from ._params import BACKEND, COALITIONS, Integer
+from ._validation import check_int, coalition_table, int_array
+
+__all__ = ["Game", "as_game", "is_jitted", "masks_to_bool", "bool_to_masks", "walk_cost",
+           "table_lookup"]
+
+TABLE, CALLABLE, JITTED, STOCHASTIC = "table", "callable", "jitted", "stochastic"
+#: Most players of a game whose coalitions fit in uint64 masks.
+MAX_MASK_PLAYERS = 64
+#: Players of a game given as a function (masks up to 64, bool rows beyond).
+FUNCTION_PLAYERS = Integer("m", 1, _constants.SAMPLING_MAX_PLAYERS,
+                           "number of players of a game given as a function")
+
+
+@dataclass(frozen=True)
+class Game:
+    """A user's game, recognised and checked.
+
+    Attributes
+    ----------
+    kind : {"table", "callable", "jitted", "stochastic"}
+    m : int
+        Number of players.
+    value : ndarray or callable
+        The tables as a C-contiguous ``(B, 2**m)`` array, or the function.
+    lead : tuple
+        Leading (batch) shape of tables; ``()`` otherwise.
+    coalitions : {"mask", "bool"}
+        How a Python callable receives coalitions.
+    backend : {"c", "numba"}
+        The backend that evaluates the game's kernel ("numba" for @njit
+        games, whose compiled loops only Numba can run).
+    """
+
+    kind: str
+    m: int
+    value: object
+    lead: tuple
+    coalitions: str
+    backend: str
+
+    @property
+    def stochastic(self) -> bool:
+        return self.kind == STOCHASTIC
+
+
+def is_jitted(fn) -> bool:
+    """Whether ``fn`` is a Numba ``@njit`` dispatcher."""
+    return type(fn).__name__ == "CPUDispatcher" and hasattr(fn, "py_func")
+
+
+def as_game(game, m: int | None = None, *, coalitions: str = "mask", kernels=None,
+            backend: str | None = None, max_table_players: int = _constants.MAX_TABLE_PLAYERS
+            ) -> Game:
+    """Recognise and check ``game``; resolve the backend of ``kernel``.
+
+    Parameters
+    ----------
+    game : array_like or callable
+        Any form in the module docstring.
+    m : int, optional
+        Number of players; required for functions, checked against tables.
+    coalitions : {"mask", "bool"}
+        How a Python callable wants coalitions ("bool" is forced for m > 64).
+    kernels : dict, optional
+        Kind -> the kernel ("family.name") that will evaluate or drive a game
+        of that kind; its backend is resolved from ``backend`` (None: the
+        measured fastest). @njit games always run on Numba: ``backend="c"``
+        is refused for them.
+    backend : {None, "c", "numba"}
+    max_table_players : int
+        Most players a table game may have for the caller.
+    """
+    coalitions = COALITIONS.check(coalitions)
+    backend = BACKEND.check(backend)
+    kernels = kernels or {}
+    if m is not None:
+        m = check_int(m, "m", lo=1)
+    if is_jitted(game):
+        if m is None:
+            raise ValueError("m (the number of players) is required for an @njit game")
+        m = check_int(m, "m", lo=1, hi=MAX_MASK_PLAYERS)
+        from ._jit.games import takes_key
+        kind = STOCHASTIC if takes_key(game) else JITTED
+        if backend == "c":
+            raise ValueError("backend='c' cannot run an @njit game; use backend=None or "
+                             "'numba'")
+        return Game(kind, m, game, (), "mask", resolve(kernels.get(kind, kind), "numba"))
+    if callable(game):
+        if m is None:
+            raise ValueError("m (the number of players) is required for a callable game")
+        m = FUNCTION_PLAYERS.check(m)
+        if m > MAX_MASK_PLAYERS:
+            coalitions = "bool"
+        return Game(CALLABLE, m, game, (), coalitions, _resolve(kernels, CALLABLE, backend))
+    flat, m_table, lead = coalition_table(game, "game", max_m=max_table_players)
+    if m is not None and m != m_table:
+        raise ValueError(f"m = {m} does not match the table game: its last axis has "
+                         f"length 2**{m_table}")
+    return Game(TABLE, m_table, flat, lead, "mask", _resolve(kernels, TABLE, backend))
+
+
+def _resolve(kernels: dict, kind: str, backend):
+    """The backend of the kernel that evaluates a game of ``kind`` (None
+    when the caller evaluates it without a kernel)."""
+    return resolve(kernels[kind], backend) if kind in kernels else backend
+
+
+def walk_cost(m: int, *, cache: bool, crn: bool = False) -> int:
+    """Evaluations one permutation walk spends: its m + 1 prefixes; m - 1
+    when v({}) and v(N) are cached (read once per run, 2 evaluations); 2m
+    with common random numbers, where each marginal's two prefixes are drawn
+    with one key."""
+    if crn:
+        return 2 * m
+    return m - 1 if cache else m + 1
+
+
+def masks_to_bool(masks, m: int) -> np.ndarray:
+    """Coalition bitmasks (...) as a bool array (..., m): ``[..., i]`` is True
+    iff bit i of the mask is set (the layout shapiq games take)."""
+    m = check_int(m, "m", lo=1, hi=MAX_MASK_PLAYERS)
+    arr = np.asarray(masks)
+    if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
+        raise ValueError("masks must be non-negative")
+    arr = int_array(arr, "masks", dtype=np.uint64)
+    bits = np.arange(m, dtype=np.uint64)
+    return ((arr[..., None] >> bits) & np.uint64(1)).astype(bool)
+
+
+def bool_to_masks(coalitions) -> np.ndarray:
+    """Bool coalition rows (..., m), m <= 64, as uint64 bitmasks (...): the
+    inverse of :func:`masks_to_bool`."""
+    rows = np.asarray(coalitions)
+    if rows.ndim < 1 or rows.dtype.kind not in "biu":
+        raise TypeError(f"coalitions must be a bool array (..., m), got dtype {rows.dtype} "
+                        f"and shape {rows.shape}")
+    m = rows.shape[-1]
+    if m > MAX_MASK_PLAYERS:
+        raise ValueError(f"coalitions of {m} players do not fit in uint64 masks")
+    bits = np.left_shift(np.uint64(1), np.arange(m, dtype=np.uint64))
+    return np.bitwise_or.reduce(np.where(rows != 0, bits, np.uint64(0)), axis=-1)
+
+
+def table_lookup(table: np.ndarray, coalitions) -> np.ndarray:
+    """v of bool coalition rows (n, m) from a coalition table (2**m,)."""
+    return table[bool_to_masks(coalitions).astype(np.int64)]
+
+
+def call_value_function(fn, coalitions, *, name: str, where: str, finite: bool) -> np.ndarray:
+    """``fn(coalitions)`` checked: one real value per coalition (float64);
+    with ``finite``, a non-finite value is an error naming the coalition.
+    An exception of ``fn`` becomes a RuntimeError saying ``where`` it was
+    called."""
+    try:
+        vals = fn(coalitions)
+    except Exception as exc:
+        raise RuntimeError(f"{name} raised {where}: {exc!r}") from exc
+    vals = np.asarray(vals)
+    if vals.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must return real numbers, got dtype {vals.dtype}")
+    if vals.shape != (len(coalitions),):
+        raise ValueError(f"{name} must return one value per coalition: shape "
+                         f"({len(coalitions)},), got {vals.shape}")
+    vals = vals.astype(np.float64)
+    if finite:
+        bad = np.flatnonzero(~np.isfinite(vals))
+        if bad.size:
+            row = coalitions[bad[0]]
+            who = (f"mask {int(row)}" if row.ndim == 0
+                   else f"players {np.flatnonzero(row).tolist()}")
+            raise ValueError(f"{name} returned a non-finite value ({vals[bad[0]]}) for "
+                             f"coalition {who}")
+    return vals
+
+
+class Evaluator:
+    """Evaluates coalitions of a Python callable game, counting evaluations:
+    as uint64 masks or bool rows (``game.coalitions``), with a memo of every
+    coalition seen when ``memo`` (deterministic games with m <= 64)."""
+
+    def __init__(self, game: Game, memo: bool):
+        self.game = game
+        self.n_evals = 0
+        self.keys = np.empty(0, dtype=np.uint64) if memo else None
+        self.vals = np.empty(0)
+
+    def _eval(self, masks=None, rows=None):
+        as_bool = self.game.coalitions == "bool"
+        if rows is None and as_bool:
+            rows = masks_to_bool(masks, self.game.m)
+        batch = rows if as_bool else masks
+        vals = call_value_function(
+            self.game.value, batch, name="game", finite=True,
+            where=f"on a batch of {len(batch)} coalitions (after {self.n_evals} evaluations)")
+        self.n_evals += len(batch)
+        return vals
+
+    def masks(self, masks):
+        """v of a flat uint64 mask array."""
+        if self.keys is None:
+            return self._eval(masks)
+        need = np.unique(masks)
+        new = need
+        if len(self.keys):
+            pos = np.minimum(np.searchsorted(self.keys, need), len(self.keys) - 1)
+            new = need[self.keys[pos] != need]
+        if len(new):
+            keys = np.concatenate([self.keys, new])
+            vals = np.concatenate([self.vals, self._eval(new)])
+            order = np.argsort(keys, kind="stable")
+            self.keys, self.vals = keys[order], vals[order]
+        return self.vals[np.searchsorted(self.keys, masks)]
+
+    def rows(self, rows):
+        """v of a bool matrix (n, m) of coalitions."""
+        return self._eval(rows=rows)
