@@ -1,32 +1,46 @@
-"""The ``fastcredit`` command line.
+"""The fastcredit command line.
 
-``fastcredit synth`` writes synthetic requests to Parquet and ``fastcredit
-score`` scores a Parquet file or dataset of requests into Parquet (see
+fastcredit synth writes synthetic requests to Parquet and fastcredit score
+scores a Parquet file or dataset of requests into Parquet (see
 fastcredit.scoring).
 
-``fastcredit demo`` is the main job: it generates synthetic sponsored-search
+fastcredit demo is the main job: it generates synthetic sponsored-search
 requests (m = 5 query rewrites x k = 20 candidate ads each), replays every
 request's auction for all 2**m subsets of rewrites in both evaluator modes,
 computes Shapley / Banzhaf / Singleton / leave-one-out credit and prints a
 short results section with the throughput of every stage.
 """
+# This docstring is the text of --help (main): plain text, no reST markup.
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
+from . import _params, synthetic
+from ._params import Integer, Real
 from ._progress import Stage
+from ._validation import check_int
+from .scoring import BATCH_ROWS, _AtomicParquet, _pa, pools_to_arrow
 
 SLOTS = 4
+M, K = 5, 20  # query rewrites per request and candidate ads per rewrite of the demo
 CHUNK = 100_000
-RULES = ("shapley", "banzhaf", "singleton", "leave_one_out")
+RULES = _params.RULE.values
 RULE_NAMES = {"shapley": "Shapley", "banzhaf": "Banzhaf", "singleton": "Singleton",
               "leave_one_out": "Leave-one-out"}
-MODES = ("filter", "rerun")
+MODES = _params.MODE.values
 
+# Parameters of the command line that fastcredit._params does not declare.
+REQUESTS = Integer("requests", 1, None, "number of requests")
+CANDIDATES = Integer("k", 1, None, "candidate ads per rewrite")
+ROW_GROUP = Integer("row_group", 1, None, "requests per Parquet row group")
+
+
+# --- the demo: computation ---------------------------------------------------
 
 def _insertion_signs(tables: dict, m: int):
     """(same sign, same sign among the marginals nonzero in either mode, count)
@@ -50,44 +64,82 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
+@dataclass(frozen=True)
+class Interactions:
+    """Signs and sizes of the pair interactions I_ij (i < j) of one mode:
+    ``negative`` (substitutes) and ``positive`` (complements) of ``pairs``,
+    the median |I_ij| over all pairs and over the nonzero ones."""
+
+    pairs: int
+    negative: int
+    positive: int
+    median: float
+    median_nonzero: float
+
+    @classmethod
+    def of(cls, pairs: np.ndarray, m: int) -> Interactions:
+        iu = np.triu_indices(m, 1)
+        vals = pairs[:, iu[0], iu[1]].ravel()
+        tol = 1e-9  # the sums of a table round; smaller |I_ij| are zero
+        neg, pos = vals < -tol, vals > tol
+        magnitude = np.where(neg | pos, np.abs(vals), 0.0)
+        nonzero = magnitude[neg | pos]
+        return cls(vals.size, int(neg.sum()), int(pos.sum()),
+                   np.median(magnitude) if vals.size else 0.0,
+                   np.median(nonzero) if nonzero.size else 0.0)
+
+    def lines(self) -> list[str]:
+        def share(count):
+            return _pct(count / self.pairs if self.pairs else 0.0)
+        zero = self.pairs - self.negative - self.positive
+        return [
+            f"    negative (substitutes) {share(self.negative)} ({self.negative:,}), positive "
+            f"(complements) {share(self.positive)} ({self.positive:,}), zero {share(zero)}",
+            f"    median |I_ij|: {self.median:.3g} over all pairs, "
+            f"{self.median_nonzero:.3g} over the nonzero ones",
+        ]
+
+
 def _interaction_report(pairs: np.ndarray, m: int) -> list[str]:
-    iu = np.triu_indices(m, 1)
-    vals = pairs[:, iu[0], iu[1]].ravel()
-    tol = 1e-9  # the sums of a table round; smaller |I_ij| are zero
-    neg, pos = vals < -tol, vals > tol
-    magnitude = np.where(neg | pos, np.abs(vals), 0.0)
-    nonzero = magnitude[neg | pos]
-    share = (lambda mask: _pct(mask.mean())) if vals.size else (lambda mask: _pct(0.0))
-    return [
-        f"    negative (substitutes) {share(neg)} ({int(neg.sum()):,}), positive "
-        f"(complements) {share(pos)} ({int(pos.sum()):,}), zero {share(~(neg | pos))}",
-        f"    median |I_ij|: {np.median(magnitude) if vals.size else 0.0:.3g} over all pairs, "
-        f"{np.median(nonzero) if nonzero.size else 0.0:.3g} over the nonzero ones",
-    ]
+    return Interactions.of(pairs, m).lines()
 
 
-def run_demo(n_requests: int, seed: int, out, threads, stream=None, progress=None) -> int:
-    """Run the demo on ``n_requests`` requests, print the report to
-    ``stream`` (stdout) and progress bars to ``progress`` (stderr); save the
-    tables and credits to the .npz file ``out`` unless it is None."""
+@dataclass(frozen=True)
+class DemoResult:
+    """What :func:`compute_demo` computed."""
+
+    n_requests: int
+    seed: int
+    instances: int      # candidate instances over all requests
+    tables: dict        # mode -> coalition tables (n_requests, 2**M)
+    credit: dict        # (rule, mode) -> credit (n_requests, M)
+    interactions: dict  # mode -> Interactions
+    stuck: dict         # mode -> requests whose full set earns 0, a smaller coalition more
+    identical: float    # share of requests whose filter and rerun tables are equal
+    signs: tuple        # _insertion_signs(tables, M)
+    alignment: dict     # (rule, mode) -> (median centred cosine with Shapley, n defined)
+    times: dict         # stage -> seconds
+    started: float      # time.perf_counter() when the computation started
+
+    def arrays(self) -> dict:
+        """The tables and credits by the names the .npz file gives them."""
+        arrays = {f"table_{mode}": self.tables[mode] for mode in MODES}
+        arrays.update({f"{rule}_{mode}": c for (rule, mode), c in self.credit.items()})
+        return arrays
+
+
+def _replay(n_requests: int, seed: int, threads, progress):
+    """(tables by mode, candidate instances, seconds by stage) of the pools."""
     import fastcredit as fc
-
-    stream = sys.stdout if stream is None else stream
-    progress = sys.stderr if progress is None else progress
-    m, k = 5, 20
-    t_start = time.perf_counter()
-    print(f"fastcredit demo: {n_requests:,} synthetic sponsored-search requests, m = {m} "
-          f"rewrites x k = {k} candidate ads, top-{SLOTS} first-price auction, seed {seed}",
-          file=stream)
-    tables = {mode: np.empty((n_requests, 1 << m)) for mode in MODES}
+    tables = {mode: np.empty((n_requests, 1 << M)) for mode in MODES}
     times = {"generate pools": 0.0, "replay filter": 0.0, "replay rerun": 0.0}
     instances = 0
     with Stage("pools -> tables", n_requests, progress) as stage:
         for a in range(0, n_requests, CHUNK):
             b = min(n_requests, a + CHUNK)
             t0 = time.perf_counter()
-            pools = fc.synthetic.sponsored_search(b - a, m=m, k=k, seed=seed, start=a,
-                                                  threads=threads)
+            pools = synthetic.sponsored_search(b - a, m=M, k=K, seed=seed, start=a,
+                                               threads=threads)
             times["generate pools"] += time.perf_counter() - t0
             instances += pools.ad_id.shape[0]
             for mode in MODES:
@@ -96,6 +148,13 @@ def run_demo(n_requests: int, seed: int, out, threads, stream=None, progress=Non
                                   threads=threads)
                 times[f"replay {mode}"] += time.perf_counter() - t0
             stage.advance(b - a)
+    return tables, instances, times
+
+
+def _credit(tables: dict, times: dict, threads, progress):
+    """(credit by (rule, mode), pair interactions by mode); adds their seconds
+    to ``times``."""
+    import fastcredit as fc
     credit = {}
     with Stage("credit rules", len(RULES) * len(MODES) + 1, progress) as stage:
         for mode in MODES:
@@ -108,88 +167,180 @@ def run_demo(n_requests: int, seed: int, out, threads, stream=None, progress=Non
         pairs = {mode: fc.pair_interactions(tables[mode], threads=threads) for mode in MODES}
         times["pair interactions (both)"] = time.perf_counter() - t0
         stage.advance(1)
+    return credit, pairs
 
-    print(f"\n{instances:,} candidate instances ({instances / max(n_requests, 1):.1f} per "
-          f"request); tables of {1 << m} coalitions per request\n", file=stream)
-    print(f"Coalition dependence: pair interactions I_ij = v(ij) - v(i) - v(j) + v(0), "
-          f"{n_requests * m * (m - 1) // 2:,} pairs per mode", file=stream)
-    for mode in MODES:
-        print(f"  {mode}:", file=stream)
-        for line in _interaction_report(pairs[mode], m):
-            print(line, file=stream)
-    for mode in MODES:
-        t = tables[mode]
-        stuck = (t[:, -1] == 0) & (t[:, :-1].max(axis=1) > 0)
-        print(f"  requests whose full set earns 0 while a smaller coalition earns more "
-              f"({mode}): {int(stuck.sum()):,} ({_pct(stuck.mean() if n_requests else 0)})",
-              file=stream)
-    same, same_nonzero, total, nonzero = _insertion_signs(tables, m)
+
+def _median_alignment(credit, shapley, threads):
+    """(median centred cosine over the requests where it is defined, their count)."""
+    import fastcredit as fc
+    cos = fc.alignment(credit, shapley, threads=threads).cosine
+    ok = np.isfinite(cos)
+    return (np.median(cos[ok]) if ok.any() else np.nan), int(ok.sum())
+
+
+def compute_demo(n_requests: int, seed: int, threads=None, progress=None) -> DemoResult:
+    """Replay ``n_requests`` synthetic requests in both modes, compute every
+    credit rule and the statistics the report shows; progress bars go to
+    ``progress`` (none when it is None)."""
+    started = time.perf_counter()
+    tables, instances, times = _replay(n_requests, seed, threads, progress)
+    credit, pairs = _credit(tables, times, threads, progress)
+    stuck = {mode: int(((t[:, -1] == 0) & (t[:, :-1].max(axis=1) > 0)).sum())
+             for mode, t in tables.items()}
     identical = np.all(tables["filter"] == tables["rerun"], axis=1).mean() if n_requests else 0
-    print("\nFilter vs rerun evaluators", file=stream)
-    print(f"  identical tables: {_pct(identical)} of requests", file=stream)
-    print(f"  insertion marginals v(S+i) - v(S) with the same sign: {_pct(same)} of {total:,}; "
-          f"{_pct(same_nonzero)} of the {nonzero:,} nonzero in either mode", file=stream)
-    print("\nAlignment with Shapley: median centered cosine over requests "
-          "(defined where Shapley credit varies; a constant rule scores 0)", file=stream)
-    print(f"  {'rule':<14}" + "".join(f"{mode:>18}" for mode in MODES), file=stream)
+    alignment = {(rule, mode): _median_alignment(credit[rule, mode], credit["shapley", mode],
+                                                 threads)
+                 for rule in RULES[1:] for mode in MODES}
+    return DemoResult(n_requests=n_requests, seed=seed, instances=instances, tables=tables,
+                      credit=credit,
+                      interactions={mode: Interactions.of(pairs[mode], M) for mode in MODES},
+                      stuck=stuck, identical=identical, signs=_insertion_signs(tables, M),
+                      alignment=alignment, times=times, started=started)
+
+
+# --- the demo: report --------------------------------------------------------
+
+def demo_header(n_requests: int, seed: int) -> str:
+    return (f"fastcredit demo: {n_requests:,} synthetic sponsored-search requests, m = {M} "
+            f"rewrites x k = {K} candidate ads, top-{SLOTS} first-price auction, seed {seed}")
+
+
+def report_demo(result: DemoResult, stream=None) -> None:
+    """Print the results of :func:`compute_demo` (all but the header line) to
+    ``stream`` (stdout)."""
+    stream = sys.stdout if stream is None else stream
+
+    def say(text=""):
+        print(text, file=stream)
+
+    n = result.n_requests
+    say(f"\n{result.instances:,} candidate instances ({result.instances / max(n, 1):.1f} per "
+        f"request); tables of {1 << M} coalitions per request\n")
+    say(f"Coalition dependence: pair interactions I_ij = v(ij) - v(i) - v(j) + v(0), "
+        f"{n * M * (M - 1) // 2:,} pairs per mode")
+    for mode in MODES:
+        say(f"  {mode}:")
+        for line in result.interactions[mode].lines():
+            say(line)
+    for mode in MODES:
+        stuck = result.stuck[mode]
+        say(f"  requests whose full set earns 0 while a smaller coalition earns more "
+            f"({mode}): {stuck:,} ({_pct(stuck / n if n else 0)})")
+    same, same_nonzero, total, nonzero = result.signs
+    say("\nFilter vs rerun evaluators")
+    say(f"  identical tables: {_pct(result.identical)} of requests")
+    say(f"  insertion marginals v(S+i) - v(S) with the same sign: {_pct(same)} of {total:,}; "
+        f"{_pct(same_nonzero)} of the {nonzero:,} nonzero in either mode")
+    say("\nAlignment with Shapley: median centered cosine over requests "
+        "(defined where Shapley credit varies; a constant rule scores 0)")
+    say(f"  {'rule':<14}" + "".join(f"{mode:>18}" for mode in MODES))
     for rule in RULES[1:]:
-        cells = []
-        for mode in MODES:
-            cos = fc.alignment(credit[rule, mode], credit["shapley", mode],
-                               threads=threads).cosine
-            ok = np.isfinite(cos)
-            cells.append(f"{np.median(cos[ok]) if ok.any() else np.nan:8.3f} "
-                         f"(n={int(ok.sum()):,})")
-        print(f"  {RULE_NAMES[rule]:<14}" + "".join(f"{c:>18}" for c in cells), file=stream)
+        cells = [f"{median:8.3f} (n={count:,})"
+                 for median, count in (result.alignment[rule, mode] for mode in MODES)]
+        say(f"  {RULE_NAMES[rule]:<14}" + "".join(f"{c:>18}" for c in cells))
+    say("\nThroughput")
+    say(f"  {'stage':<28}{'seconds':>9}{'requests/s':>14}")
+    for name, sec in result.times.items():
+        rate = f"{n / sec:,.0f}" if sec > 0 else "-"
+        say(f"  {name:<28}{sec:9.2f}{rate:>14}")
+    say(f"  {'total (with this report)':<28}{time.perf_counter() - result.started:9.2f}")
 
-    print("\nThroughput", file=stream)
-    print(f"  {'stage':<28}{'seconds':>9}{'requests/s':>14}", file=stream)
-    for name, sec in times.items():
-        rate = f"{n_requests / sec:,.0f}" if sec > 0 else "-"
-        print(f"  {name:<28}{sec:9.2f}{rate:>14}", file=stream)
-    print(f"  {'total (with this report)':<28}{time.perf_counter() - t_start:9.2f}", file=stream)
 
+def run_demo(n_requests: int, seed: int, out, threads, stream=None, progress=None) -> int:
+    """Run the demo on ``n_requests`` requests, print the report to
+    ``stream`` (stdout) and progress bars to ``progress`` (stderr); save the
+    tables and credits to the .npz file ``out`` unless it is None."""
+    stream = sys.stdout if stream is None else stream
+    progress = sys.stderr if progress is None else progress
+    print(demo_header(n_requests, seed), file=stream)
+    result = compute_demo(n_requests, seed, threads, progress)
+    report_demo(result, stream)
     if out is not None:
-        arrays = {f"table_{mode}": tables[mode] for mode in MODES}
-        arrays.update({f"{rule}_{mode}": credit[rule, mode] for rule, mode in credit})
-        np.savez(out, **arrays)
+        np.savez(out, **result.arrays())
         print(f"\nsaved tables and credits to {out}", file=stream)
     return 0
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
-    return value
+# --- synth -------------------------------------------------------------------
+
+def write_synthetic(destination, n_requests: int, *, m: int = 5, k: int = 20, seed: int = 0,
+                    row_group: int = 65_536, base: bool = True, progress: bool | None = None):
+    """Write :func:`fastcredit.synthetic.sponsored_search` requests to one
+    Parquet file in the ``candidates`` layout of fastcredit.scoring
+    (:func:`~fastcredit.scoring.pools_to_arrow`), ``row_group`` requests per
+    row group, generated row group by row group (bounded memory; the requests
+    are those of one ``sponsored_search(n_requests, seed=seed)`` call). With
+    ``base`` a column ``base_advantage`` (standard normal, seeded) is added
+    for shaping. Written atomically like
+    :func:`fastcredit.scoring.score_parquet`; returns ``destination``."""
+    pa = _pa()
+    n_requests = check_int(n_requests, "n_requests", lo=0)
+    row_group = ROW_GROUP.check(row_group)
+    show = sys.stderr.isatty() if progress is None else progress
+    with _AtomicParquet(destination) as sink, \
+            Stage("write requests", n_requests, sys.stderr if show else None) as bar:
+        for start in range(0, max(n_requests, 1), row_group):
+            count = min(row_group, n_requests - start)
+            pools = synthetic.sponsored_search(count, m=m, k=k, seed=seed, start=start)
+            table = pools_to_arrow(pools, first_key=start)
+            if base:
+                rng = np.random.default_rng([seed, 1 << 20, start])
+                table = table.append_column("base_advantage", pa.array(rng.normal(size=count)))
+            sink.write(table, row_group_size=row_group)
+            bar.advance(count)
+    return destination
 
 
-def _seed(text: str) -> int:
-    value = int(text)
-    if not 0 <= value < 2**63:
-        raise argparse.ArgumentTypeError(f"must be in [0, 2**63), got {value}")
-    return value
+# --- the command line --------------------------------------------------------
+
+_READ = {Integer: (int, "an integer"), Real: (float, "a real number")}
+
+
+def _add_option(parser, flag: str, declared, default, text: str | None = None) -> None:
+    """Add the option ``flag`` built from the declaration ``declared`` (see
+    fastcredit._params): its values as choices, a type that reads the text and
+    checks it with ``declared.check`` (a refusal is an argparse error, exit
+    status 2), and help text (``text``, else the declaration's) with the
+    default shown."""
+    dest = flag.lstrip("-").replace("-", "_")
+    read, kind = _READ.get(type(declared), (str, "a string"))
+
+    def parse(value: str):
+        try:
+            value = read(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{dest} must be {kind}, got {value!r}") from None
+        try:
+            return declared.check(value, dest)
+        except (TypeError, ValueError) as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    text = text or declared.help
+    if default is not None:
+        text += f" (default: {default:,})" if type(default) is int else f" (default: {default})"
+    parser.add_argument(flag, type=parse, default=default,
+                        choices=getattr(declared, "values", None), help=text.replace("%", "%%"))
 
 
 def _add_config_arguments(p) -> None:
-    from .scoring import RULES
-    p.add_argument("--m", type=_positive, default=5, help="actions per request (default 5)")
+    """The options of a fastcredit.scoring.ScoreConfig."""
+    _add_option(p, "--m", _params.ACTIONS, 5)
     p.add_argument("--rules", default="shapley",
-                   help=f"comma-separated credit rules from {', '.join(RULES)} "
-                        "(default shapley)")
-    p.add_argument("--slots", type=_positive, default=SLOTS, help="auction slots (default 4)")
-    p.add_argument("--reserve", type=float, default=0.0, help="reserve score (default 0)")
-    p.add_argument("--capacity", type=_positive, default=None,
-                   help="pre-rank capacity (default none)")
-    p.add_argument("--pricing", choices=("first", "gsp"), default="first")
-    p.add_argument("--mode", choices=MODES, default="filter")
-    p.add_argument("--key", default="request_id", help="request key column")
+                   help=f"comma-separated credit rules to output, from "
+                        f"{', '.join(_params.RULE.values)} (default: shapley)")
+    _add_option(p, "--slots", _params.SLOTS, SLOTS)
+    _add_option(p, "--reserve", _params.RESERVE, 0.0)
+    _add_option(p, "--capacity", _params.CAPACITY, None)
+    _add_option(p, "--pricing", _params.PRICING, "first")
+    _add_option(p, "--mode", _params.MODE, "filter")
+    p.add_argument("--key", default="request_id",
+                   help="request key column, copied to the output (default: request_id)")
     p.add_argument("--base", default=None,
                    help="base-advantage column: also output shaped per-action advantages")
-    p.add_argument("--shaping-rule", default="shapley", help="credit rule the shaping uses")
-    p.add_argument("--beta", type=float, default=1.0)
-    p.add_argument("--kappa", type=float, default=1.0)
-    p.add_argument("--normalize", choices=("std", "maxabs", "none"), default="std")
+    _add_option(p, "--shaping-rule", _params.RULE, "shapley", "credit rule the shaping uses")
+    _add_option(p, "--beta", _params.BETA, 1.0)
+    _add_option(p, "--kappa", _params.KAPPA, 1.0)
+    _add_option(p, "--normalize", _params.NORMALIZE, "std")
 
 
 def _score(args) -> int:
@@ -214,7 +365,6 @@ def _score(args) -> int:
 
 
 def _synth(args) -> int:
-    from .scoring import write_synthetic
     t0 = time.perf_counter()
     write_synthetic(args.output, args.requests, m=args.m, k=args.k, seed=args.seed,
                     row_group=args.row_group, progress=True)
@@ -224,35 +374,30 @@ def _synth(args) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="fastcredit", description=__doc__.splitlines()[0])
+    intro, commands, demo_text = __doc__.split("\n\n", 2)
+    parser = argparse.ArgumentParser(prog="fastcredit", description=f"{intro} {commands}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="replay synthetic sponsored search and report credit",
-                          description=__doc__.split("\n\n", 2)[2])
-    demo.add_argument("--requests", type=_positive, default=1_000_000,
-                      help="number of requests (default 1,000,000)")
-    demo.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
+                          description=demo_text)
+    _add_option(demo, "--requests", REQUESTS, 1_000_000)
+    _add_option(demo, "--seed", _params.SEED, 0)
     demo.add_argument("--out", default=None,
                       help="save the tables and credits to this .npz file")
-    demo.add_argument("--threads", type=_positive, default=None,
-                      help="threads (default: all cores)")
+    _add_option(demo, "--threads", _params.THREADS, None)
     score = sub.add_parser("score", help="score a Parquet file or dataset of requests")
     score.add_argument("input", help="Parquet file or directory of requests")
     score.add_argument("output", help="Parquet file to write (atomically)")
     _add_config_arguments(score)
-    score.add_argument("--on-error", choices=("stop", "skip"), default="stop",
-                       help="malformed rows stop the run (default) or are skipped and counted")
-    score.add_argument("--batch-rows", type=_positive, default=65_536,
-                       help="requests per batch (bounds memory; default 65,536)")
-    score.add_argument("--threads", type=_positive, default=None,
-                       help="threads (default: all cores)")
+    _add_option(score, "--on-error", _params.ON_ERROR, "stop")
+    _add_option(score, "--batch-rows", BATCH_ROWS, 65_536)
+    _add_option(score, "--threads", _params.THREADS, None)
     synth = sub.add_parser("synth", help="write synthetic sponsored-search requests to Parquet")
-    synth.add_argument("output", help="Parquet file to write")
-    synth.add_argument("--requests", type=_positive, default=1_000_000)
-    synth.add_argument("--m", type=_positive, default=5, help="rewrites per request")
-    synth.add_argument("--k", type=_positive, default=20, help="candidates per rewrite")
-    synth.add_argument("--seed", type=_seed, default=0)
-    synth.add_argument("--row-group", type=_positive, default=65_536,
-                       help="requests per row group (default 65,536)")
+    synth.add_argument("output", help="Parquet file to write (atomically)")
+    _add_option(synth, "--requests", REQUESTS, 1_000_000)
+    _add_option(synth, "--m", _params.ACTIONS, M)
+    _add_option(synth, "--k", CANDIDATES, K)
+    _add_option(synth, "--seed", _params.SEED, 0)
+    _add_option(synth, "--row-group", ROW_GROUP, 65_536)
     args = parser.parse_args(argv)
     if args.command == "score":
         return _score(args)

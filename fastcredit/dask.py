@@ -15,7 +15,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("fastcredit.dask needs dask: pip install 'fastcredit[dask]'") from exc
 
-from ._validation import check_choice
+from ._params import ON_ERROR
 from .scoring import MalformedRowError, ScoreConfig, score_batch
 
 __all__ = ["score"]
@@ -69,7 +69,7 @@ def score(data, config: ScoreConfig = ScoreConfig(), *, on_error: str = "stop",
     >>> client = Client(LocalCluster(n_workers=2))                # doctest: +SKIP
     >>> fastcredit.dask.score("requests.parquet").to_parquet("scored/")  # doctest: +SKIP
     """
-    on_error = check_choice(on_error, "on_error", ("stop", "skip"))
+    on_error = ON_ERROR.check(on_error)
     if isinstance(data, (str, pathlib.Path)):
         data = dd.read_parquet(str(data), dtype_backend="pyarrow",
                                split_row_groups=split_row_groups)

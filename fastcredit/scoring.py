@@ -35,14 +35,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import auction, shaping, tables
+from ._params import (ACTIONS, BETA, CAPACITY, KAPPA, MODE, NORMALIZE, ON_ERROR, PRICING,
+                      RESERVE, RULE, SLOTS, THREADS, Integer)
 from ._progress import Stage
-from ._validation import check_choice, check_float, check_int
 
 __all__ = ["ScoreConfig", "ScoreSummary", "MalformedRowError", "RULES", "score_batch",
-           "score_parquet", "pools_to_arrow", "write_synthetic"]
+           "score_parquet", "pools_to_arrow"]
 
-RULES = {"shapley": tables.shapley, "banzhaf": tables.banzhaf,
-         "singleton": tables.singleton, "leave_one_out": tables.leave_one_out}
+RULES = {rule: getattr(tables, rule) for rule in RULE.values}
+
+# not in fastcredit._params (yet): only batch scoring and its command line take it
+BATCH_ROWS = Integer("batch_rows", 1, None, "requests per record batch, which bounds memory")
 
 
 def _pa():
@@ -62,6 +65,13 @@ class MalformedRowError(ValueError):
         super().__init__(f"row {row}: {reason}")
         self.row = row
         self.reason = reason
+
+
+# the other fields of ScoreConfig with the declaration that checks each (key,
+# candidates and base name columns: any string)
+_CONFIG_FIELDS = (("shaping_rule", RULE), ("slots", SLOTS), ("reserve", RESERVE),
+                  ("capacity", CAPACITY), ("pricing", PRICING), ("mode", MODE), ("beta", BETA),
+                  ("kappa", KAPPA), ("normalize", NORMALIZE), ("threads", THREADS))
 
 
 @dataclass(frozen=True)
@@ -95,23 +105,13 @@ class ScoreConfig:
     threads: int | None = None
 
     def __post_init__(self):
-        check_int(self.m, "m", lo=1, hi=auction.MAX_ACTIONS)
+        object.__setattr__(self, "m", ACTIONS.check(self.m, "m"))
         rules = tuple(self.rules)
         if not rules:
             raise ValueError("rules must name at least one rule")
-        for r in rules:
-            check_choice(r, "rules", tuple(RULES))
-        object.__setattr__(self, "rules", rules)
-        check_choice(self.shaping_rule, "shaping_rule", tuple(RULES))
-        check_int(self.slots, "slots", lo=1)
-        check_float(self.reserve, "reserve")
-        if self.capacity is not None:
-            check_int(self.capacity, "capacity", lo=1)
-        check_choice(self.pricing, "pricing", ("first", "gsp"))
-        check_choice(self.mode, "mode", ("filter", "rerun"))
-        check_float(self.beta, "beta")
-        check_float(self.kappa, "kappa", lo=0.0)
-        check_choice(self.normalize, "normalize", ("std", "maxabs", "none"))
+        object.__setattr__(self, "rules", tuple(RULE.check(r, "rules") for r in rules))
+        for name, declared in _CONFIG_FIELDS:
+            object.__setattr__(self, name, declared.check(getattr(self, name), name))
 
 
 @dataclass(frozen=True)
@@ -308,7 +308,7 @@ def score_batch(batch, config: ScoreConfig = ScoreConfig(), *, first_row: int = 
     ``on_error="stop"`` the first malformed row raises MalformedRowError.
     """
     pa = _pa()
-    on_error = check_choice(on_error, "on_error", ("stop", "skip"))
+    on_error = ON_ERROR.check(on_error)
     if isinstance(batch, pa.Table):
         batch = batch.combine_chunks().to_batches()[0] if batch.num_rows else \
             pa.RecordBatch.from_pylist([], schema=batch.schema)
@@ -416,8 +416,8 @@ def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
     """
     _pa()
     import pyarrow.parquet as pq
-    on_error = check_choice(on_error, "on_error", ("stop", "skip"))
-    batch_rows = check_int(batch_rows, "batch_rows", lo=1)
+    on_error = ON_ERROR.check(on_error)
+    batch_rows = BATCH_ROWS.check(batch_rows)
     source = pathlib.Path(source)
     destination = pathlib.Path(destination)
     if not source.exists():
@@ -465,30 +465,3 @@ def pools_to_arrow(pools, first_key: int = 0, key: str = "request_id"):
     keys = pa.array(np.arange(first_key, first_key + pools.n_requests, dtype=np.int64))
     return pa.table({key: keys, "candidates": candidates})
 
-
-def write_synthetic(destination, n_requests: int, *, m: int = 5, k: int = 20, seed: int = 0,
-                    row_group: int = 65_536, base: bool = True,
-                    progress: bool | None = None) -> pathlib.Path:
-    """Write :func:`fastcredit.synthetic.sponsored_search` requests to one
-    Parquet file in the ``candidates`` layout, ``row_group`` requests per row
-    group, generated row group by row group (bounded memory; the requests
-    are those of one ``sponsored_search(n_requests, seed=seed)`` call). With ``base`` a column
-    ``base_advantage`` (standard normal, seeded) is added for shaping. Written
-    atomically like :func:`score_parquet`."""
-    _pa()
-    from . import synthetic
-    n_requests = check_int(n_requests, "n_requests", lo=0)
-    row_group = check_int(row_group, "row_group", lo=1)
-    show = sys.stderr.isatty() if progress is None else progress
-    with _AtomicParquet(destination) as sink, \
-            Stage("write requests", n_requests, sys.stderr if show else None) as bar:
-        for start in range(0, max(n_requests, 1), row_group):
-            count = min(row_group, n_requests - start)
-            pools = synthetic.sponsored_search(count, m=m, k=k, seed=seed, start=start)
-            table = pools_to_arrow(pools, first_key=start)
-            if base:
-                rng = np.random.default_rng([seed, 1 << 20, start])
-                table = table.append_column("base_advantage", _pa().array(rng.normal(size=count)))
-            sink.write(table, row_group_size=row_group)
-            bar.advance(count)
-    return destination

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq  # noqa: E402
 
 import fastcredit.dask as fdask  # noqa: E402
 from fastcredit import scoring  # noqa: E402
+from fastcredit.cli import write_synthetic  # noqa: E402
 from fastcredit.scoring import MalformedRowError, ScoreConfig  # noqa: E402
 
 
@@ -28,7 +29,7 @@ def as_array(series):
 
 def test_dask_equals_single_process(client, tmp_path):
     src = tmp_path / "in.parquet"
-    scoring.write_synthetic(src, 3000, seed=11, row_group=700)
+    write_synthetic(src, 3000, seed=11, row_group=700)
     config = ScoreConfig(rules=("shapley", "leave_one_out"), base="base_advantage",
                          mode="rerun", pricing="gsp")
     scoring.score_parquet(src, tmp_path / "single.parquet", config)

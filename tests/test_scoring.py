@@ -8,6 +8,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 import fastcredit as fc  # noqa: E402
 from fastcredit import scoring  # noqa: E402
+from fastcredit.cli import write_synthetic  # noqa: E402
 from fastcredit.scoring import MalformedRowError, ScoreConfig  # noqa: E402
 
 
@@ -18,7 +19,7 @@ def fixed(table, column):
 @pytest.fixture(scope="module")
 def synthetic_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("synth") / "requests.parquet"
-    scoring.write_synthetic(path, 2500, seed=7, row_group=1000)
+    write_synthetic(path, 2500, seed=7, row_group=1000)
     return path
 
 
