@@ -6,6 +6,7 @@ compiled kernel is entered: the kernels trust what reaches them.
 """
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 
@@ -135,13 +136,42 @@ def coalition_table(v, name: str = "v", *, max_m: int = MAX_TABLE_PLAYERS):
         raise ValueError(f"{name} has m = {m} players (last axis 2**{m}); at most "
                          f"{max_m} are supported")
     lead = arr.shape[:-1]
+    if arr.dtype != dtype or not arr.flags.c_contiguous:
+        check_memory(arr.size * dtype.itemsize, f"{name} (a contiguous {dtype.name} copy of "
+                                                f"its {arr.size:,} entries)")
     return np.ascontiguousarray(arr, dtype=dtype).reshape(-1, n), m, lead
 
 
-def output(out, shape: tuple, name: str = "out", dtype=np.float64) -> np.ndarray:
+def _available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux MemAvailable),
+    or None where the system does not say."""
+    try:
+        with open("/proc/meminfo") as info:
+            for line in info:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def check_memory(nbytes: int, what: str) -> None:
+    """Refuse, before allocating, an array of ``nbytes`` that cannot fit in
+    the memory available now; ``what`` names the argument and the array."""
+    available = _available_memory()
+    if available is not None and nbytes > available:
+        raise ValueError(f"{what} needs {nbytes / 2**30:.1f} GiB, more than the "
+                         f"{available / 2**30:.1f} GiB of memory available")
+
+
+def output(out, shape: tuple, name: str = "out", dtype=np.float64, *, inputs=()) -> np.ndarray:
     """``out`` checked to be a writeable C-contiguous array of ``shape`` and
-    ``dtype``, or a new empty one when ``out`` is None."""
+    ``dtype`` sharing no memory with the arrays ``inputs`` (name -> array
+    the kernel reads), or a new empty one when ``out`` is None (refused
+    before allocating when it cannot fit in memory)."""
     if out is None:
+        check_memory(math.prod(shape) * np.dtype(dtype).itemsize,
+                     f"the result ({np.dtype(dtype).name}, shape {tuple(shape)})")
         return np.empty(shape, dtype=dtype)
     if not isinstance(out, np.ndarray):
         raise TypeError(f"{name} must be a numpy array, got {type(out).__name__}")
@@ -151,6 +181,10 @@ def output(out, shape: tuple, name: str = "out", dtype=np.float64) -> np.ndarray
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {out.shape}")
     if not out.flags.c_contiguous or not out.flags.writeable:
         raise ValueError(f"{name} must be a writeable C-contiguous array")
+    for arg, arr in dict(inputs).items():
+        # both sides are contiguous, so overlapping extents mean shared memory
+        if arr is not None and np.may_share_memory(out, arr):
+            raise ValueError(f"{name} must not overlap the input {arg}")
     return out
 
 
@@ -178,6 +212,46 @@ def csr_offsets(offsets, n_rows: int, n_values: int, name: str = "offsets",
     return arr
 
 
-def seed(value, name: str = "seed") -> int:
-    """A seed: an integer in [0, 2**64)."""
-    return check_int(value, name, lo=0, hi=2**64 - 1)
+# --- ragged (CSR) data -------------------------------------------------------
+
+def row_offsets(offsets, n_values: int, name: str = "offsets",
+                row_name: str = "row") -> np.ndarray:
+    """CSR offsets of at least one row over ``n_values`` values, the number
+    of rows read from their length (``len(offsets) - 1``); otherwise checked
+    as :func:`csr_offsets`."""
+    arr = np.asarray(offsets)
+    if arr.ndim != 1 or arr.shape[0] < 2:
+        raise ValueError(f"{name} must be one-dimensional with at least 2 entries (one "
+                         f"{row_name}), got shape {arr.shape}")
+    return csr_offsets(arr, arr.shape[0] - 1, n_values, name, row_name)
+
+
+def dense_offsets(n_rows: int, row_len: int) -> np.ndarray:
+    """CSR offsets (n_rows + 1,) int64 of ``n_rows`` rows of ``row_len``
+    values each: a dense (n_rows, row_len) array seen as ragged rows."""
+    return np.arange(n_rows + 1, dtype=np.int64) * row_len
+
+
+def ragged_rows(values, offsets, name: str, row_name: str = "row"):
+    """Rows of values as ``(flat float64 values, int64 CSR offsets)``.
+
+    ``values`` is 2-D (n_rows, k) when ``offsets`` is None (k values per
+    row), else flat with CSR ``offsets`` (n_rows + 1,), named
+    ``<name>_offsets`` in errors."""
+    arr = float64_array(values, name)
+    if offsets is None:
+        if arr.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (n_{row_name}s, k) when no offsets are "
+                             f"given, got shape {arr.shape}")
+        return arr.reshape(-1), dense_offsets(*arr.shape)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional with offsets, got shape {arr.shape}")
+    return arr, row_offsets(offsets, arr.shape[0], f"{name}_offsets", row_name)
+
+
+def check_nonempty_rows(offsets: np.ndarray, name: str, row_name: str = "row") -> None:
+    """Every row of valid CSR ``offsets`` holds at least one value; the error
+    names the first empty row."""
+    empty = np.flatnonzero(np.diff(offsets) == 0)
+    if empty.size:
+        raise ValueError(f"{name}: {row_name} {int(empty[0])} has no values (each needs >= 1)")

@@ -32,19 +32,26 @@ import numpy as np
 
 from . import _parallel
 from ._backend import kernels, resolve
-from ._validation import (MAX_TABLE_PLAYERS, check_choice, check_int,
-                          coalition_table, output, real_array)
+from ._params import TABLE_PLAYERS
+from ._validation import check_int, coalition_table, output, real_array
+from .games import CALLABLE, as_game, call_value_function, masks_to_bool
 
 __all__ = ["shapley", "banzhaf", "semivalue", "singleton", "leave_one_out",
            "size_resolved", "pair_interactions", "moebius", "from_moebius",
-           "table_from_function", "shapley_weights", "banzhaf_weights",
-           "masks_to_bool"]
+           "table_from_function", "shapley_weights", "banzhaf_weights"]
 
-# Split one game over threads from this size on; below it, a game is too
-# small to be worth a thread and batches are split by game instead.
+# From this size on a game is cut into ranges of 2**_RANGE_BITS entries (whole
+# blocks of the kernels) that threads share; the ranges are fixed by the data
+# alone and their partial sums added in range order, so the bits are the same
+# for any thread count. Smaller games are too small to be worth a thread, and
+# batches of them are split by game.
 _SPLIT_GAME_M = 16
-_BLOCK = 1 << 8   # FC_TABLE_BLOCK_BITS
+_RANGE_BITS = 16
 _GRAIN = 8        # games per thread chunk are a multiple of this
+# A thread gets at least this many table entries of a batch.
+_MIN_ENTRIES_PER_THREAD = 1 << 15
+# A thread fills at least this many coalitions of a table from an @njit fn.
+_MIN_COALITIONS_PER_THREAD = 1 << 12
 
 
 def shapley_weights(m: int) -> np.ndarray:
@@ -52,32 +59,32 @@ def shapley_weights(m: int) -> np.ndarray:
 
     Each is one correctly rounded division of two exact integers, so C, Numba
     and this function give identical bits."""
-    m = check_int(m, "m", lo=1, hi=MAX_TABLE_PLAYERS)
+    m = TABLE_PLAYERS.check(m)
     return np.array([1.0 / (m * math.comb(m - 1, k)) for k in range(m)])
 
 
 def banzhaf_weights(m: int) -> np.ndarray:
     """Banzhaf weights w[k] = 1 / 2**(m-1), k = 0..m-1."""
-    m = check_int(m, "m", lo=1, hi=MAX_TABLE_PLAYERS)
+    m = TABLE_PLAYERS.check(m)
     return np.full(m, 1.0 / 2.0 ** (m - 1))
 
 
 def _split_games(kernel, flat, res_flat, m, nt):
     """``kernel(games, out)`` over the batch, split by game over nt threads
-    (a thread gets at least 2**15 table entries)."""
+    (a thread gets at least _MIN_ENTRIES_PER_THREAD table entries)."""
     _parallel.run(lambda a, b: kernel(flat[a:b], res_flat[a:b]), flat.shape[0], nt,
-                  grain=_GRAIN, min_items=max(1, (1 << 15) >> m))
+                  grain=_GRAIN, min_items=max(1, _MIN_ENTRIES_PER_THREAD >> m))
 
 
 def _batch(kernel, key, v, tail, out, threads, backend):
     """Run a per-game kernel ``kernel(flat_v, flat_out)`` over a batch."""
     flat, m, lead = coalition_table(v)
+    impl = getattr(kernels("tables", resolve(key, backend)), kernel)
+    nt = _parallel.n_threads(threads)
     shape = tail(m)
-    res = output(out, lead + shape)
+    res = output(out, lead + shape, inputs={"v": flat})
     if flat.shape[0]:
-        impl = getattr(kernels("tables", resolve(key, backend)), kernel)
-        _split_games(impl, flat, res.reshape((flat.shape[0],) + shape), m,
-                     _parallel.n_threads(threads))
+        _split_games(impl, flat, res.reshape((flat.shape[0],) + shape), m, nt)
     return res
 
 
@@ -112,29 +119,62 @@ def semivalue(v, weights, *, out=None, threads=None, backend=None) -> np.ndarray
 
 
 def _semivalue(flat, m, lead, w, out, threads, backend):
-    res = output(out, lead + (m,))
+    impl = kernels("tables", resolve("tables.semivalue", backend))
+    nt = _parallel.n_threads(threads)
+    res = output(out, lead + (m,), inputs={"v": flat, "weights": w})
     n_games = flat.shape[0]
     if n_games == 0:
         return res
-    impl = kernels("tables", resolve("tables.semivalue", backend))
-    nt = _parallel.n_threads(threads)
     res_flat = res.reshape(n_games, m)
-    if m >= _SPLIT_GAME_M and n_games < nt:
-        n = 1 << m
-        for g in range(n_games):
-            game = flat[g]
-            center = float(game[0])
-
-            def part(a, b, game=game, center=center):
-                acc = np.zeros(m + 1)
-                impl.semivalue_partial(game, w, center, a, b, acc)
-                return acc
-
-            acc = np.sum(_parallel.run(part, n, nt, grain=_BLOCK), axis=0)
-            res_flat[g] = acc[:m] - acc[m]
-        return res
-    _split_games(lambda games, out: impl.semivalue(games, w, out), flat, res_flat, m, nt)
+    if m >= _SPLIT_GAME_M:
+        _semivalue_ranges(impl, flat, w, res_flat, m, nt)
+    else:
+        _split_games(lambda games, out: impl.semivalue(games, w, out), flat, res_flat, m, nt)
+    # A non-finite result can only come from a non-finite table, where the
+    # one-pass formula's difference of two infinite sums would turn a defined
+    # +-inf into NaN: such games are summed as the definition is written.
+    for g in np.flatnonzero(~np.isfinite(res_flat).all(axis=1)):
+        res_flat[g] = _semivalue_by_definition(flat[g], w)
     return res
+
+
+def _semivalue_by_definition(game, w):
+    """phi_i = sum over S not containing i of w[|S|] (v(S + i) - v(S)), in
+    chunks of coalitions (the slow path for non-finite tables)."""
+    m = w.shape[0]
+    phi = np.zeros(m)
+    chunk = 1 << min(m, _RANGE_BITS)
+    for start in range(0, 1 << m, chunk):
+        masks = np.arange(start, start + chunk, dtype=np.int64)
+        weight = w[np.minimum(np.bitwise_count(masks), m - 1)]
+        base = game[masks].astype(np.float64)
+        for i in range(m):
+            out_of_s = (masks >> i & 1) == 0
+            with np.errstate(invalid="ignore"):
+                marginal = game[masks[out_of_s] | 1 << i] - base[out_of_s]
+                phi[i] += np.sum(weight[out_of_s] * marginal)
+    return phi
+
+
+def _semivalue_ranges(impl, flat, w, res_flat, m, nt):
+    """Semivalues of large games from partial sums over fixed ranges of each
+    table: (game, range) items are split over threads, and each game's
+    partials are added in range order."""
+    step = 1 << _RANGE_BITS
+    per_game = 1 << (m - _RANGE_BITS)
+    parts = np.zeros((flat.shape[0], per_game, m + 1))
+
+    def work(a, b):
+        for item in range(a, b):
+            g, r = divmod(item, per_game)
+            impl.semivalue_partial(flat[g], w, float(flat[g, 0]), r * step, (r + 1) * step,
+                                   parts[g, r])
+
+    _parallel.run(work, flat.shape[0] * per_game, nt)
+    acc = parts[:, 0].copy()
+    for r in range(1, per_game):
+        acc += parts[:, r]
+    res_flat[:] = acc[:, :m] - acc[:, m:]
 
 
 def shapley(v, *, out=None, threads=None, backend=None) -> np.ndarray:
@@ -229,23 +269,6 @@ def from_moebius(a, *, out=None, threads=None, backend=None) -> np.ndarray:
                   backend)
 
 
-def masks_to_bool(masks, m: int) -> np.ndarray:
-    """Coalition bitmasks (...) as a bool array (..., m): ``[..., i]`` is True
-    iff bit i of the mask is set (the layout shapiq games take)."""
-    m = check_int(m, "m", lo=1, hi=64)
-    arr = np.asarray(masks)
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"masks must be an integer array, got dtype {arr.dtype}")
-    if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
-        raise ValueError("masks must be non-negative")
-    bits = np.arange(m, dtype=np.uint64)
-    return ((arr.astype(np.uint64)[..., None] >> bits) & np.uint64(1)).astype(bool)
-
-
-def _is_jitted(fn) -> bool:
-    return type(fn).__name__ == "CPUDispatcher" and hasattr(fn, "py_func")
-
-
 def table_from_function(fn, m: int, *, coalitions: str = "mask", chunk: int = 1 << 18,
                         out=None, threads=None) -> np.ndarray:
     """Evaluate a value function on all 2**m coalitions.
@@ -275,31 +298,26 @@ def table_from_function(fn, m: int, *, coalitions: str = "mask", chunk: int = 1 
     >>> fc.table_from_function(lambda s: np.minimum(np.bitwise_count(s), 2), 3)
     array([0., 1., 1., 2., 1., 2., 2., 2.])
     """
-    m = check_int(m, "m", lo=1, hi=MAX_TABLE_PLAYERS)
-    coalitions = check_choice(coalitions, "coalitions", ("mask", "bool"))
+    m = TABLE_PLAYERS.check(m)
     chunk = check_int(chunk, "chunk", lo=1)
+    nt = _parallel.n_threads(threads)
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    game = as_game(fn, m, coalitions=coalitions)
     n = 1 << m
     res = output(out, (n,))
-    if _is_jitted(fn):
-        from ._numba.games import fill_table
-        _parallel.run(lambda a, b: fill_table(fn, res, a, b), n, _parallel.n_threads(threads),
-                      min_items=1 << 12)
+    if game.stochastic:
+        raise ValueError("fn must be deterministic, fn(mask); a stochastic fn(mask, key) has "
+                         "no exact table (estimate it with permutation_shapley)")
+    if game.kind != CALLABLE:
+        from ._jit.games import fill_table
+        _parallel.run(lambda a, b: fill_table(fn, res, a, b), n, nt,
+                      min_items=_MIN_COALITIONS_PER_THREAD)
         return res
     for a in range(0, n, chunk):
         b = min(n, a + chunk)
         masks = np.arange(a, b, dtype=np.uint64)
-        arg = masks if coalitions == "mask" else masks_to_bool(masks, m)
-        try:
-            vals = fn(arg)
-        except Exception as exc:
-            raise RuntimeError(f"fn raised on coalitions {a}..{b - 1}: {exc!r}") from exc
-        vals = np.asarray(vals)
-        if vals.dtype.kind not in "biuf":
-            raise TypeError(f"fn must return real numbers, got dtype {vals.dtype}")
-        if vals.shape != (b - a,):
-            raise ValueError(f"fn must return one value per coalition: shape ({b - a},), "
-                             f"got {vals.shape}")
-        res[a:b] = vals
+        arg = masks if game.coalitions == "mask" else masks_to_bool(masks, m)
+        res[a:b] = call_value_function(fn, arg, name="fn", where=f"on coalitions {a}..{b - 1}",
+                                       finite=False)
     return res
