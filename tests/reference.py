@@ -1,4 +1,4 @@
-"""Slow oracles computed straight from the definitions in DESIGN.md.
+"""Slow oracles computed straight from the definitions in docs/design.md.
 
 No cleverness here: loops over coalitions, permutations and candidates, so a
 disagreement with a kernel means the kernel is wrong. Every family adds its
@@ -117,12 +117,33 @@ def semivalue_matrix(m: int, weights) -> np.ndarray:
     return np.where(member == 1, w_in[:, None], -w_out[:, None])
 
 
+def moebius_matrix(m: int) -> np.ndarray:
+    """M[S, T] = (-1)^|S - T| for T a subset of S, else 0: moebius(v) = M @ v
+    and, with |M| (the subset indicator), from_moebius(a) = |M| @ a (the
+    matrix form of the definitions; memory 4**m)."""
+    masks = np.arange(1 << m)
+    subset = (masks[None, :] & ~masks[:, None]) == 0
+    sign = 1 - 2 * (np.bitwise_count(masks[:, None] & ~masks[None, :]).astype(int) & 1)
+    return np.where(subset, sign, 0).astype(np.float64)
+
+
+def per_game(fn, v) -> np.ndarray:
+    """A one-table oracle ``fn`` over a batch of tables (..., 2**m), keeping
+    the leading shape (an empty batch included)."""
+    v = np.asarray(v, dtype=np.float64)
+    flat = v.reshape(-1, v.shape[-1])
+    shape = np.shape(fn(np.zeros(v.shape[-1])))
+    res = np.array([fn(g) for g in flat]).reshape((flat.shape[0],) + shape)
+    return res.reshape(v.shape[:-1] + shape)
+
+
 # --- shaping ----------------------------------------------------------------
 
 def project_box(u, lower, upper, weights=None, total=0.0) -> np.ndarray:
     """argmin sum w (z-u)^2/2 s.t. sum w z = total, lower <= z <= upper, by
     bisection on tau in z = clip(u - tau) until the bracket is 1e-15 wide
-    (relative); one row."""
+    (relative); one row. Where zero weights leave a whole interval of tau
+    optimal, the tau of it nearest 0 (as documented)."""
     u = [float(x) for x in u]
     m = len(u)
     lo_b = np.broadcast_to(np.asarray(lower, dtype=np.float64), (m,))
@@ -138,15 +159,22 @@ def project_box(u, lower, upper, weights=None, total=0.0) -> np.ndarray:
     finite = [abs(x) for x in list(lo_b) + list(hi_b) if math.isfinite(x)]
     span = 1.0 + max(abs(x) for x in u) + max(finite, default=0.0) + abs(total)
     span /= min([x for x in w if x > 0], default=1.0)
-    lo, hi = -4 * span, 4 * span
-    assert f(lo) >= total >= f(hi)
-    while hi - lo > 1e-15 * max(1.0, abs(lo), abs(hi)):
-        mid = 0.5 * (lo + hi)
-        if f(mid) > total:
-            lo = mid
-        else:
-            hi = mid
-    return np.array(z_of(0.5 * (lo + hi)))
+    assert f(-4 * span) >= total >= f(4 * span)
+
+    def end(last):
+        """The least tau with f(tau) <= total, or (last) the greatest with
+        f(tau) >= total: f is non-increasing, so the optimal tau form the
+        interval between the two."""
+        lo, hi = -4 * span, 4 * span
+        while hi - lo > 1e-15 * max(1.0, abs(lo), abs(hi)):
+            mid = 0.5 * (lo + hi)
+            if f(mid) > total or (last and f(mid) == total):
+                lo = mid
+            else:
+                hi = mid
+        return 0.5 * (lo + hi)
+
+    return np.array(z_of(min(max(0.0, end(False)), end(True))))
 
 
 def group_advantages(rewards, groups, eps=1e-4, scale="group") -> np.ndarray:
@@ -179,6 +207,19 @@ def token_advantages(base, action_adv, token_action, mask=None) -> np.ndarray:
             a = int(ta[g, t])
             out[g, t] = base[g] if a == -1 else action_adv[g][a]
     return out
+
+
+def shape_advantages(base, credit, beta, kappa, normalize="std", weights=None) -> np.ndarray:
+    """One sequence: base + beta * z, z the projection (project_box, bounds
+    +-kappa, total 0) of the centred credit divided by its population sd
+    ("std") or its largest magnitude ("maxabs"), unless that is 0."""
+    u = np.asarray(credit, dtype=np.float64)
+    u = u - u.mean()
+    spread = {"std": math.sqrt(np.mean(u * u)), "maxabs": np.abs(u).max(),
+              "none": 1.0}[normalize]
+    if spread > 0:
+        u = u / spread
+    return base + beta * project_box(u, -kappa, kappa, weights)
 
 
 # --- rng (csrc/rng.h) --------------------------------------------------------
@@ -395,7 +436,39 @@ def permutation_estimate(v, orders, antithetic: bool):
         samples.append(x)
     samples = np.array(samples)
     n = len(samples)
+    if n < 2:
+        return samples.mean(0), np.full(samples.shape[1], np.inf)
     return samples.mean(0), samples.std(0, ddof=1) / math.sqrt(n)
+
+
+def permutation_run(v, seed: int, game: int, walks: int, budget=None, antithetic=True,
+                    cache=True, tol=0.0, min_samples=32, m=None) -> dict:
+    """The fields of fc.permutation_shapley's estimate for table ``v``, game
+    ``game`` of a batch, from its documented rules: sampling units (a walk,
+    or a walk and its reverse) of sampling_permutation(seed, game, unit) run
+    in order until ``walks`` walks ran, or the next unit's evaluations no
+    longer fit in ``budget`` (truncated; a walk costs m - 1 evaluations when
+    v({}) and v(N) are read once up front, else m + 1), or, once
+    ``min_samples`` samples ran, every stderr is <= tol. ``v`` is a table, or
+    any v[mask] of ``m`` players."""
+    m = len(v).bit_length() - 1 if m is None else m
+    unit_walks = 2 if antithetic else 1
+    unit_cost = unit_walks * (m - 1 if cache else m + 1)
+    fixed = 2 if cache else 0
+    budget = math.inf if budget is None else budget
+    orders, truncated = [], False
+    while len(orders) < walks // unit_walks:
+        if fixed + (len(orders) + 1) * unit_cost > budget:
+            truncated = True
+            break
+        orders.append(sampling_permutation(seed, game, len(orders), m))
+        if (tol > 0 and len(orders) >= min_samples
+                and np.all(permutation_estimate(v, orders, antithetic)[1] <= tol)):
+            break
+    values, stderr = permutation_estimate(v, orders, antithetic)
+    n = len(orders)
+    return {"values": values, "stderr": stderr, "n_evals": fixed + n * unit_cost,
+            "n_permutations": n * unit_walks, "n_samples": n, "truncated": truncated}
 
 
 def scm_table(n_steps: int, q, outcome) -> np.ndarray:
@@ -522,3 +595,28 @@ def actor_centered_credit(q, pi, offsets, uniform=False):
         baseline.append(b)
         credit += [x - b for x in qs]
     return np.array(credit), np.array(baseline)
+
+
+def allocation_pick(rule: str, counts, sums, costs, c: float, c_tok: float, seed: int,
+                    step: int) -> int:
+    """csrc/trees.h: the candidates are the actions with the fewest trials
+    ("uniform"); the untried actions if any ("uct"; "agent_uct": the cheapest
+    of them); else the argmax of sums/counts + c sqrt(log(N + 1) / counts),
+    N = sum of counts (minus c_tok * costs for "agent_uct"). Ties (exact
+    equality) go to tied candidate number below(#ties) of the stream
+    (seed, step), counted in index order."""
+    n = len(counts)
+    penalty = [c_tok * float(costs[a]) if rule == "agent_uct" else 0.0 for a in range(n)]
+    untried = [a for a in range(n) if counts[a] == 0]
+    if rule == "uniform":
+        candidates, score = range(n), [-float(x) for x in counts]
+    elif untried:
+        candidates, score = untried, [-p for p in penalty]
+    else:
+        log_total = math.log(float(sum(counts)) + 1.0)
+        candidates = range(n)
+        score = [float(sums[a]) / float(counts[a])
+                 + c * math.sqrt(log_total / float(counts[a])) - penalty[a] for a in range(n)]
+    best = max(score[a] for a in candidates)
+    ties = [a for a in candidates if score[a] == best]
+    return ties[Stream(seed, step).below(len(ties))]

@@ -1,6 +1,5 @@
-"""Auction replay against the literal oracle of tests/reference.py."""
-import itertools
-
+"""Auction replay against the literal oracle of tests/reference.py (the tricky
+requests of every pricing, mode and capacity are cases of tests/test_compare.py)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,62 +9,6 @@ import fastcredit as fc
 import reference as ref
 
 from conftest import BACKENDS
-
-COMBOS = list(itertools.product(["first", "gsp"], ["filter", "rerun"], [None, 1, 3]))
-
-
-def tricky_pools(rng, n_requests, m, max_len=9, with_prerank=True):
-    """Small requests rich in duplicates (8 ad ids), score ties (a handful of
-    score levels, some negative), empty and short actions, and long ones that
-    the per-action cut shortens."""
-    lengths = rng.integers(0, max_len + 1, n_requests * m) * (rng.random(n_requests * m) > 0.2)
-    offsets = np.concatenate([[0], np.cumsum(lengths)])
-    n = int(offsets[-1])
-    ad = rng.integers(0, 8, n)
-    score = rng.choice([-1.0, 0.0, 0.5, 1.0, 1.0, 2.0, 2.0, 3.0], n) + rng.choice([0, 0, .25], n)
-    value = rng.integers(0, 4, n) + rng.random(n) * (rng.random(n) < 0.5)
-    prerank = rng.integers(0, 4, n).astype(float) if with_prerank else None
-    return fc.Pools(offsets, ad, score, value, m=m, prerank=prerank)
-
-
-def oracle(pools, slots, reserve, capacity, pricing, mode):
-    tables, winners = [], []
-    for r in range(pools.n_requests):
-        actions = ref.auction_actions(pools.offsets, pools.ad_id, pools.score, pools.value,
-                                      pools.prerank, pools.m, r)
-        y, win = ref.auction_request(actions, slots, reserve, capacity, pricing, mode)
-        tables.append(y)
-        winners.append(win)
-    return np.array(tables), winners
-
-
-def assert_winners(result, winners, slots):
-    for r, per_mask in enumerate(winners):
-        for s, win in enumerate(per_mask):
-            ads = [a for a, _ in win] + [-1] * (slots - len(win))
-            earn = [e for _, e in win] + [0.0] * (slots - len(win))
-            assert list(result.ad_id[r, s]) == ads, (r, s)
-            np.testing.assert_allclose(result.earnings[r, s], earn, rtol=1e-12, atol=0)
-
-
-@pytest.mark.parametrize("pricing,mode,capacity", COMBOS)
-def test_matches_oracle_on_tricky_requests(pricing, mode, capacity):
-    rng = np.random.default_rng(hash((pricing, mode, capacity)) % 2**32)
-    for m, reserve in [(1, 0.0), (2, -np.inf), (3, 1.0), (5, 0.5)]:
-        pools = tricky_pools(rng, 60, m, with_prerank=m != 2)
-        slots = int(rng.choice([1, 2, 3, 4, 12]))
-        want, winners = oracle(pools, slots, reserve, capacity, pricing, mode)
-        got = {}
-        for backend in BACKENDS:
-            got[backend] = fc.auction_replay(pools, slots, reserve, capacity, pricing, mode,
-                                             backend=backend)
-            np.testing.assert_allclose(got[backend], want, rtol=1e-12, atol=0)
-            detail = fc.auction_winners(pools, slots, reserve, capacity, pricing, mode,
-                                        backend=backend)
-            np.testing.assert_array_equal(detail.table, got[backend])
-            assert_winners(detail, winners, slots)
-        if len(got) == 2:
-            np.testing.assert_array_equal(got["c"], got["numba"])
 
 
 def _request_lists():
@@ -154,7 +97,7 @@ def test_dedup_keeps_highest_score_instance_with_ties_to_lowest_action(backend):
 
 
 def test_filter_equals_rerun_with_one_score_per_ad(rng, backend):
-    """DESIGN.md: with one score per ad, no capacity and first pricing the two
+    """docs/design.md: with one score per ad, no capacity and first pricing the two
     modes give the same table."""
     m, n_requests = 5, 300
     lengths = rng.integers(0, 12, n_requests * m)

@@ -54,11 +54,10 @@ def test_table_estimate_matches_the_definition(backend, rng, antithetic, dtype):
     np.testing.assert_array_equal(est.n_evals, [2 + walks * (m - 1)] * games)
 
 
-def test_backends_and_thread_counts_give_identical_bits(rng):
+def test_thread_counts_give_identical_bits(backend, rng):
     v = rng.normal(size=(4, 10, 1 << 7))
     runs = [fc.permutation_shapley(v, permutations=60, budget=250, tol=0.3, min_samples=4,
-                                   seed=5, backend=b, threads=t)
-            for b in fc.available_backends() for t in (1, 2, 3)]
+                                   seed=5, backend=backend, threads=t) for t in (1, 2, 3)]
     for other in runs[1:]:
         for name in ("values", "stderr", "n_evals", "n_permutations", "n_samples",
                      "truncated"):

@@ -30,7 +30,7 @@ def _threshold_oracle(weight, factual, threshold, q):
 
 
 def test_and_failure_has_the_planted_values(and3):
-    # Causal agent replay (DESIGN.md): an AND-failure of two steps with
+    # Causal agent replay (docs/design.md): an AND-failure of two steps with
     # P(bad step) = 0.3 has v(N) - v(0) = 0.91 and Shapley 0.455, 0.455, 0.
     v = and3.table()
     assert v[-1] - v[0] == pytest.approx(0.91, abs=1e-15)
