@@ -265,15 +265,17 @@ int fc_derangement(int64_t n, uint64_t seed, int64_t *out)
     }
 }
 
-/* Mean of x[0..n) and whether every value is zero. */
-static double arm_mean(const double *x, int64_t n, int *all_zero)
+/* Mean of x[0..n) (n >= 1) and whether every value is the bound `edge`
+ * of a binary outcome: all 0, or all 1. */
+static double arm_mean(const double *x, int64_t n, int *at_edge, double *edge)
 {
     double s = 0.0;
     int64_t i;
-    *all_zero = 1;
+    *edge = x[0];
+    *at_edge = x[0] == 0.0 || x[0] == 1.0;
     for (i = 0; i < n; i++) {
         s += x[i];
-        *all_zero &= x[i] == 0.0;
+        *at_edge &= x[i] == x[0];
     }
     return s / (double)n;
 }
@@ -294,15 +296,16 @@ int fc_replay_advantage(const int64_t *f_offsets, const double *f_values,
     for (t = 0; t < n_steps; t++) {
         const int64_t nf = f_offsets[t + 1] - f_offsets[t], na = a_offsets[t + 1] - a_offsets[t];
         const double *f = f_values + f_offsets[t];
-        int f_zero, a_zero;
-        const double mf = arm_mean(f, nf, &f_zero);
-        const double ma = arm_mean(a_values + a_offsets[t], na, &a_zero);
+        int f_edge, a_edge;
+        double f_at, a_at;
+        const double mf = arm_mean(f, nf, &f_edge, &f_at);
+        const double ma = arm_mean(a_values + a_offsets[t], na, &a_edge, &a_at);
         double ss = 0.0;
         for (i = 0; i < nf; i++) ss += (f[i] - mf) * (f[i] - mf);
         advantage[t] = mf - ma;
         noise[t] = nf > 1 ? sqrt(ss / (double)(nf - 1)) : NAN;
-        resolution[t] = f_zero && a_zero ? 1.0 - pow(alpha, 1.0 / (double)(nf < na ? nf : na))
-                                         : NAN;
+        resolution[t] = f_edge && a_edge && f_at == a_at
+                            ? 1.0 - pow(alpha, 1.0 / (double)(nf < na ? nf : na)) : NAN;
     }
     return FC_OK;
 }

@@ -110,10 +110,11 @@ int fc_derangement(int64_t n, uint64_t seed, int64_t *out);
  *   advantage[t]  = mean(factual) - mean(alternative)         (A_replay)
  *   noise[t]      = sd of the factual arm, ddof = 1 (NaN when n_f = 1)
  *   resolution[t] = 1 - alpha^(1 / min(n_f, n_a)) when both arms are all
- *                   zero, else NaN: an all-zero arm of n binary outcomes has
- *                   the exact one-sided (1 - alpha) binomial upper bound
- *                   1 - alpha^(1/n) on its rate, so a zero advantage there
- *                   only excludes |dp| above this bound.
+ *                   zero, or both all one, else NaN: an all-zero arm of n
+ *                   binary outcomes has the exact one-sided (1 - alpha)
+ *                   binomial upper bound 1 - alpha^(1/n) on its rate (and an
+ *                   all-one arm the same bound on 1 - rate), so a zero
+ *                   advantage there only excludes |dp| above this bound.
  * Requires 0 < alpha < 1. */
 int fc_replay_advantage(const int64_t *f_offsets, const double *f_values,
                         const int64_t *a_offsets, const double *a_values,

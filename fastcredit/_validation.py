@@ -68,6 +68,15 @@ def check_open_unit(value, name: str) -> float:
     return value
 
 
+def as_array(x, name: str) -> np.ndarray:
+    """``np.asarray(x)``, with a ragged nested sequence refused by name."""
+    try:
+        return np.asarray(x)
+    except ValueError:
+        raise ValueError(f"{name} must be a rectangular array, got a ragged sequence") \
+            from None
+
+
 def _real_dtype(arr: np.ndarray, name: str, dtypes) -> np.dtype:
     """The dtype ``arr`` will be used as: float64/float32 (those allowed) as
     they are, integers and bools as float64; others rejected."""
@@ -85,7 +94,7 @@ def real_array(x, name: str, *, dtypes=(np.float64, np.float32)) -> np.ndarray:
     0-d). float64/float32 pass through (a non-contiguous one is copied);
     integer and bool arrays become float64; complex, object, string and
     other dtypes are rejected."""
-    arr = np.asarray(x)
+    arr = as_array(x, name)
     return np.asarray(arr, dtype=_real_dtype(arr, name, dtypes), order="C")
 
 
@@ -99,7 +108,7 @@ def int_array(x, name: str, dtype=np.int64) -> np.ndarray:
     int32/int64 dtype, widen others to int64). Bools, floats and other
     dtypes are rejected, except an empty float array (``np.asarray([])``);
     values that do not fit ``dtype`` are refused, never wrapped."""
-    arr = np.asarray(x)
+    arr = as_array(x, name)
     if arr.size == 0 and arr.dtype.kind == "f":
         arr = arr.astype(np.int64)
     if arr.dtype.kind not in "iu":
@@ -123,7 +132,7 @@ def coalition_table(v, name: str = "v", *, max_m: int = MAX_TABLE_PLAYERS):
     ``(B, 2**m)``, the number of players, and the leading shape. The shape is
     checked before anything is copied.
     """
-    arr = np.asarray(v)
+    arr = as_array(v, name)
     dtype = _real_dtype(arr, name, (np.float64, np.float32))
     if arr.ndim == 0:
         raise ValueError(f"{name} must have a last axis of length 2**m, got a scalar")
@@ -219,7 +228,7 @@ def row_offsets(offsets, n_values: int, name: str = "offsets",
     """CSR offsets of at least one row over ``n_values`` values, the number
     of rows read from their length (``len(offsets) - 1``); otherwise checked
     as :func:`csr_offsets`."""
-    arr = np.asarray(offsets)
+    arr = as_array(offsets, name)
     if arr.ndim != 1 or arr.shape[0] < 2:
         raise ValueError(f"{name} must be one-dimensional with at least 2 entries (one "
                          f"{row_name}), got shape {arr.shape}")

@@ -85,8 +85,8 @@ def is_jitted(fn) -> bool:
 
 
 def as_game(game, m: int | None = None, *, coalitions: str = "mask", kernels=None,
-            backend: str | None = None, max_table_players: int = _constants.MAX_TABLE_PLAYERS
-            ) -> Game:
+            backend: str | None = None, max_table_players: int = _constants.MAX_TABLE_PLAYERS,
+            name: str = "game") -> Game:
     """Recognise and check ``game``; resolve the backend of ``kernel``.
 
     Parameters
@@ -105,6 +105,8 @@ def as_game(game, m: int | None = None, *, coalitions: str = "mask", kernels=Non
     backend : {None, "c", "numba"}
     max_table_players : int
         Most players a table game may have for the caller.
+    name : str
+        The argument's name in errors.
     """
     coalitions = COALITIONS.check(coalitions)
     backend = BACKEND.check(backend)
@@ -117,6 +119,7 @@ def as_game(game, m: int | None = None, *, coalitions: str = "mask", kernels=Non
         m = check_int(m, "m", lo=1, hi=MAX_MASK_PLAYERS)
         from ._jit.games import takes_key
         kind = STOCHASTIC if takes_key(game) else JITTED
+        _check_compiles(game, kind, name)
         if backend == "c":
             raise ValueError("backend='c' cannot run an @njit game; use backend=None or "
                              "'numba'")
@@ -139,6 +142,28 @@ def _resolve(kernels: dict, kind: str, backend):
     """The backend of the kernel that evaluates a game of ``kind`` (None
     when the caller evaluates it without a kernel)."""
     return resolve(kernels[kind], backend) if kind in kernels else backend
+
+
+def _check_compiles(fn, kind: str, name: str) -> None:
+    """Compile an @njit game for uint64 masks (and keys) now, so a function
+    Numba cannot type, or one returning no real number, is refused here
+    with its argument's name rather than deep inside a kernel."""
+    from numba import types
+    from numba.core.errors import NumbaError
+
+    args = (types.uint64, types.uint64) if kind == STOCHASTIC else (types.uint64,)
+    form = "fn(mask, key)" if kind == STOCHASTIC else "fn(mask)"
+    try:
+        fn.compile(args)
+    except NumbaError as exc:
+        # the first line only names the compiler stage; the cause follows it
+        lines = [line for line in str(exc).splitlines()[1:] if line.strip()]
+        raise TypeError(f"{name} must be an @njit {form} Numba can compile for uint64 "
+                        f"arguments; it failed: {lines[0] if lines else exc}") from exc
+    returns = fn.overloads[args].signature.return_type
+    if not isinstance(returns, (types.Number, types.Boolean)) or isinstance(
+            returns, types.Complex):
+        raise TypeError(f"{name} must return a real number, {form} returns {returns}")
 
 
 def walk_cost(m: int, *, cache: bool, crn: bool = False) -> int:

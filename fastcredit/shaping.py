@@ -44,8 +44,13 @@ _MIN_TOKENS_PER_THREAD = 1 << 18
 _FEASIBILITY_RTOL = 1e-12
 
 
+def _position(flat_index: int, shape: tuple) -> tuple:
+    """The index tuple of a flat position, as plain ints (for messages)."""
+    return tuple(int(i) for i in np.unravel_index(flat_index, shape))
+
+
 def _row_name(flat_index: int, lead: tuple) -> str:
-    return f"row {np.unravel_index(flat_index, lead) if len(lead) > 1 else flat_index}"
+    return f"row {_position(flat_index, lead) if len(lead) > 1 else flat_index}"
 
 
 def _per_row(x, name: str, lead: tuple):
@@ -98,7 +103,7 @@ def _bounds(kappa, lower, upper, shape):
         b = int(bad[0])
         raise ValueError(f"bounds must satisfy -inf < upper, lower < inf and lower <= upper; "
                          f"got lower = {lo[b]}, upper = {hi[b]} at element "
-                         f"{np.unravel_index(b, full) if full else ()}")
+                         f"{_position(b, full) if full else ()}")
     return lo, hi, (m if form == 2 else 0), (1 if form else 0)
 
 
@@ -197,19 +202,21 @@ def project_zero_sum(u, kappa=None, total=0.0, *, lower=None, upper=None, weight
         if not ((w >= 0) & np.isfinite(w)).all():
             raise ValueError("weights must be finite and >= 0")
         w, wrs = w.reshape(-1), (m if form == 2 else 0)
-    res = output(out, shape)
+    impl = kernels("shaping", resolve("shaping.project", backend))
+    threads = _parallel.n_threads(threads)
+    res = output(out, shape, inputs={"u": arr, "lower": lo, "upper": hi, "weights": w,
+                                     "total": tot})
     if n_rows == 0:
         return res
     _check_feasible(lo, hi, brs, bcs, w, wrs, tot, n_rows, m, lead)
     flat, res_flat = arr.reshape(n_rows, m), res.reshape(n_rows, m)
-    impl = kernels("shaping", resolve("shaping.project", backend))
 
     def part(a, b):
         impl.project_box(flat[a:b], lo[a * brs:], hi[a * brs:], brs, bcs,
                          None if w is None else w[a * wrs:], wrs, tot[a * ts:], ts,
                          res_flat[a:b])
 
-    _parallel.run(part, n_rows, _parallel.n_threads(threads), min_items=_MIN_ROWS_PER_THREAD)
+    _parallel.run(part, n_rows, threads, min_items=_MIN_ROWS_PER_THREAD)
     return res
 
 
@@ -223,7 +230,8 @@ def group_advantages(rewards, group_size=None, *, groups=None, scale="group", ep
     (``ddof=1``, like ``torch.std``) of the rewards of j's group. This is
     TRL's ``GRPOTrainer`` (``scale_rewards="group"``, eps 1e-4) and verl's
     GRPO estimator (eps 1e-6). NaN rewards count as 0 (TRL sums reward
-    functions with ``nansum``); a group of one gets advantage 0.
+    functions with ``nansum``); an infinite reward makes its group's
+    advantages NaN, as NumPy arithmetic would; a group of one gets advantage 0.
 
     Parameters
     ----------
@@ -272,17 +280,19 @@ def group_advantages(rewards, group_size=None, *, groups=None, scale="group", ep
         if ids.shape != (n,):
             raise ValueError(f"groups must have shape ({n},), got {ids.shape}")
         inverse = np.unique(ids, return_inverse=True)[1].reshape(-1)
-    r = np.nan_to_num(r.astype(np.float64), nan=0.0)
+    r = r.astype(np.float64)
+    r[np.isnan(r)] = 0.0
     counts = np.bincount(inverse, minlength=1).astype(np.float64)
-    mean = np.bincount(inverse, weights=r, minlength=1) / np.maximum(counts, 1)
-    adv = r - mean[inverse]
-    if scale == "group":
-        ss = np.bincount(inverse, weights=adv * adv, minlength=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
+    # an infinite reward makes its group NaN (inf - inf), as NumPy would
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(inverse, weights=r, minlength=1) / np.maximum(counts, 1)
+        adv = r - mean[inverse]
+        if scale == "group":
+            ss = np.bincount(inverse, weights=adv * adv, minlength=1)
             sd = np.sqrt(ss / (counts - ddof))
-        adv = adv / (sd[inverse] + eps)
-    elif scale == "batch" and n > ddof:
-        adv = adv / (np.std(r, ddof=ddof) + eps)
+            adv = adv / (sd[inverse] + eps)
+        elif scale == "batch" and n > ddof:
+            adv = adv / (np.std(r, ddof=ddof) + eps)
     adv[counts[inverse] == 1] = 0.0
     return adv
 
@@ -341,6 +351,8 @@ def shape_advantages(base, credit, *, beta=1.0, kappa=1.0, normalize="std", toke
     weights = None
     if token_counts is not None:
         weights = real_array(token_counts, "token_counts")
+        if not (np.isfinite(weights) & (weights >= 0)).all():
+            raise ValueError("token_counts must be finite and >= 0")
         if weights.shape != c.shape:
             raise ValueError(f"token_counts must have shape {c.shape}, got {weights.shape}")
     u = c - c.mean(axis=-1, keepdims=True, dtype=np.float64)
@@ -349,7 +361,7 @@ def shape_advantages(base, credit, *, beta=1.0, kappa=1.0, normalize="std", toke
                   else np.abs(u).max(axis=-1, keepdims=True))
         with np.errstate(invalid="ignore", divide="ignore"):
             u = np.where(spread > 0, u / spread, np.where(np.isnan(spread), np.nan, 0.0))
-    res = output(out, c.shape)
+    res = output(out, c.shape, inputs={"credit": c, "base": b, "token_counts": weights})
     project_zero_sum(u, kappa, weights=weights, out=res, threads=threads, backend=backend)
     res *= beta
     res += b[..., None]
@@ -416,9 +428,9 @@ def _check_token_range(ta, m):
 
 
 def _raise_bad_token(ta, m, flat_pos):
-    pos = np.unravel_index(flat_pos, ta.shape)
     raise ValueError(f"token_action must be -1 (shared) or an action index in [0, {m}); "
-                     f"got {ta.reshape(-1)[flat_pos]} at position {tuple(map(int, pos))}")
+                     f"got {ta.reshape(-1)[flat_pos]} at position "
+                     f"{_position(flat_pos, ta.shape)}")
 
 
 def token_advantages(base, action_adv, token_action, mask=None, *, out=None, threads=None,
@@ -477,21 +489,22 @@ def token_advantages(base, action_adv, token_action, mask=None, *, out=None, thr
         raise ValueError(f"base must have shape {lead} (token_action's leading shape), "
                          f"got {b.shape}")
     m = adv.shape[-1]
-    res = output(out, ta.shape, dtype=np.float32)
+    impl = kernels("shaping", resolve("shaping.tokens", backend))
+    threads = _parallel.n_threads(threads)
+    res = output(out, ta.shape, dtype=np.float32,
+                 inputs={"base": b, "action_adv": adv, "token_action": ta, "mask": mk})
     n_seq = math.prod(lead)
     if n_seq == 0 or n_tok == 0:
         return res
     flat_ta = ta.reshape(n_seq, n_tok)
     flat_mk = None if mk is None else mk.reshape(n_seq, n_tok)
     flat_b, flat_adv, flat_res = b.reshape(n_seq), adv.reshape(n_seq, m), res.reshape(n_seq, n_tok)
-    impl = kernels("shaping", resolve("shaping.tokens", backend))
 
     def part(a, c):
         bad = impl.token_advantages(flat_b[a:c], flat_adv[a:c], flat_ta[a:c],
                                     None if flat_mk is None else flat_mk[a:c], flat_res[a:c])
         return bad if bad < 0 else a * n_tok + bad
 
-    threads = _parallel.n_threads(threads)
     bad = [x for x in _parallel.run(part, n_seq, threads,
                                     min_items=max(1, _MIN_TOKENS_PER_THREAD // n_tok))
            if x >= 0]

@@ -172,9 +172,10 @@ def _semivalue_ranges(impl, flat, w, res_flat, m, nt):
 
     _parallel.run(work, flat.shape[0] * per_game, nt)
     acc = parts[:, 0].copy()
-    for r in range(1, per_game):
-        acc += parts[:, r]
-    res_flat[:] = acc[:, :m] - acc[:, m:]
+    with np.errstate(invalid="ignore"):   # non-finite tables are redone below
+        for r in range(1, per_game):
+            acc += parts[:, r]
+        res_flat[:] = acc[:, :m] - acc[:, m:]
 
 
 def shapley(v, *, out=None, threads=None, backend=None) -> np.ndarray:
@@ -303,7 +304,7 @@ def table_from_function(fn, m: int, *, coalitions: str = "mask", chunk: int = 1 
     nt = _parallel.n_threads(threads)
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-    game = as_game(fn, m, coalitions=coalitions)
+    game = as_game(fn, m, coalitions=coalitions, name="fn")
     n = 1 << m
     res = output(out, (n,))
     if game.stochastic:

@@ -184,7 +184,7 @@ class _Allocator:
     def ask(self) -> int:
         """The action to try next (every call draws from a fresh stream)."""
         a = self._impl.allocation_pick(self._rule, self.counts, self.sums, self._costs, self._c,
-                                       self._c_tok, self.seed, self._step)
+                                       self._c_tok, np.uint64(self.seed), self._step)
         self._step += 1
         return a
 
@@ -286,7 +286,10 @@ class AgentUCT(UCT):
 
     def tell(self, action: int, value: float, cost: float | None = None) -> None:
         """Record a trial; ``cost`` (optional) replaces the action's predicted
-        uncached cost for its next trial."""
+        uncached cost for its next trial. A call that raises changes
+        nothing."""
+        if cost is not None:
+            cost = check_float(cost, "cost", lo=0.0)
         super().tell(action, value)
         if cost is not None:
-            self._costs[action] = check_float(cost, "cost", lo=0.0)
+            self._costs[action] = cost

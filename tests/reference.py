@@ -347,8 +347,9 @@ def replay_advantage(factual, alternative, alpha: float):
     for f, a in zip(factual, alternative):
         adv.append(np.mean(f) - np.mean(a))
         noise.append(np.std(f, ddof=1) if len(f) > 1 else math.nan)
-        zero = not any(f) and not any(a)
-        res.append(1 - alpha ** (1 / min(len(f), len(a))) if zero else math.nan)
+        # both arms pinned at the same bound of a binary outcome: all 0, or all 1
+        pinned = any(all(x == edge for x in list(f) + list(a)) for edge in (0.0, 1.0))
+        res.append(1 - alpha ** (1 / min(len(f), len(a))) if pinned else math.nan)
     return np.array(adv), np.array(noise), np.array(res)
 
 

@@ -14,5 +14,5 @@ def actor_centered_credit(q, pi, offsets, uniform, credit, baseline):
 def allocation_pick(rule, counts, sums, costs, c, c_tok, seed, step):
     choice = ffi.new("int64_t *")
     check(lib.fc_allocation_pick(rule, counts.shape[0], ptr(counts), ptr(sums), ptr(costs),
-                                 c, c_tok, seed, step, choice), "fc_allocation_pick")
+                                 c, c_tok, int(seed), step, choice), "fc_allocation_pick")
     return int(choice[0])

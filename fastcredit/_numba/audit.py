@@ -238,12 +238,14 @@ def derangement(n, seed, out):
 
 @jit
 def _arm_mean(x):
+    """(mean, whether every value is the same bound of a binary outcome, that
+    value): all 0 or all 1."""
     s = 0.0
-    all_zero = True
+    at_edge = x[0] == 0.0 or x[0] == 1.0
     for i in range(x.shape[0]):
         s += x[i]
-        all_zero &= x[i] == 0.0
-    return s / x.shape[0], all_zero
+        at_edge &= x[i] == x[0]
+    return s / x.shape[0], at_edge, x[0]
 
 
 @jit
@@ -252,14 +254,14 @@ def replay_advantage(f_offsets, f_values, a_offsets, a_values, alpha, advantage,
     for t in range(f_offsets.shape[0] - 1):
         f = f_values[f_offsets[t]:f_offsets[t + 1]]
         a = a_values[a_offsets[t]:a_offsets[t + 1]]
-        mf, f_zero = _arm_mean(f)
-        ma, a_zero = _arm_mean(a)
+        mf, f_edge, f_at = _arm_mean(f)
+        ma, a_edge, a_at = _arm_mean(a)
         ss = 0.0
         for i in range(f.shape[0]):
             ss += (f[i] - mf) * (f[i] - mf)
         advantage[t] = mf - ma
         noise[t] = np.sqrt(ss / (f.shape[0] - 1)) if f.shape[0] > 1 else np.nan
-        if f_zero and a_zero:
+        if f_edge and a_edge and f_at == a_at:
             resolution[t] = 1.0 - alpha ** (1.0 / min(f.shape[0], a.shape[0]))
         else:
             resolution[t] = np.nan

@@ -14,6 +14,11 @@ def _binomial_counts(successes, n, suffix: str):
     """``(successes, n)`` as float64 arrays with n >= 1 and
     0 <= successes <= n; ``suffix`` numbers the sample in errors."""
     k, n = real_float64(successes, "successes" + suffix), real_float64(n, "n" + suffix)
+    for arr, name in ((k, "successes" + suffix), (n, "n" + suffix)):
+        whole = np.isfinite(arr) & (arr == np.round(arr))
+        if not whole.all():
+            raise ValueError(f"{name} must hold finite whole counts, got "
+                             f"{float(arr[~whole].flat[0])}")
     if np.any(n < 1) or np.any(k < 0) or np.any(k > n):
         raise ValueError(f"needs n{suffix} >= 1 and 0 <= successes{suffix} <= n{suffix}")
     return k, n
@@ -61,7 +66,6 @@ def wilson_interval(successes, n, *, level=0.95):
     Returns
     -------
     (low, high) : ndarrays
-        Bounds on each difference p1 - p2, in [-1, 1].
         Bounds on each proportion, in [0, 1].
 
     Examples

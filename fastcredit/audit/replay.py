@@ -24,8 +24,9 @@ class ReplayAdvantage:
     critical : ndarray of bool (n_steps,)
         ``|advantage| > threshold`` (A_replay != 0 by default).
     resolution : ndarray (n_steps,)
-        Where both arms are all zero: 1 - alpha**(1/n), n the smaller arm,
-        the smallest |dp| the zero advantage excludes; NaN elsewhere.
+        Where both arms are all zero (or both all one): 1 - alpha**(1/n), n
+        the smaller arm, the smallest |dp| the zero advantage excludes; NaN
+        elsewhere.
     """
     advantage: np.ndarray
     noise_floor: np.ndarray
@@ -47,9 +48,11 @@ def replay_advantage(factual, alternative, *, factual_offsets=None, alternative_
     A step is critical when :math:`|A_{replay}(t)| > \text{threshold}`. An
     arm of n binary outcomes that are all 0 has the exact one-sided
     :math:`1 - \alpha` binomial (Clopper-Pearson) upper bound
-    :math:`1 - \alpha^{1/n}` on its rate (0.632 for n = 3, alpha = 0.05): when
-    both arms are all zero, ``resolution`` reports this bound for the
-    smaller arm; a zero advantage there is only "no effect larger than this".
+    :math:`1 - \alpha^{1/n}` on its rate (0.632 for n = 3, alpha = 0.05), and
+    by symmetry an all-one arm the same bound on one minus its rate: when
+    both arms are all zero, or both all one, ``resolution`` reports this bound
+    for the smaller arm; a zero advantage there is only "no effect larger
+    than this".
 
     Parameters
     ----------
