@@ -24,7 +24,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
-	$(BIN)/python bench/ratios.py
+	$(BIN)/python bench/ratios.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info fastcredit/_cffi*.so fastcredit/_cffi.c

@@ -1,4 +1,11 @@
-"""Timing helpers shared by the ratio scripts of every family.
+"""The one bench harness: case definitions, timing, the ratio table and the
+check of ``fastcredit._backend.FASTEST``.
+
+Each family ``F`` has ``bench/cases_F.py`` with a generator ``cases(quick)``
+yielding :class:`Case` objects: the inputs, the kernel call, the bytes whose
+streaming is the physical limit, and the alternative a user would run.
+Two front ends read them: ``bench/ratios.py`` (the ratio table, ``make
+bench``) and ``bench/test_bench.py`` (pytest-benchmark).
 
 The machine is shared and noisy: every figure is the best of several repeats,
 and every kernel is reported as a ratio to two other times measured in the
@@ -7,29 +14,60 @@ same process: the physical limit (streaming the same input bytes once with
 """
 from __future__ import annotations
 
+import dataclasses
+import importlib
+import math
 import os
+import pathlib
 import platform
 import time
+from typing import Callable, Iterable
 
 import numpy as np
 
+import fastcredit as fc
 from fastcredit import _backend
 
+HERE = pathlib.Path(__file__).resolve().parent
 
-def best_of(fn, repeats: int = 7, min_time: float = 0.0) -> float:
-    """Best wall time of ``fn()`` over ``repeats`` calls (after one warm-up);
-    calls repeated inside a timing until ``min_time`` seconds have passed."""
-    fn()
+#: Columns of a family's table (bench/ratios.py prints one per family).
+COLUMNS = ["kernel", "case", "backend", "threads", "time", "x stream", "x alternative",
+           "alternative", "target", "met"]
+
+#: Columns of the FASTEST verdict table.
+VERDICT_COLUMNS = ["kernel", "FASTEST", "measured", "c", "numba", "numba / c", "cases", "met"]
+
+#: A FASTEST entry is called wrong when the other backend is faster by more
+#: than this (geometric mean over the entry's cases); less is noise here.
+MARGIN = 0.15
+
+
+class Skipped(Exception):
+    """Raised by a family's ``cases`` when it cannot run here (a missing
+    optional dependency); the message says why."""
+
+
+def quick_from_env(default: bool) -> bool:
+    """FASTCREDIT_BENCH_QUICK=1 / 0 forces small / full sizes."""
+    value = os.environ.get("FASTCREDIT_BENCH_QUICK", "")
+    return default if value == "" else value not in ("0", "false", "no")
+
+
+def sci(n: int) -> str:
+    """A round count as the tables print it: 1000000 -> "1e6", 20000 -> "2e4"."""
+    return f"{n:.0e}".replace("e+0", "e").replace("e+", "e")
+
+
+def best_of(fn, repeats: int = 7, warmup: bool = True) -> float:
+    """Best wall time of ``fn()`` over ``repeats`` calls (after one warm-up
+    call unless ``warmup`` is False)."""
+    if warmup:
+        fn()
     best = float("inf")
     for _ in range(repeats):
-        n, t0 = 0, time.perf_counter()
-        while True:
-            fn()
-            n += 1
-            dt = time.perf_counter() - t0
-            if dt >= min_time:
-                break
-        best = min(best, dt / n)
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
     return best
 
 
@@ -40,6 +78,191 @@ def stream_time(*arrays, repeats: int = 7) -> float:
     views = [np.ascontiguousarray(a).view(np.uint8).reshape(-1) for a in arrays]
     views = [v.view(np.uint64) if v.size % 8 == 0 else v for v in views]
     return sum(best_of(lambda v=v: np.add.reduce(v), repeats) for v in views)
+
+
+class Limit:
+    """The physical limit of a case: streaming ``arrays`` once. Timed on first
+    use; cases sharing one Limit share the timing."""
+
+    def __init__(self, *arrays):
+        self.arrays = arrays
+        self._time = None
+
+    def time(self, repeats: int) -> float:
+        if self._time is None:
+            self._time = stream_time(*self.arrays, repeats=repeats)
+        return self._time
+
+
+@dataclasses.dataclass(eq=False)
+class Alternative:
+    """What a user would run instead of the kernel.
+
+    ``fn()`` is timed (best of ``repeats``, no warm-up: plain NumPy/Python) and
+    multiplied by ``scale`` (when ``fn`` runs a sample of the input); or
+    ``measure()`` returns seconds itself (when timing and scoring go
+    together). Timed on first use; cases sharing one Alternative share it."""
+    name: str
+    fn: Callable[[], object] | None = None
+    scale: float = 1.0
+    repeats: int = 3
+    measure: Callable[[], float] | None = None
+    _time: float | None = dataclasses.field(default=None, repr=False)
+
+    def time(self, quick: bool) -> float:
+        if self._time is None:
+            if self.measure is not None:
+                self._time = self.measure()
+            else:
+                reps = 1 if quick else self.repeats
+                self._time = best_of(self.fn, reps, warmup=False) * self.scale
+        return self._time
+
+
+@dataclasses.dataclass(eq=False)
+class Case:
+    """One benchmark: ``run(backend, threads)`` is the kernel call, timed for
+    each backend in ``backends`` (None: every available one; a label that is
+    not a backend, e.g. "auto" or "numpy", runs with backend=None) and each
+    thread count in ``threads``.
+
+    ``key`` names the ``_backend.FASTEST`` entry the 1-thread times decide.
+    ``target`` (text, or a function of the thread count) and ``met``
+    (function of the :class:`Result`) fill the verdict columns; ``detail``
+    (function of the Result) is appended to the case text."""
+    kernel: str
+    case: str
+    run: Callable[[str | None, int], object]
+    limit: Limit | None = None
+    alternative: Alternative | None = None
+    target: str | Callable[[int], str] = ""
+    met: Callable[["Result"], str] | None = None
+    detail: Callable[["Result"], str] | None = None
+    threads: tuple[int, ...] = (1,)
+    backends: tuple[str, ...] | None = None
+    key: str | None = None
+    repeats: int = 5
+
+    def call(self, backend: str, threads: int):
+        return self.run(backend if backend in _backend.BACKENDS else None, threads)
+
+    def runs(self) -> list[tuple[str, int]]:
+        """The (backend, threads) pairs this case is timed at."""
+        return [(b, t) for b in (self.backends or fc.available_backends())
+                for t in self.threads]
+
+
+@dataclasses.dataclass(eq=False)
+class Result:
+    """One timing of a case; ``out`` is the kernel's return value, ``earlier``
+    the times of the family's rows so far ({(kernel, case, backend, threads):
+    seconds})."""
+    case: Case
+    backend: str
+    threads: int
+    t: float
+    stream: float | None
+    alt: float | None
+    out: object
+    earlier: dict
+
+    def time_of(self, case: str | None = None, threads: int = 1) -> float:
+        """The time of an earlier row of the same kernel and backend: case
+        text ``case`` (default: this case) at ``threads``."""
+        return self.earlier[self.case.kernel, self.case.case if case is None else case,
+                            self.backend, threads]
+
+
+def families() -> list[str]:
+    return sorted(p.stem[len("cases_"):] for p in HERE.glob("cases_*.py"))
+
+
+def family_cases(family: str, quick: bool) -> Iterable[Case]:
+    return importlib.import_module(f"cases_{family}").cases(quick)
+
+
+def row(kernel, case, backend, threads, t, stream=None, alt=None, alt_name="", target="",
+        met=""):
+    """One table row; ratios are left blank where there is nothing to compare."""
+    return {"kernel": kernel, "case": case, "backend": backend, "threads": threads,
+            "time": f"{t * 1e3:.2f} ms", "x stream": "" if stream is None else t / stream,
+            "x alternative": "" if alt is None else t / alt, "alternative": alt_name,
+            "target": target, "met": met}
+
+
+def run_cases(cases: Iterable[Case], quick: bool, measured: dict) -> list[dict]:
+    """Time every case; returns the table rows and adds the 1-thread times of
+    keyed cases to ``measured`` ({key: [{backend: seconds} per case]})."""
+    earlier: dict = {}
+    rows = []
+    for case in cases:
+        stream = case.limit.time(2 if quick else 7) if case.limit else None
+        alt = case.alternative.time(quick) if case.alternative else None
+        times = {}
+        for backend, threads in case.runs():
+            last = [None]
+
+            def call():
+                last[0] = case.call(backend, threads)
+
+            t = best_of(call, 1 if quick else case.repeats)
+            r = Result(case, backend, threads, t, stream, alt, last[0], earlier)
+            target = case.target(threads) if callable(case.target) else case.target
+            text = case.case if case.detail is None else f"{case.case}: {case.detail(r)}"
+            rows.append(row(case.kernel, text, backend, threads, t, stream, alt,
+                            case.alternative.name if case.alternative else "", target,
+                            case.met(r) if case.met else ""))
+            earlier[case.kernel, case.case, backend, threads] = t
+            if threads == 1 and backend in _backend.BACKENDS:
+                times[backend] = t
+        if case.key is not None:
+            measured.setdefault(case.key, []).append(times)
+    return rows
+
+
+def backend_choice_rows(measured: dict) -> list[dict]:
+    """One row per measured FASTEST key: both backends' 1-thread times on the
+    bench inputs, the winner (geometric mean of numba/c over the key's cases)
+    beside the entry in _backend.FASTEST, flagged when they disagree."""
+    rows = []
+    order = list(_backend.FASTEST)
+    for key, cases in sorted(measured.items(), key=lambda kv: (
+            order.index(kv[0]) if kv[0] in order else len(order), kv[0])):
+        listed = _backend.FASTEST.get(key, "(missing)")
+        both = [t for t in cases if set(_backend.BACKENDS) <= set(t)]
+        entry = {"kernel": key, "FASTEST": listed, "cases": len(cases)}
+        if not both:
+            have = sorted({b for t in cases for b in t})
+            rows.append({**entry, "measured": "/".join(have) or "-",
+                         "met": "no verdict: needs both backends"})
+            continue
+        ratios = [t["numba"] / t["c"] for t in both]
+        g = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        best = "c" if g > 1 else "numba"
+        factor = g if g > 1 else 1 / g
+        if best == listed:
+            met = "yes"
+        elif factor > 1 + MARGIN:
+            met = f"NO: {best} {factor:.2f}x faster, update FASTEST"
+        else:
+            met = f"no, within noise ({best} {factor:.2f}x)"
+        per_case = "" if len(ratios) == 1 else " (" + ", ".join(f"{x:.2f}" for x in ratios) + ")"
+        rows.append({**entry, "measured": best,
+                     "c": f"{sum(t['c'] for t in both) * 1e3:.2f} ms",
+                     "numba": f"{sum(t['numba'] for t in both) * 1e3:.2f} ms",
+                     "numba / c": f"{g:.2f}{per_case}", "met": met})
+    return rows
+
+
+def coverage(measured: dict, run: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The FASTEST keys of the families in ``run`` that no case measured (and
+    keys of families that have no bench module), and the keys cases use that
+    FASTEST does not list."""
+    run, have = set(run), set(families())
+    missing = [k for k in _backend.FASTEST
+               if k not in measured and (k.split(".")[0] in run or k.split(".")[0] not in have)]
+    unknown = [k for k in measured if k not in _backend.FASTEST]
+    return missing, unknown
 
 
 def machine() -> str:
@@ -64,24 +287,3 @@ def table(rows: list[dict], columns: list[str]) -> str:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(fmt(r.get(c, "")) for c in columns) + " |" for r in rows]
     return "\n".join(lines)
-
-
-def row(kernel, case, backend, threads, t, stream=None, alt=None, alt_name="", target="",
-        met=""):
-    """One table row; ratios are left blank where there is nothing to compare."""
-    return {"kernel": kernel, "case": case, "backend": backend, "threads": threads,
-            "time": f"{t * 1e3:.2f} ms", "x stream": "" if stream is None else t / stream,
-            "x alternative": "" if alt is None else t / alt, "alternative": alt_name,
-            "target": target, "met": met}
-
-
-def backend_choice_rows(fastest: dict) -> list[dict]:
-    """Rows checking _backend.FASTEST against the measured fastest backend
-    ({kernel key: backend})."""
-    rows = []
-    for key, best in fastest.items():
-        listed = _backend.FASTEST.get(key, "c")
-        rows.append({"kernel": key, "case": "backend=None", "backend": listed,
-                     "alternative": f"measured fastest: {best}",
-                     "met": "yes" if best == listed else "update _backend.FASTEST"})
-    return rows

@@ -1,45 +1,58 @@
 """Print the performance table: every kernel as a ratio to the physical limit
 (streaming its input once) and to what users would run instead, measured in
-this process, best of several repeats.
+this process, best of several repeats; then the check of
+``fastcredit._backend.FASTEST`` (both backends on the bench inputs, the winner
+beside each entry) and the FASTEST keys no case measures.
 
-    python bench/ratios.py            # every family
-    python bench/ratios.py tables     # some families
+    python bench/ratios.py              # every family (make bench)
+    python bench/ratios.py tables       # some families
+    python bench/ratios.py --quick      # small inputs, one repeat: checks every
+                                        # case runs; the figures mean nothing
 
-Each family contributes ``bench/ratios_<family>.py`` with a function
-``rows() -> list[dict]`` using the COLUMNS below.
+FASTCREDIT_BENCH_QUICK=1 is the same as --quick. The cases are
+``bench/cases_<family>.py`` (see bench/common.py). Exit status 1 when a
+FASTEST key has no bench case.
 """
 from __future__ import annotations
 
-import importlib
-import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-
-from common import machine, table  # noqa: E402
-
-COLUMNS = ["kernel", "case", "backend", "threads", "time", "x stream", "x alternative",
-           "alternative", "target", "met"]
-
-
-def families() -> list[str]:
-    here = pathlib.Path(__file__).resolve().parent
-    return sorted(p.stem[len("ratios_"):] for p in here.glob("ratios_*.py"))
+import common
+from common import COLUMNS, VERDICT_COLUMNS, machine, table
+from fastcredit._backend import FASTEST
 
 
 def main(argv: list[str]) -> int:
-    chosen = argv or families()
-    unknown = sorted(set(chosen) - set(families()))
+    quick = "--quick" in argv or common.quick_from_env(False)
+    chosen = [a for a in argv if a != "--quick"] or common.families()
+    unknown = sorted(set(chosen) - set(common.families()))
     if unknown:
-        print(f"unknown families {unknown}; have {families()}", file=sys.stderr)
+        print(f"unknown families {unknown}; have {common.families()}", file=sys.stderr)
         return 2
     print(f"machine: {machine()}\n")
+    if quick:
+        print("quick run: small inputs, one repeat; the figures are not the performance "
+              "table\n")
+    measured: dict = {}
     for fam in chosen:
-        rows = importlib.import_module(f"ratios_{fam}").rows()
+        try:
+            rows = common.run_cases(common.family_cases(fam, quick), quick, measured)
+        except common.Skipped as why:
+            rows = [{"kernel": fam, "case": str(why), "met": "skipped"}]
         print(f"## {fam}\n")
         print(table(rows, COLUMNS))
         print(flush=True)
-    return 0
+    print("## backend choice (fastcredit._backend.FASTEST)\n")
+    print(table(common.backend_choice_rows(measured), VERDICT_COLUMNS))
+    missing, unknown = common.coverage(measured, chosen)
+    print(f"\nFASTEST keys with no bench case: {', '.join(missing) or 'none'}")
+    if unknown:
+        print(f"bench keys FASTEST does not list: {', '.join(unknown)}")
+    skipped = [k for k in FASTEST
+               if k not in measured and k not in missing]
+    if skipped:
+        print(f"FASTEST keys of families not run: {', '.join(skipped)}")
+    return 1 if missing or unknown else 0
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ FASTEST: dict[str, str] = {
     "tables.size_resolved": "numba",
     "tables.moebius": "c",
     "auction.replay": "c",
-    "sampling.tables": "c",
+    "sampling.tables": "numba",
     "sampling.permutations": "c",
     "audit.bootstrap_median": "c",
     "audit.bootstrap_mean_diff": "c",

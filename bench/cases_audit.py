@@ -1,0 +1,183 @@
+"""Cases of the audit family (issue 6 targets in the `target` column).
+
+Time ratios, lower is better: `x stream` = kernel time / time to stream its
+input once; `x alternative` = kernel time / the alternative's time (the
+vectorised NumPy/SciPy code a user would write instead).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import rankdata
+
+import fastcredit as fc
+from common import Alternative, Case, Limit
+
+M = 5
+
+
+def _numpy_bootstrap(a, b, resamples, seed, chunk):
+    """What a user writes: index matrices of resamples (``chunk`` at a time to
+    bound memory), medians along rows; b None for a one-sample median."""
+    rng = np.random.default_rng(seed)
+    out = np.empty(resamples)
+    for s in range(0, resamples, chunk):
+        idx = rng.integers(0, a.shape[0], size=(min(chunk, resamples - s), a.shape[0]))
+        out[s:s + idx.shape[0]] = np.median(a[idx], axis=1)
+        if b is not None:
+            out[s:s + idx.shape[0]] -= np.median(b[idx], axis=1)
+    return np.quantile(out, [0.025, 0.975])
+
+
+def _numpy_within_spearman(x, y, offsets):
+    """Trajectories grouped by length, ranked with scipy's rankdata along rows,
+    Pearson of the ranks row-wise (constant A_replay -> NaN)."""
+    lengths = np.diff(offsets)
+    rho = np.full(lengths.shape[0], np.nan)
+    for n in np.unique(lengths):
+        rows = np.flatnonzero(lengths == n)
+        idx = offsets[rows][:, None] + np.arange(n)
+        rx = rankdata(x[idx], axis=1) - (n + 1) / 2
+        ry = rankdata(y[idx], axis=1) - (n + 1) / 2
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rho[rows] = (rx * ry).sum(1) / np.sqrt((rx * rx).sum(1) * (ry * ry).sum(1))
+    return rho
+
+
+def _numpy_shuffle_within(x, offsets, seed):
+    """Sort by (trajectory, random key): the usual vectorised within-group shuffle."""
+    group = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+    order = np.lexsort((np.random.default_rng(seed).random(x.shape[0]), group))
+    return x[order]
+
+
+def _numpy_derangement(n, seed):
+    """Rejection sampling: redraw a permutation until it has no fixed point
+    (about e draws)."""
+    rng = np.random.default_rng(seed)
+    ident = np.arange(n)
+    while True:
+        p = rng.permutation(n)
+        if not (p == ident).any():
+            return p
+
+
+def _numpy_mean_diff_bootstrap(vals, obs, resamples, seed):
+    """Per step, index matrices resampling both arms, mean differences,
+    percentile interval."""
+    rng = np.random.default_rng(seed)
+    low, high = np.empty(vals.shape[0]), np.empty(vals.shape[0])
+    for k, arm in enumerate(vals):
+        d = (arm[rng.integers(0, arm.shape[0], (resamples, arm.shape[0]))].mean(1)
+             - obs[rng.integers(0, obs.shape[0], (resamples, obs.shape[0]))].mean(1))
+        low[k], high[k] = np.quantile(d, [0.025, 0.975])
+    return low, high
+
+
+def _request_cases(quick, rng):
+    requests, resamples = 1_171, (1_000 if quick else 10_000)
+    reference = rng.normal(size=(requests, M))
+    cos_a = fc.alignment(reference + 0.5 * rng.normal(size=reference.shape), reference).cosine
+    cos_b = fc.alignment(reference + 1.5 * rng.normal(size=reference.shape), reference).cosine
+    yield Case("paired_bootstrap", f"{requests} requests x m={M}, {resamples} resamples",
+               lambda backend, threads: fc.paired_bootstrap(
+                   cos_a, cos_b, resamples=resamples, threads=threads, backend=backend),
+               Limit(cos_a, cos_b),
+               Alternative("NumPy index matrix + median",
+                           lambda: _numpy_bootstrap(cos_a, cos_b, resamples, 0, 1000)),
+               "<100 ms 1 thread, >=20x NumPy",
+               lambda r: ("yes" if r.t < 0.1 and r.t * 20 <= r.alt else "no")
+               if r.threads == 1 else "",
+               threads=(1, 2), key="audit.bootstrap_median", repeats=7)
+    credit = reference + rng.normal(size=reference.shape)
+    yield Case("alignment", f"{requests} requests x m={M}",
+               lambda backend, threads: fc.alignment(credit, reference, threads=threads,
+                                                     backend=backend),
+               Limit(credit, reference),
+               Alternative("np.corrcoef per request",
+                           lambda: [np.corrcoef(c, r)[0, 1]
+                                    for c, r in zip(credit[:100], reference[:100])],
+                           scale=requests / 100),
+               repeats=7)
+
+
+def _trajectory_cases(quick, rng):
+    trajectories = 2_000 if quick else 50_000
+    resamples = 1_000 if quick else 10_000
+    offsets = np.concatenate([[0], np.cumsum(rng.integers(5, 41, trajectories))])
+    n = int(offsets[-1])
+    a_replay = rng.normal(size=n).round(1)
+    credit = a_replay + rng.normal(size=n)
+    limit = Limit(credit, a_replay, offsets)
+    case = f"{trajectories} traj of 5-40 steps"
+    yield Case("within_spearman", case,
+               lambda backend, threads: fc.within_spearman(credit, a_replay, offsets,
+                                                           threads=threads, backend=backend),
+               limit,
+               Alternative("scipy rankdata by length",
+                           lambda: _numpy_within_spearman(credit, a_replay, offsets)),
+               "report", key="audit.spearman")
+    rho = fc.within_spearman(credit, a_replay, offsets)
+    rho = rho[~np.isnan(rho)]
+    yield Case("spearman_audit", f"{case}, {resamples} resamples",
+               lambda backend, threads: fc.spearman_audit(
+                   credit, a_replay, offsets, resamples=resamples, threads=threads,
+                   backend=backend),
+               limit,
+               Alternative("scipy rankdata + NumPy bootstrap",
+                           lambda: (_numpy_within_spearman(credit, a_replay, offsets),
+                                    _numpy_bootstrap(rho, None, resamples, 0, 100)),
+                           repeats=1),
+               "report", threads=(1, 2), repeats=3)
+    yield Case("shuffle_within", case,
+               lambda backend, threads: fc.shuffle_within(credit, offsets, threads=threads,
+                                                          backend=backend),
+               Limit(credit, offsets),
+               Alternative("NumPy lexsort(group, random)",
+                           lambda: _numpy_shuffle_within(credit, offsets, 0), repeats=5),
+               key="audit.shuffle", repeats=7)
+    f_off = np.arange(0, 8 * n + 1, 8)
+    factual = (rng.random(8 * n) < 0.3).astype(float)
+    alternative = (rng.random(8 * n) < 0.3).astype(float)
+
+    def numpy_replay():
+        mf = np.add.reduceat(factual, f_off[:-1]) / 8
+        ma = np.add.reduceat(alternative, f_off[:-1]) / 8
+        sd = np.sqrt(np.add.reduceat((factual - np.repeat(mf, 8)) ** 2, f_off[:-1]) / 7)
+        return mf - ma, sd
+
+    yield Case("replay_advantage", f"{n} steps x 8 + 8 replays",
+               lambda backend, threads: fc.replay_advantage(
+                   factual, alternative, factual_offsets=f_off, alternative_offsets=f_off,
+                   backend=backend),
+               Limit(factual, alternative, f_off),
+               Alternative("NumPy add.reduceat", numpy_replay, repeats=5),
+               key="audit.replay_advantage")
+
+
+def _control_cases(quick, rng):
+    n = 10_000 if quick else 1_000_000
+    yield Case("derangement", f"n={n:,}",
+               lambda backend, threads: fc.derangement(n, seed=0, backend=backend),
+               Limit(np.empty(n, dtype=np.int64)),      # the permutation it writes
+               Alternative("NumPy permutation until no fixed point",
+                           lambda: _numpy_derangement(n, 0), repeats=5),
+               key="audit.derangement")
+    steps, k, resamples = (20, 16, 1_000) if quick else (200, 16, 10_000)
+    vals = rng.normal(size=(steps, k))
+    obs = rng.normal(size=k)
+    yield Case("contrastive_effects", f"{steps} steps x {k} continuous outcomes, "
+               f"{resamples} resamples",
+               lambda backend, threads: fc.contrastive_effects(
+                   vals, obs, kind="continuous", resamples=resamples, threads=threads,
+                   backend=backend),
+               Limit(vals, obs),
+               Alternative("NumPy index matrices per step",
+                           lambda: _numpy_mean_diff_bootstrap(vals, obs, resamples, 0)),
+               key="audit.bootstrap_mean_diff", repeats=3)
+
+
+def cases(quick: bool):
+    rng = np.random.default_rng(0)
+    yield from _request_cases(quick, rng)
+    yield from _trajectory_cases(quick, rng)
+    yield from _control_cases(quick, rng)

@@ -1,0 +1,159 @@
+"""Cases of the sampling family (issue 4 targets in the `target` column).
+
+Time ratios, lower is better: `x stream` = sampler time / time to stream the
+values it evaluates once (n_evals doubles); `x alternative` = sampler time /
+the alternative's time at the same number of walks (a vectorised NumPy
+permutation sampler, or shapiq's PermutationSamplingSV at the same budget).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+import fastcredit as fc
+from common import Alternative, Case, Limit, sci
+from fastcredit import synthetic
+
+
+def numpy_sampler(prefix_values, m, walks, rng, games=1):
+    """What a user writes without a compiled sampler: random orders by argsort,
+    prefix masks by cumsum, one vectorised evaluation of all prefixes, marginals
+    scattered back by player. prefix_values(masks (games, walks, m + 1))."""
+    perms = np.argsort(rng.random((games, walks, m)), axis=-1)
+    prefix = np.zeros((games, walks, m + 1), dtype=np.int64)
+    np.cumsum(np.left_shift(1, perms), axis=-1, out=prefix[..., 1:])
+    marg = np.empty((games, walks, m))
+    np.put_along_axis(marg, perms, np.diff(prefix_values(prefix), axis=-1), axis=-1)
+    return marg.mean(1), marg.std(1, ddof=1) / math.sqrt(walks)
+
+
+def _rmse(values, want):
+    return float(np.sqrt(np.mean((np.asarray(values) - want) ** 2)))
+
+
+def _shapiq_case(v, m, evals, want, stream):
+    """fastcredit (backend=None) against shapiq's PermutationSamplingSV at the
+    same budget: time and error (None without shapiq)."""
+    try:
+        from shapiq.approximator import PermutationSamplingSV
+    except ImportError:
+        return None
+    pw = 1 << np.arange(m)
+    shapiq_rmse = []
+
+    def game(coalitions):
+        return v[np.atleast_2d(coalitions).astype(np.int64) @ pw]
+
+    def measure():
+        times = []
+        for seed in (0, 1):
+            approx = PermutationSamplingSV(n=m, random_state=seed)
+            t0 = time.perf_counter()
+            iv = approx.approximate(budget=evals, game=game)
+            times.append(time.perf_counter() - t0)
+            shapiq_rmse.append(_rmse(iv.get_n_order_values(1), want))
+        return min(times)
+
+    def run(backend, threads, seed=0):
+        return fc.permutation_shapley(v, budget=evals, seed=seed, backend=backend)
+
+    def ours_rmse():
+        return float(np.mean([_rmse(run(None, 1, s).values, want) for s in range(5)]))
+
+    def detail(r):
+        return f"rmse {ours_rmse():.2g} vs shapiq {np.mean(shapiq_rmse):.2g}"
+
+    def met(r):
+        ok = r.alt / r.t >= 100 and ours_rmse() <= np.mean(shapiq_rmse)
+        return "yes" if ok else "no"
+
+    return Case("permutation_shapley", f"table m={m}, {sci(evals)} evals", run, stream,
+                Alternative("shapiq 1.4 PermutationSamplingSV, same budget", measure=measure),
+                ">=100x faster, error no worse", met, detail, backends=("auto",))
+
+
+def _table_cases(quick):
+    m, evals = (10, 20_000) if quick else (16, 1_000_000)
+    rng = np.random.default_rng(0)
+    v = rng.random(1 << m)
+    stream = Limit(np.empty(evals))
+    walks = 2 * ((evals - 2) // (2 * (m - 1)))
+    alt = Alternative("NumPy vectorised sampler",
+                      lambda: numpy_sampler(lambda p: v[p], m, walks, rng))
+    for antithetic in (True, False):
+        yield Case("permutation_shapley",
+                   f"table m={m}, {sci(evals)} evals, {'antithetic' if antithetic else 'plain'}",
+                   lambda backend, threads, antithetic=antithetic: fc.permutation_shapley(
+                       v, budget=evals, antithetic=antithetic, seed=0, backend=backend),
+                   stream, alt, "<=10 ns/eval",
+                   lambda r: "yes" if r.t / r.out.n_evals * 1e9 <= 10 else "no",
+                   lambda r: f"{r.t / r.out.n_evals * 1e9:.1f} ns/eval",
+                   key="sampling.tables")
+    shapiq_case = _shapiq_case(v, m, evals, fc.shapley(v), stream)
+    if shapiq_case is not None:
+        yield shapiq_case
+
+
+def _permutation_cases(quick):
+    m = 16
+    perms = np.empty((5_000 if quick else 100_000, m), dtype=np.int32)
+    rng = np.random.default_rng(0)
+    yield Case("sampling permutations", f"{sci(perms.shape[0])} orders of {m} players",
+               lambda backend, threads: fc._backend.kernels("sampling", backend).permutations(
+                   0, 0, 0, perms),
+               Limit(perms),
+               Alternative("NumPy argsort of uniforms",
+                           lambda: np.argsort(rng.random(perms.shape), axis=1), repeats=5),
+               "report", lambda r: "reported", key="sampling.permutations")
+
+
+def _scm_cases(quick):
+    walks = 5_000 if quick else 100_000
+    scm = synthetic.and_failure(0.3)
+    q = 0.3
+    rng = np.random.default_rng(0)
+
+    def numpy_and_game(prefix):
+        # the same SCM drawn in NumPy: steps 0 and 1 bad (held, or w.p. q)
+        held = (prefix[..., None] >> np.arange(3)) & 1
+        bad = np.where(held == 1, np.array([1, 1, 0]), rng.random(held.shape) < q)
+        return (bad[..., 0] & bad[..., 1]).astype(np.float64)
+
+    alt = Alternative("NumPy sampler + vectorised SCM draw",
+                      lambda: numpy_sampler(numpy_and_game, 3, walks, rng))
+    for crn in (False, True):
+        yield Case("permutation_shapley",
+                   f"AND-failure SCM, @njit stochastic, {'CRN' if crn else 'fresh keys'}",
+                   lambda backend, threads, crn=crn: fc.permutation_shapley(
+                       scm.game, 3, permutations=walks, crn=crn, seed=1),
+                   Limit(np.empty(walks * 4)), alt, "report evals/s", lambda r: "reported",
+                   lambda r: f"{r.out.n_evals / r.t / 1e6:.0f} M evals/s",
+                   backends=("numba",))
+
+
+def _batch_cases(quick):
+    batch, m, walks = (2_000, 10, 50) if quick else (100_000, 10, 200)
+    rng = np.random.default_rng(1)
+    v = rng.random((batch, 1 << m))
+    sub = v[:2000]
+    yield Case("permutation_shapley", f"{sci(batch)} tables m={m}, {walks} walks",
+               lambda backend, threads: fc.permutation_shapley(
+                   v, permutations=walks, seed=2, threads=threads, backend=backend),
+               Limit(v),
+               Alternative(f"NumPy vectorised sampler (per game, x{sci(batch)})",
+                           lambda: numpy_sampler(lambda p: np.take_along_axis(
+                               sub, p.reshape(len(sub), -1), axis=1).reshape(p.shape),
+                               m, walks, rng, games=len(sub)),
+                           scale=batch / len(sub)),
+               "report games/s", lambda r: "reported",
+               lambda r: f"{batch / r.t:,.0f} games/s",
+               threads=(1, 2), key="sampling.tables", repeats=3)
+
+
+def cases(quick: bool):
+    yield from _table_cases(quick)
+    yield from _permutation_cases(quick)
+    yield from _scm_cases(quick)
+    yield from _batch_cases(quick)

@@ -1,0 +1,107 @@
+"""Cases of the shaping family (issue targets in the `target` column).
+
+Time ratios, lower is better: `x stream` = kernel time / time to stream its
+input once; `x alternative` = kernel time / the alternative's time.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import fastcredit as fc
+from common import Alternative, Case, Limit, sci
+
+M = 5
+BISECTION_TOL = 1e-12
+
+
+def numpy_bisection(u, kappa, total=0.0, tol=BISECTION_TOL):
+    """What a user would write: vectorised bisection on tau until every
+    row's bracket is narrower than tol."""
+    lo = u.min(1) - kappa
+    hi = u.max(1) + kappa
+    while (hi - lo).max() > tol:
+        mid = 0.5 * (lo + hi)
+        f = np.clip(u - mid[:, None], -kappa, kappa).sum(1)
+        above = f > total
+        lo = np.where(above, mid, lo)
+        hi = np.where(above, hi, mid)
+    return np.clip(u - (0.5 * (lo + hi))[:, None], -kappa, kappa)
+
+
+def _projection_cases(quick):
+    rows = 20_000 if quick else 1_000_000
+    rng = np.random.default_rng(0)
+    credit = rng.normal(size=(rows, M))
+    u = credit - credit.mean(1, keepdims=True)
+    u /= u.std(1, keepdims=True)          # what shape_advantages projects
+    out = np.empty_like(u)
+    limit = Limit(u)
+
+    def met(r):
+        if r.threads > 1:
+            return ""
+        ns = r.t / rows * 1e9
+        return "yes" if ns <= 20 and r.t <= r.alt / 50 else f"no ({ns:.0f} ns/row)"
+
+    for kappa, case in [(3.0, "no row clips (kappa=3)"), (1.0, "every row clips (kappa=1)")]:
+        np.testing.assert_allclose(fc.project_zero_sum(u, kappa), numpy_bisection(u, kappa),
+                                   atol=1e-9)
+        yield Case("project_zero_sum", f"{sci(rows)} x {M}, {case}",
+                   lambda backend, threads, kappa=kappa: fc.project_zero_sum(
+                       u, kappa, out=out, threads=threads, backend=backend),
+                   limit,
+                   Alternative("NumPy bisection to 1e-12", lambda kappa=kappa: numpy_bisection(
+                       u, kappa), repeats=1),
+                   lambda th: "<=20 ns/row, <=1/50x bisection" if th == 1 else "", met,
+                   threads=(1, 2) if kappa == 1.0 else (1,), key="shaping.project")
+
+
+def _token_cases(quick):
+    seqs, tokens = (256, 512) if quick else (4096, 2048)
+    rng = np.random.default_rng(1)
+    token_action = rng.integers(-1, M, size=(seqs, tokens)).astype(np.int32)
+    token_action.sort(axis=1)             # contiguous spans per action, like real responses
+    mask = np.ones((seqs, tokens), dtype=bool)
+    mask[:, -tokens // 8:] = False        # right padding
+    base = rng.normal(size=seqs)
+    action_adv = rng.normal(size=(seqs, M))
+    out = np.empty((seqs, tokens), dtype=np.float32)
+    limit = Limit(token_action)
+
+    def numpy_layout():
+        gathered = np.take_along_axis(action_adv, np.maximum(token_action, 0), 1)
+        adv = np.where(token_action >= 0, gathered, base[:, None])
+        return np.where(mask, adv, 0.0).astype(np.float32)
+
+    np.testing.assert_array_equal(fc.token_advantages(base, action_adv, token_action, mask),
+                                  numpy_layout())
+    alt = Alternative("NumPy take_along_axis + where", numpy_layout, repeats=2)
+    for masked in (False, True):
+        mk = mask if masked else None
+        yield Case("token_advantages", f"{seqs} x {tokens} int32{', mask' if masked else ''}",
+                   lambda backend, threads, mk=mk: fc.token_advantages(
+                       base, action_adv, token_action, mk, out=out, threads=threads,
+                       backend=backend),
+                   limit, alt, "<=3x stream", lambda r: "yes" if r.t <= 3 * r.stream else "no",
+                   threads=(1, 2), key="shaping.tokens")
+
+
+def _shaping_cases(quick):
+    rows = 20_000 if quick else 1_000_000
+    rng = np.random.default_rng(2)
+    rewards = rng.normal(size=rows)
+    credit = rng.normal(size=(rows, M))
+    base = fc.group_advantages(rewards, 8)
+    yield Case("group_advantages", f"{sci(rows)} rewards, groups of 8",
+               lambda backend, threads: fc.group_advantages(rewards, 8), Limit(rewards),
+               backends=("numpy",), repeats=3)
+    yield Case("shape_advantages", f"{sci(rows)} x {M}, std, kappa=1",
+               lambda backend, threads: fc.shape_advantages(base, credit, threads=threads,
+                                                            backend=backend),
+               Limit(credit), repeats=3)
+
+
+def cases(quick: bool):
+    yield from _projection_cases(quick)
+    yield from _token_cases(quick)
+    yield from _shaping_cases(quick)

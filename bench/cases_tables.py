@@ -1,0 +1,130 @@
+"""Cases of the tables family (issue targets in the `target` column).
+
+Time ratios, lower is better: `x stream` = kernel time / time to stream its
+input once; `x alternative` = kernel time / the alternative's time.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import fastcredit as fc
+from common import Alternative, Case, Limit, sci
+
+KEYS = {"shapley": "tables.semivalue", "banzhaf": "tables.semivalue",
+        "singleton": "tables.gather", "leave_one_out": "tables.gather",
+        "pair_interactions": "tables.gather", "moebius": "tables.moebius",
+        "size_resolved": "tables.size_resolved"}
+
+
+def _weights_matrix(m, w):
+    masks = np.arange(1 << m)
+    member = (masks[:, None] >> np.arange(m)) & 1
+    size = member.sum(1)
+    w_in = np.where(size > 0, w[np.maximum(size - 1, 0)], 0.0)
+    w_out = np.where(size < m, w[np.minimum(size, m - 1)], 0.0)
+    return np.where(member == 1, w_in[:, None], -w_out[:, None])
+
+
+def _kernel(name, v, out=None):
+    f = getattr(fc, name)
+    return lambda backend, threads: f(v, out=out, threads=threads, backend=backend)
+
+
+def _yes(ok: bool) -> str:
+    return "yes" if ok else "no"
+
+
+def _batch(quick):
+    b, m = (20_000 if quick else 1_000_000), 5
+    v = np.random.default_rng(0).random((b, 1 << m))
+    out = np.empty((b, m))
+    pairs = np.empty((b, m, m))
+    limit = Limit(v)
+    w_shap = _weights_matrix(m, fc.shapley_weights(m))
+    w_banz = _weights_matrix(m, fc.banzhaf_weights(m))
+    idx = 1 << np.arange(m)
+    full = (1 << m) - 1
+    both = idx[:, None] | idx[None, :]
+
+    def numpy_pairs():
+        np.subtract(v[:, both] - v[:, idx[:, None]], v[:, idx[None, :]] - v[:, :1, None],
+                    out=pairs)
+        pairs[:, np.arange(m), np.arange(m)] = 0.0
+
+    alternatives = {
+        "shapley": Alternative("NumPy V @ W", lambda: np.matmul(v, w_shap, out=out), repeats=5),
+        "banzhaf": Alternative("NumPy V @ W", lambda: np.matmul(v, w_banz, out=out), repeats=5),
+        "singleton": Alternative("NumPy gather",
+                                 lambda: np.subtract(v[:, idx], v[:, :1], out=out), repeats=5),
+        "leave_one_out": Alternative("NumPy gather", lambda: np.subtract(
+            v[:, full:], v[:, full ^ idx], out=out), repeats=5),
+    }
+    case = f"B={sci(b)}, m={m}, f64"
+    for name, alt in alternatives.items():
+        threads = (1, 2) if name == "shapley" else (1,)
+
+        def met(r):
+            if r.threads == 1:
+                return _yes(r.t <= 1.5 * r.stream and r.t <= 0.5 * r.alt)
+            return f"{r.time_of() / r.t:.2f}x speedup"
+
+        yield Case(name, case, _kernel(name, v, out), limit, alt,
+                   lambda th: "<=1.5x stream, <=0.5x V@W" if th == 1 else "report speedup",
+                   met, threads=threads, key=KEYS[name])
+    yield Case("pair_interactions", case, _kernel("pair_interactions", v, pairs), limit,
+               Alternative("NumPy gather", numpy_pairs), key=KEYS["pair_interactions"])
+    v32 = v.astype(np.float32)
+    yield Case("shapley", f"B={sci(b)}, m={m}, f32", _kernel("shapley", v32, out), Limit(v32),
+               key=KEYS["shapley"])
+
+
+def _shapiq_exact(v, m):
+    """shapiq's ExactComputer on the table v (None without shapiq)."""
+    try:
+        import shapiq
+    except ImportError:
+        return None
+
+    class TableGame(shapiq.Game):
+        def __init__(self):
+            super().__init__(n_players=m, normalize=False, verbose=False)
+
+        def value_function(self, coalitions):
+            return v[(coalitions.astype(np.int64) << np.arange(m)).sum(1)]
+
+    game = TableGame()
+    return lambda: shapiq.ExactComputer(n_players=m, game=game)("SV", 1)
+
+
+def _one_game(quick, rng):
+    m = 14 if quick else 20
+    v = rng.random(1 << m)
+    limit = Limit(v)
+    w = _weights_matrix(m, fc.shapley_weights(m))
+    case = f"one game, m={m}"
+    yield Case("shapley", case, _kernel("shapley", v), limit,
+               Alternative("NumPy v @ W", lambda: v @ w), "<=1/3x v@W",
+               lambda r: _yes(r.t <= r.alt / 3), key=KEYS["shapley"])
+    shapiq_exact = _shapiq_exact(v, m)
+    if shapiq_exact is not None:
+        yield Case("shapley", case, _kernel("shapley", v), limit,
+                   Alternative("shapiq ExactComputer", shapiq_exact, repeats=1), "<=1/1000x",
+                   lambda r: _yes(r.t <= r.alt / 1000))
+    for name in ("moebius", "size_resolved"):
+        yield Case(name, case, _kernel(name, v), limit, key=KEYS[name], repeats=3)
+
+
+def _large_game(quick, rng):
+    m = 16 if quick else 24
+    v = rng.random(1 << m)
+    yield Case("shapley", f"one game, m={m}", _kernel("shapley", v), Limit(v),
+               target=lambda th: "<=3x stream" if th == 1 else "",
+               met=lambda r: _yes(r.t <= 3 * r.stream) if r.threads == 1 else "",
+               threads=(1, 2), key=KEYS["shapley"])
+
+
+def cases(quick: bool):
+    yield from _batch(quick)
+    rng = np.random.default_rng(1)
+    yield from _one_game(quick, rng)
+    yield from _large_game(quick, rng)

@@ -1,0 +1,54 @@
+"""pytest-benchmark front end over the cases of bench/ratios.py: one benchmark
+per case, backend and thread count, and one per alternative.
+
+    pytest bench/test_bench.py --benchmark-only            # small inputs
+    FASTCREDIT_BENCH_QUICK=0 pytest bench/test_bench.py    # the full sizes
+
+Every family's inputs are built at collection, so the full sizes need a few
+GB of memory; bench/ratios.py builds them one family at a time.
+"""
+import pytest
+
+import common
+
+QUICK = common.quick_from_env(True)
+
+
+def _cases():
+    for family in common.families():
+        try:
+            yield from ((family, case) for case in common.family_cases(family, QUICK))
+        except common.Skipped:
+            pass
+
+
+CASES = list(_cases())
+
+
+def _id(family, case):
+    return f"{family}/{case.kernel}/{case.case}"
+
+
+_KERNELS = {}
+for _family, _case in CASES:
+    for _backend, _threads in _case.runs():
+        _id_ = f"{_id(_family, _case)}/{_backend}/{_threads}t"
+        _KERNELS.setdefault(_id_, pytest.param(_case, _backend, _threads, id=_id_))
+
+
+@pytest.mark.parametrize("case,backend,threads", list(_KERNELS.values()))
+def test_kernel(benchmark, case, backend, threads):
+    benchmark(case.call, backend, threads)
+
+
+_ALTERNATIVES = {}
+for _family, _case in CASES:
+    if _case.alternative is not None and _case.alternative.fn is not None:
+        _ALTERNATIVES.setdefault(id(_case.alternative),
+                                 pytest.param(_case.alternative,
+                                              id=f"{_id(_family, _case)}/{_case.alternative.name}"))
+
+
+@pytest.mark.parametrize("alternative", list(_ALTERNATIVES.values()))
+def test_alternative(benchmark, alternative):
+    benchmark(alternative.fn)
