@@ -5,12 +5,16 @@ in ``fastcredit._c.F`` (cffi bindings of csrc/) and ``fastcredit._numba.F``
 (``@njit`` kernels). The public module ``fastcredit.F`` validates arguments
 and calls ``kernels(F, backend)``.
 
-``backend=None`` picks, per kernel, the backend listed in ``FASTEST``. That
-table is measured, not guessed: ``python bench/ratios.py`` times both
-backends of every kernel on the benchmark inputs and prints the winner next to
-the entry here; update the entry when the bench says otherwise. The
-environment variable ``FASTCREDIT_BACKEND`` ("c" or "numba") overrides the
-table for every kernel.
+``backend=None`` picks, per kernel, the backend listed in ``FASTEST``, except
+that a Numba winner is taken only once the Numba kernels are warm (compiled
+ahead by ``fastcredit warm``, see fastcredit._warm): a kernel Numba has not
+compiled yet would cost seconds of compiling, more than it can win, so until
+then it runs on C, compiled at install. The table is measured, not guessed:
+``python bench/ratios.py`` times both backends of every kernel on the
+benchmark inputs and prints the winner next to the entry here; update the
+entry when the bench says otherwise. The environment variable
+``FASTCREDIT_BACKEND`` ("c" or "numba") overrides the choice for every
+kernel.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import functools
 import os
 
 from ._params import BACKEND
+from ._warm import is_warm
 
 BACKENDS = BACKEND.values
 
@@ -64,10 +69,14 @@ def available_backends() -> tuple[str, ...]:
 def resolve(kernel: str, backend: str | None) -> str:
     """The backend to run ``kernel`` ("family.name") on: ``backend`` checked
     against :data:`fastcredit._params.BACKEND`, or, for None, the environment
-    override or the measured winner in ``FASTEST``."""
+    override or the measured winner in ``FASTEST`` (Numba only when warm)."""
     backend = BACKEND.check(backend)
     if backend is None:
-        backend = os.environ.get("FASTCREDIT_BACKEND") or FASTEST.get(kernel, "c")
+        backend = os.environ.get("FASTCREDIT_BACKEND")
+        if not backend:
+            backend = FASTEST.get(kernel, "c")
+            if backend == "numba" and not is_warm():
+                backend = "c"
         if backend not in BACKENDS:
             raise ValueError(f"FASTCREDIT_BACKEND must be 'c' or 'numba', got {backend!r}")
         if not _importable(backend):

@@ -7,3 +7,6 @@ Code with no C twin lives in ``fastcredit._jit``.
 Kernels trust their arguments (validated by the public functions): arrays are
 C-contiguous, float tables are float32 or float64, outputs are float64.
 """
+from .._warm import ensure_numba_cache
+
+ensure_numba_cache()
