@@ -1,15 +1,16 @@
 # Every target sets up what it needs: a .venv with fastcredit installed
 # (editable, C extension compiled) and its test dependencies.
 PYTHON ?= python3
-# Extras to install: "test" runs the core suite; CI adds the optional
-# integrations (shapiq, Parquet, Dask) so their tests run instead of skipping.
-EXTRAS ?= test
+# Extras to install: the test tools and the light optional integrations
+# ("all": shapiq, Parquet, Dask), so their tests run instead of skipping. The
+# heavy trainer stack (PyTorch + TRL) is opt-in: EXTRAS=test,all,trl make test.
+EXTRAS ?= test,all
 comma := ,
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench package clean
 
 $(STAMP): pyproject.toml setup.py build_ffi.py $(wildcard csrc/*.c csrc/*.h csrc/*.inc)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +26,12 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/ratios.py $(BENCH_ARGS)
+
+# sdist + repaired manylinux abi3 wheel into dist/, each installed into a
+# fresh venv and smoke-tested (C backend, C and C++ programs linking the
+# shipped libfastcredit.so); what CI runs after the tests.
+package:
+	KEEP=dist PYTHON=$(PYTHON) .ci/packaging
 
 clean:
 	rm -rf $(VENV) build *.egg-info fastcredit/_cffi*.so fastcredit/_cffi.c

@@ -5,26 +5,47 @@ function declared in a header is callable from Python with no second list to
 keep in sync. Preprocessor lines and comments are dropped; #define constants
 with literal integer values are kept as cffi integer constants; static inline
 helpers (C-only conveniences) are left out.
+
+SOURCES, INCLUDE_DIRS, CFLAGS and public_headers() are shared with setup.py,
+which compiles the same sources with the same flags into the plain shared
+library libfastcredit.so that C and C++ programs link against.
 """
 import pathlib
 import re
 
 from cffi import FFI
 
-CSRC = pathlib.Path(__file__).resolve().parent / "csrc"
+ROOT = pathlib.Path(__file__).resolve().parent
+CSRC = ROOT / "csrc"
+# Relative to ROOT (the build runs there), so the build records no absolute paths.
+SOURCES = sorted(str(p.relative_to(ROOT)) for p in CSRC.glob("*.c"))
+INCLUDE_DIRS = [str(CSRC.relative_to(ROOT))]
+# -ffp-contract=off: no fused multiply-adds, so C rounds like the Numba
+# kernels (which LLVM never contracts without fastmath). No -march: the hot
+# kernels are multiversioned (FC_CLONES in csrc/internal.h), so one build runs
+# on any x86-64.
+CFLAGS = ["-std=c99", "-O3", "-ffp-contract=off"]
 # "#define FC_NAME value" with an integer literal, in parentheses when negative
 # (FC_EINVAL) and with U/L suffixes when it needs them (FC_RNG_GOLDEN).
 _LITERAL_DEFINE = re.compile(r"\s*#define\s+(FC_\w+)\s+\(?(-?(?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*)\)?\s*$")
 
 
-def _headers():
-    top = (CSRC / "fastcredit.h").read_text()
-    return [CSRC / "fastcredit.h"] + [CSRC / name for name in re.findall(r'#include "([^"]+)"', top)]
+def public_headers():
+    """fastcredit.h and every header it includes with "...", recursively: the
+    C ABI (internal.h is not among them)."""
+    found, todo = [], [CSRC / "fastcredit.h"]
+    while todo:
+        path = todo.pop(0)
+        if path not in found:
+            found.append(path)
+            todo += [CSRC / name for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"',
+                                                        path.read_text(), flags=re.M)]
+    return found
 
 
 def _cdef():
     parts = []
-    for path in _headers():
+    for path in public_headers():
         text = re.sub(r"/\*.*?\*/", "", path.read_text(), flags=re.S)
         # static inline helpers are for C callers; cffi sees declarations only
         text = re.sub(r"^static inline[^;{]*\{.*?^\}", "", text, flags=re.S | re.M)
@@ -42,11 +63,9 @@ ffibuilder.cdef(_cdef())
 ffibuilder.set_source(
     "fastcredit._cffi",
     '#include "fastcredit.h"',
-    sources=sorted(str(p.relative_to(CSRC.parent)) for p in CSRC.glob("*.c")),
-    include_dirs=[str(CSRC.relative_to(CSRC.parent))],
-    # -ffp-contract=off: no fused multiply-adds, so C rounds like the Numba
-    # kernels (which LLVM never contracts without fastmath).
-    extra_compile_args=["-std=c99", "-O3", "-ffp-contract=off"],
+    sources=SOURCES,
+    include_dirs=INCLUDE_DIRS,
+    extra_compile_args=CFLAGS,
 )
 
 if __name__ == "__main__":

@@ -126,6 +126,10 @@ class Case:
     not a backend, e.g. "auto" or "numpy", runs with backend=None) and each
     thread count in ``threads``.
 
+    ``measure(backend, threads)``, when given, returns the seconds itself
+    instead of ``run`` being timed (for what only a fresh process can show,
+    e.g. start-up and compile times).
+
     ``key`` names the ``_backend.FASTEST`` entry the 1-thread times decide.
     ``target`` (text, or a function of the thread count) and ``met``
     (function of the :class:`Result`) fill the verdict columns; ``detail``
@@ -142,6 +146,7 @@ class Case:
     backends: tuple[str, ...] | None = None
     key: str | None = None
     repeats: int = 5
+    measure: Callable[[str | None, int], float] | None = None
 
     def call(self, backend: str, threads: int):
         return self.run(backend if backend in _backend.BACKENDS else None, threads)
@@ -205,7 +210,8 @@ def run_cases(cases: Iterable[Case], quick: bool, measured: dict) -> list[dict]:
             def call():
                 last[0] = case.call(backend, threads)
 
-            t = best_of(call, 1 if quick else case.repeats)
+            t = (case.measure(backend, threads) if case.measure is not None
+                 else best_of(call, 1 if quick else case.repeats))
             r = Result(case, backend, threads, t, stream, alt, last[0], earlier)
             target = case.target(threads) if callable(case.target) else case.target
             text = case.case if case.detail is None else f"{case.case}: {case.detail(r)}"

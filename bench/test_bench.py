@@ -31,6 +31,8 @@ def _id(family, case):
 
 _KERNELS = {}
 for _family, _case in CASES:
+    if _case.measure is not None:    # fresh-process timings: bench/ratios.py only
+        continue
     for _backend, _threads in _case.runs():
         _id_ = f"{_id(_family, _case)}/{_backend}/{_threads}t"
         _KERNELS.setdefault(_id_, pytest.param(_case, _backend, _threads, id=_id_))

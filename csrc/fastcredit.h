@@ -29,10 +29,8 @@ extern "C" {
 
 #define FC_MAX_TABLE_PLAYERS 30
 
-#ifdef __cplusplus
-}
-#endif
-
+/* The family headers are inside the extern "C" block too: every declaration
+ * of the C ABI has C linkage when this header is included from C++. */
 #include "rng.h"
 #include "tables.h"
 #include "audit.h"
@@ -40,5 +38,10 @@ extern "C" {
 #include "shaping.h"
 #include "trees.h"
 #include "auction.h"
+#include "synthetic.h"
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -15,6 +15,7 @@ Optional integrations: :mod:`fastcredit.scoring` (Parquet), :mod:`fastcredit.das
 from . import audit
 from . import games, synthetic
 from ._backend import available_backends
+from ._native import get_include, get_library, get_library_dir
 from .auction import AuctionWinners, Pools, auction_replay, auction_winners
 from .audit import (Alignment, BootstrapCI, ContrastiveEffects, Fidelity, HolmResult,
                     ReplayAdvantage, SpearmanAudit, alignment, alignment_controls,
@@ -34,6 +35,8 @@ from .trees import UCT, AgentUCT, TreeCredit, Uniform, actor_centered_credit
 __version__ = "0.1.0"
 
 __all__ = ["available_backends",
+           # the C library: headers and libfastcredit.so for C/C++ programs
+           "get_include", "get_library", "get_library_dir",
            # tables
            "banzhaf", "banzhaf_weights", "from_moebius", "leave_one_out", "masks_to_bool",
            "moebius", "pair_interactions", "semivalue", "shapley", "shapley_weights",

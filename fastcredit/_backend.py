@@ -45,6 +45,7 @@ FASTEST: dict[str, str] = {
     "shaping.tokens": "c",
     "trees.credit": "c",
     "trees.allocation": "numba",
+    "synthetic.sponsored_search": "c",
 }
 
 
@@ -97,15 +98,15 @@ def _twins(backend: str) -> dict:
     """family -> the module of ``backend``'s kernels. Imported on first use,
     so the C extension is loaded, or Numba imported, only when asked for."""
     if backend == "c":
-        from ._c import auction, audit, sampling, shaping, tables, trees
+        from ._c import auction, audit, sampling, shaping, synthetic, tables, trees
     else:
-        from ._numba import auction, audit, sampling, shaping, tables, trees
+        from ._numba import auction, audit, sampling, shaping, synthetic, tables, trees
     return {"auction": auction, "audit": audit, "sampling": sampling, "shaping": shaping,
-            "tables": tables, "trees": trees}
+            "synthetic": synthetic, "tables": tables, "trees": trees}
 
 
 #: The kernel families; each has a twin module in fastcredit._c and fastcredit._numba.
-FAMILIES = ("auction", "audit", "sampling", "shaping", "tables", "trees")
+FAMILIES = ("auction", "audit", "sampling", "shaping", "synthetic", "tables", "trees")
 
 
 def kernels(family: str, backend: str):

@@ -68,3 +68,8 @@ TOKEN_SELECT_MAX = 8
 RNG_GOLDEN = 0x9E3779B97F4A7C15
 #: fc_rng_below draws integers below n <= RNG_MAX_RANGE (2**32).
 RNG_MAX_RANGE = 4294967296
+
+# --- synthetic -----------------------------------------------------------------
+#: Largest first request index and request count of the sponsored-search
+#: generator (2**60): its stream items 3 * index + 2 stay below 2**63.
+SYNTHETIC_MAX_INDEX = 1152921504606846976

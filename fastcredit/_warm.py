@@ -131,6 +131,7 @@ def _calls():
                                                           backend="numba")],
         "trees.allocation": [lambda: fc.AgentUCT(2, [0.0, 1.0], backend="numba").run(
             float, 3)],
+        "synthetic.sponsored_search": [lambda: fc.synthetic.sponsored_search(2, **nb)],
     }
     return calls
 

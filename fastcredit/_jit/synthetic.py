@@ -26,12 +26,9 @@ Signatures (weight int64 (n,), factual_bad/derails uint8 (n,), q, r float64 (n,)
     threshold_game(...), chain_game(...): the stochastic @njit fn(mask, key) with
         these parameters frozen in (compiled once per game).
 """
-import math
-
 import numpy as np
 from numba import njit
 
-from .._numba import rng
 from .._numba.rng import uniform
 
 jit = njit(cache=True, nogil=True)
@@ -121,61 +118,3 @@ def chain_game(derails, q, r):
         return chain_draw(mask, key, derails, q, r)
     return game
 
-
-# --- sponsored search ---------------------------------------------------------
-# Request r of a stream draws from three RNG streams keyed by
-# (seed, 3 (first + r) + stream): list lengths, instances, and clicks (keyed
-# further by ad, so every instance of an ad in a request shares its click).
-# Signatures: search_lengths(seed, first, m, k, empty, short, lengths, a, b)
-# fills lengths[r*m + i] for requests a..b-1; search_fill(seed, first, m,
-# topics, per_topic, bid, ctr, offsets, ad, score, value, prerank, a, b) fills
-# their instances.
-
-SHAPE_STREAM, DRAW_STREAM, CLICK_STREAM = 0, 1, 2
-
-
-@jit
-def search_lengths(seed, first, m, k, empty, short, lengths, a, b):
-    for r in range(a, b):
-        state = rng.key(seed, 3 * (first + r) + SHAPE_STREAM)
-        for i in range(m):
-            state, u = rng.uniform(state)
-            if u < empty:
-                lengths[r * m + i] = 0
-            elif u < empty + short:
-                state, extra = rng.below(state, max(k // 2, 1))
-                lengths[r * m + i] = 1 + extra
-            else:
-                lengths[r * m + i] = k
-
-
-@jit
-def search_fill(seed, first, m, topics, per_topic, bid, ctr, offsets, ad, score, value,
-                 prerank, a, b):
-    for r in range(a, b):
-        state = rng.key(seed, 3 * (first + r) + DRAW_STREAM)
-        clicks = rng.key(seed, 3 * (first + r) + CLICK_STREAM)
-        state, u = rng.uniform(state)
-        home = min(int(topics * u * u), topics - 1)
-        for i in range(m):
-            state, drift = rng.below(state, topics)
-            state, u = rng.uniform(state)
-            keep = 0.5 + 0.45 * u
-            for x in range(offsets[r * m + i], offsets[r * m + i + 1]):
-                state, u = rng.uniform(state)
-                on_topic = u < keep
-                state, u = rng.uniform(state)
-                rank = min(int(per_topic * u * math.sqrt(u)), per_topic - 1)
-                ad_x = (home if on_topic else drift) * per_topic + rank
-                state, u1 = rng.uniform(state)
-                state, u2 = rng.uniform(state)
-                radius = math.sqrt(-2.0 * math.log1p(-u1))
-                z1 = radius * math.cos(2.0 * math.pi * u2)
-                z2 = radius * math.sin(2.0 * math.pi * u2)
-                pctr = min(ctr[ad_x] * math.exp(0.3 * z1) * (1.0 if on_topic else 0.4), 1.0)
-                ad[x] = ad_x
-                score[x] = bid[ad_x] * pctr
-                prerank[x] = math.log(score[x]) + 0.5 * z2
-                _, bits = rng.next_u64(clicks ^ rng.mix64(ad_x))
-                u = (bits >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-                value[x] = bid[ad_x] if u < ctr[ad_x] else 0.0

@@ -1,0 +1,18 @@
+"""C backend of the synthetic family (csrc/synthetic.c); same signatures as
+fastcredit._numba.synthetic."""
+from . import check, lib, ptr
+
+__all__ = ["search_lengths", "search_fill"]
+
+
+def search_lengths(seed, first, m, k, empty, short, lengths, start, stop):
+    check(lib.fc_synthetic_search_lengths(seed, first, m, k, empty, short, ptr(lengths),
+                                          start, stop), "fc_synthetic_search_lengths")
+
+
+def search_fill(seed, first, m, topics, per_topic, bid, ctr, offsets, ad, score, value,
+                prerank, start, stop):
+    check(lib.fc_synthetic_search_fill(
+        seed, first, m, topics, per_topic, ptr(bid), ptr(ctr), ptr(offsets), ad.shape[0],
+        ptr(ad), ptr(score), ptr(value), ptr(prerank), start, stop),
+        "fc_synthetic_search_fill")
