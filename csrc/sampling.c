@@ -21,7 +21,7 @@ int fc_sampling_permutations(uint64_t seed, uint64_t game, int64_t first_unit,
     const uint64_t game_key = fc_rng_key(seed, game);
     int64_t u;
     if (m < 1 || m > FC_SAMPLING_MAX_PLAYERS || first_unit < 0 || n_units < 0 ||
-        (n_units > 0 && !perms))
+        first_unit > INT64_MAX - n_units || (n_units > 0 && !perms))
         return FC_EINVAL;
     for (u = 0; u < n_units; u++) {
         uint64_t state = fc_rng_key(game_key, (uint64_t)(first_unit + u));
@@ -152,7 +152,7 @@ static int estimate_games(table_t t, int64_t n_games, int m, uint64_t seed,
     const int64_t unit_cost = unit_walks * (int64_t)(cache_endpoints ? m - 1 : m + 1);
     int64_t g;
     if (m < 1 || m > FC_MAX_TABLE_PLAYERS || n_games < 0 || first_game < 0 ||
-        max_walks < unit_walks || max_walks % unit_walks || budget < fixed + unit_cost ||
+        first_game > INT64_MAX - n_games || max_walks < unit_walks || max_walks % unit_walks || budget < fixed + unit_cost ||
         !(tol >= 0.0) || min_samples < 2 || (n_games > 0 && (!values || !stderr_out || !stats)))
         return FC_EINVAL;
     for (g = 0; g < n_games; g++) {

@@ -34,7 +34,9 @@
 
 /* The permutations of units first_unit .. first_unit + n_units - 1 of game
  * `game` (see above): perms[u*m + k] is the k-th player of unit
- * first_unit + u. 1 <= m <= FC_SAMPLING_MAX_PLAYERS. */
+ * first_unit + u. 1 <= m <= FC_SAMPLING_MAX_PLAYERS, n_units >= 0 and
+ * 0 <= first_unit <= INT64_MAX - n_units (every unit number is an int64);
+ * else FC_EINVAL with nothing written. perms may be NULL when n_units = 0. */
 int fc_sampling_permutations(uint64_t seed, uint64_t game, int64_t first_unit,
                              int64_t n_units, int m, int32_t *perms);
 
@@ -56,7 +58,13 @@ int fc_sampling_permutations(uint64_t seed, uint64_t game, int64_t first_unit,
  * s1 += d, s2 += d * d) in walk order; then
  *   values[g*m + i] = x_1 + s1 / n,
  *   stderr[g*m + i] = sqrt(((s2 - s1 * s1 / n) / (n - 1)) / n)  (inf if n = 1).
- * NaN in a table propagates to the estimates that read it. */
+ * NaN in a table propagates to the estimates that read it.
+ *
+ * Returns FC_EINVAL, with nothing written, for m out of range, n_games < 0,
+ * first_game < 0 or first_game > INT64_MAX - n_games (every game number is an
+ * int64), max_walks not a positive multiple of the walks per unit, budget
+ * below the fixed cost plus one unit, tol < 0 or NaN, min_samples < 2, or a
+ * NULL array when n_games > 0. */
 int fc_permutation_shapley_f64(const double *v, int64_t n_games, int m,
                                uint64_t seed, int64_t first_game,
                                int64_t max_walks, int64_t budget,

@@ -97,22 +97,124 @@ static double segment_root(const row_problem *p, double left, double right)
     return tau < left ? left : (tau > right ? right : tau);
 }
 
+/* The point of [a, b] nearest 0. */
+static double nearest_zero(double a, double b)
+{
+    return a > 0.0 ? a : (b < 0.0 ? b : 0.0);
+}
+
+/* c ? a : b on the bit patterns: which side of tau0 an interval end lies on
+ * is random, and GCC turns a select between doubles into a branch. */
+static double pick(int c, double a, double b)
+{
+    const uint64_t mask = 0u - (uint64_t)(c != 0);
+    uint64_t x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    x = (x & mask) | (y & ~mask);
+    memcpy(&a, &x, sizeof a);
+    return a;
+}
+
+/* The documented tau of a row with zero weights, given tau0 from steps 1-3:
+ * a root of f = total up to rounding, or an end of the flat segment holding
+ * the roots (segment_root's answer when the slope is 0). A coordinate i of
+ * positive weight and lower_i < upper_i is free, f strictly decreasing, on
+ * the open interval (u_i - upper_i, u_i - lower_i); where none of these
+ * intervals reaches, f is constant (a gap, every coordinate of positive
+ * weight clipped). So
+ *   - tau0 in no interval: every tau of its gap [a, b] is a root (a the
+ *     largest interval end <= tau0, b the smallest interval start >= tau0,
+ *     -inf / +inf when there is none): the one nearest 0;
+ *   - tau0 in an interval: the root is unique, unless rounding put tau0 just
+ *     inside an interval next to a gap on which f = total exactly (the gap
+ *     starting at the nearest interval end above tau0, or ending at the
+ *     nearest interval start below it, when no interval covers that point;
+ *     f there is the sum in index order of w_i times the bound i is clipped
+ *     at, as weighted_sum computes it): the point of that gap nearest 0;
+ *     else tau0.
+ * z differs only in the zero-weight coordinates, so rows without them never
+ * need this. Usually one light pass decides (see below); the interval ends
+ * take one or two passes more. */
+static double nearest_root(const row_problem *p, double tau0)
+{
+    const double *u = p->u, *lower = p->lower, *upper = p->upper, *weights = p->weights;
+    const int64_t m = p->m, bs = p->bound_step;
+    double to_below = -INFINITY, from_above = INFINITY; /* gap around tau0 */
+    double from_below = -INFINITY, to_above = INFINITY; /* gaps' ends next to tau0 */
+    double left_end = -INFINITY, right_end = INFINITY, left_f = 0.0, right_f = 0.0;
+    double margin = 0.0, scale = fabs(p->total);
+    int64_t i;
+    int inside = 0, left_ok, right_ok;
+    if (isnan(tau0)) return tau0;
+    /* The usual case first, in one light pass: some coordinate i of positive
+     * weight is free at tau0 with room d on both sides (f has slope >= w_i on
+     * [tau0 - d, tau0 + d]) and w_i d exceeds any rounding error of f(tau0) -
+     * total, bounded by 1e-9 (sum |w_i z_i| + |total| + sum w_i |tau0|):
+     * then f crosses total inside that interval, only once. A NaN or an
+     * infinite tau0 fails the test. */
+    for (i = 0; i < m; i++) {
+        const double lo = lower[i * bs], hi = upper[i * bs], w = weights ? weights[i] : 1.0;
+        const double x = u[i] - tau0, below = x - lo, above = hi - x;
+        const double room = w * (below < above ? below : above);
+        margin = room > margin ? room : margin;
+        scale += fabs(w * clip(x, lo, hi)) + w * fabs(tau0);
+    }
+    if (margin > 1e-9 * scale) return tau0;
+    /* a coordinate that is not used gets the empty interval (+inf, -inf) */
+    for (i = 0; i < m; i++) {
+        const double lo = lower[i * bs], hi = upper[i * bs];
+        const int use = ((weights ? weights[i] : 1.0) > 0.0) & (lo < hi);
+        const double from = pick(use, u[i] - hi, INFINITY), to = pick(use, u[i] - lo, -INFINITY);
+        const double tb = pick(to <= tau0, to, -INFINITY), ta = pick(to > tau0, to, INFINITY);
+        const double fa = pick(from >= tau0, from, INFINITY);
+        const double fb = pick(from < tau0, from, -INFINITY);
+        inside |= (from < tau0) & (tau0 < to);
+        to_below = tb > to_below ? tb : to_below;
+        to_above = ta < to_above ? ta : to_above;
+        from_above = fa < from_above ? fa : from_above;
+        from_below = fb > from_below ? fb : from_below;
+    }
+    if (!inside) return nearest_zero(to_below, from_above);
+    /* the gap [left_end, from_below] left of tau0, [to_above, right_end]
+     * right of it, and f on each (zero weights add 0); a gap's end must not
+     * lie inside an interval */
+    left_ok = from_below > -INFINITY;
+    right_ok = to_above < INFINITY;
+    for (i = 0; i < m; i++) {
+        const double lo = lower[i * bs], hi = upper[i * bs], w = weights ? weights[i] : 1.0;
+        const int use = (w > 0.0) & (lo < hi);
+        const double from = pick(use, u[i] - hi, INFINITY), to = pick(use, u[i] - lo, -INFINITY);
+        const double le = pick(to <= from_below, to, -INFINITY);
+        const double re = pick(from >= to_above, from, INFINITY);
+        left_f += pick(w > 0.0, w * pick(u[i] - lo <= from_below, lo, hi), 0.0);
+        right_f += pick(w > 0.0, w * pick(u[i] - lo <= to_above, lo, hi), 0.0);
+        left_ok &= !((from < from_below) & (from_below < to));
+        right_ok &= !((from < to_above) & (to_above < to));
+        left_end = le > left_end ? le : left_end;
+        right_end = re < right_end ? re : right_end;
+    }
+    if (left_ok && left_f == p->total) return nearest_zero(left_end, from_below);
+    if (right_ok && right_f == p->total) return nearest_zero(to_above, right_end);
+    return tau0;
+}
+
 /* Active-set Newton steps from the fast path's tau: classify every
  * coordinate as clipped at its upper or lower bound or free at tau, solve
  * f = total on that class by one linear step (f is linear while the classes
  * hold), and accept the result when it classifies every coordinate the same
  * way: then z = clip(u - tau) meets the KKT conditions and is the
  * projection. Each pass checks one step and prepares the next, writing z as
- * it goes. Usually 1-2 steps; returns 0 when FC_PROJECT_NEWTON_STEPS steps
- * did not settle (or nothing was free), leaving the exact breakpoint search
- * to decide. */
-static int newton_projection(const row_problem *p, double tau, double *z)
+ * it goes. Usually 1-2 steps; returns 1 with the settled tau in *tau_io, or
+ * 0 when FC_PROJECT_NEWTON_STEPS steps did not settle (or nothing was free),
+ * leaving the exact breakpoint search to decide. */
+static int newton_projection(const row_problem *p, double *tau_io, double *z)
 {
     /* locals, not p->...: stores into z could alias *p as far as C knows */
     const double *u = p->u, *lower = p->lower, *upper = p->upper, *weights = p->weights;
     const double total = p->total;
     const int64_t m = p->m, bs = p->bound_step;
-    double f = 0.0, slope = 0.0;
+    double f = 0.0, slope = 0.0, tau = *tau_io;
     int step;
     int64_t i;
     /* branch-free: clip is a min/max, the free test a 0/1 factor */
@@ -136,7 +238,10 @@ static int newton_projection(const row_problem *p, double tau, double *z)
             f += w * c;
             slope += w * (double)((y > lo) & (y < hi));
         }
-        if (!moved) return 1;
+        if (!moved) {
+            *tau_io = next;
+            return 1;
+        }
         tau = next;
     }
     return 0;
@@ -169,11 +274,12 @@ static inline void project_row(const row_problem *p, double *z, double *work)
     const int64_t m = p->m, bs = p->bound_step;
     double s = 0.0, w_sum = 0.0, tau = 0.0;
     int64_t i;
-    int fast;
+    int fast, zero = 0, settled = 0;
     for (i = 0; i < m; i++) {
         const double w = weights ? weights[i] : 1.0;
         s += w * u[i];
         w_sum += w;
+        zero |= w == 0.0;
     }
     fast = isfinite(s) && w_sum > 0.0;
     if (!isfinite(s))
@@ -192,9 +298,19 @@ static inline void project_row(const row_problem *p, double *z, double *work)
             clipped |= (x < lower[i * bs]) | (x > upper[i * bs]);
             z[i] = x;
         }
-        if (!clipped || newton_projection(p, tau, z)) return;
+        settled = !clipped || newton_projection(p, &tau, z);
+        if (settled && !zero) return; /* z written */
     }
-    tau = sorted_threshold(p, work);
+    if (!settled) {
+        tau = sorted_threshold(p, work);
+        if (zero) tau = nearest_root(p, tau);
+    } else {
+        /* with zero weights the root found may be one of a range: z is
+         * rewritten at the documented one, if that is another */
+        const double found = tau;
+        tau = nearest_root(p, found);
+        if (tau == found) return;
+    }
     for (i = 0; i < m; i++) z[i] = clip(u[i] - tau, lower[i * bs], upper[i * bs]);
 }
 

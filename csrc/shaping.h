@@ -41,8 +41,13 @@
  * Rows with unit weights and one bound pair (weights == NULL,
  * bound_col_stride == 0, m <= 8) run steps 1-2 eight rows at a time, with
  * identical results.
- * When f vanishes on a whole interval (only possible with zero weights),
- * tau is the point of it nearest 0. With all w_i = 1 this is the Euclidean
+ * When f vanishes on a whole interval of tau (every coordinate of positive
+ * weight clipped there, so z varies only in the coordinates of weight 0),
+ * tau is the point of it nearest 0, the interval possibly unbounded (a row
+ * of zero weights only, no bound: tau = 0, z = u). Rows with a zero weight
+ * check the root steps 1-3 found in one more O(m) pass (three when it is
+ * near the end of such an interval); rows without one get the same z from
+ * any root of the interval. With all w_i = 1 this is the Euclidean
  * projection onto {sum z = total} and the box.
  *
  * Element i of row r is read at

@@ -4,6 +4,9 @@
  * v holds n_games tables of 2^m values each, back to back; 1 <= m <= 30.
  * Outputs are double. *_f32 variants read float tables. Results are exact
  * up to floating-point rounding; every kernel is O(2^m) or O(m 2^m) per game.
+ * Every kernel returns FC_EINVAL, writing nothing, for m outside
+ * 1 .. FC_MAX_TABLE_PLAYERS (any int, checked before it is used),
+ * n_games < 0 or a NULL array.
  */
 #ifndef FASTCREDIT_TABLES_H
 #define FASTCREDIT_TABLES_H

@@ -45,7 +45,8 @@ int fc_allocation_pick(int rule, int64_t n, const int64_t *counts, const double 
         (rule == FC_ALLOC_AGENT_UCT && !costs))
         return FC_EINVAL;
     for (a = 0; a < n; a++) {
-        if (counts[a] < 0) return FC_EINVAL;
+        /* total + counts[a] > INT64_MAX checked without computing it */
+        if (counts[a] < 0 || counts[a] > INT64_MAX - total) return FC_EINVAL;
         total += counts[a];
         untried += counts[a] == 0;
     }

@@ -43,9 +43,16 @@ int fc_actor_centered_credit(const double *q, const double *pi, const int64_t *o
  *                       actions, the cheapest.
  * Ties (exact equality) are broken uniformly with draw 0 of the stream
  * (seed, step) of rng.h. costs is read only by FC_ALLOC_AGENT_UCT (else it
- * may be NULL). Returns FC_EINVAL for n < 1 or n > FC_RNG_MAX_RANGE (the
- * tie draw is fc_rng_below's), an unknown rule, negative counts or NULL
- * arrays. */
+ * may be NULL). Returns FC_EINVAL, with *choice not written, for n < 1 or
+ * n > FC_RNG_MAX_RANGE (the tie draw is fc_rng_below's), an unknown rule,
+ * negative counts, counts whose sum N exceeds INT64_MAX, or NULL arrays.
+ *
+ * Scores are compared with > and ==, so a NaN score (sums[a] NaN, or +inf
+ * with c_tok * costs[a] = +inf; the Python layer tells only finite values,
+ * so only overflow to infinity gets there) neither wins nor ties: such an
+ * action is not picked, and when the first candidate's score is NaN nothing
+ * compares equal to the best and FC_EINVAL is returned (*choice not
+ * written). */
 int fc_allocation_pick(int rule, int64_t n, const int64_t *counts, const double *sums,
                        const double *costs, double c, double c_tok, uint64_t seed,
                        uint64_t step, int64_t *choice);

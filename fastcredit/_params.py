@@ -72,6 +72,8 @@ SEED = Integer("seed", 0, 2**64 - 1, "random seed, an integer in [0, 2**64)")
 
 # --- tables and sampling -----------------------------------------------------
 TABLE_PLAYERS = Integer("m", 1, C.MAX_TABLE_PLAYERS, "players of a coalition table")
+MIN_SAMPLES = Integer("min_samples", 2, 2**63 - 1,
+                      "samples every player needs before the tol stopping rule applies")
 COALITIONS = Options("coalitions", ("mask", "bool"),
                      "how a Python value function receives coalitions: uint64 masks, or "
                      "a bool matrix (n, m)")
@@ -82,7 +84,7 @@ SLOTS = Integer("slots", 1, 1 << 20, "auction slots: the top-N ranked ads win")
 RESERVE = Real("reserve", None, None,
                "ads scoring below the reserve are dropped; GSP prices are at least it",
                finite=False)
-CAPACITY = Integer("capacity", 1, None,
+CAPACITY = Integer("capacity", 1, 2**63 - 1,
                    "keep only this many ads of highest prerank before ranking (default: all)",
                    none_ok=True)
 PRICING = Options("pricing", ("first", "gsp"),
@@ -104,6 +106,9 @@ BASELINE = Options("baseline", ("actor", "uniform"),
                    "centre Q by the actor's policy or by the uniform mean over actions")
 CONTROLS = Options("controls", ("shuffle", "random", "uniform", "derangement"),
                    "negative controls scored next to the credit")
+RESAMPLES = Integer("resamples", 1, 2**31 - 1, "bootstrap replicates")
+MIN_STEPS = Integer("min_steps", 2, 2**63 - 1,
+                    "trajectories with fewer steps are not scored (degenerate)")
 EFFECT_KIND = Options("kind", ("auto", "binary", "continuous"),
                       "outcome kind of contrastive effects (auto: binary when all are 0/1)")
 

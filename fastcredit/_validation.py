@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 import operator
+import os
 
 import numpy as np
 
@@ -75,6 +76,31 @@ def as_array(x, name: str) -> np.ndarray:
     except ValueError:
         raise ValueError(f"{name} must be a rectangular array, got a ragged sequence") \
             from None
+
+
+def as_sequence(x, name: str, what: str = "values") -> list:
+    """The items of a sequence ``x`` (tuple, list, 1-D array, ...) as a list;
+    a string, None, a scalar or another non-iterable is refused by name."""
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence of {what}, not a single string")
+    if isinstance(x, np.ndarray):
+        if x.ndim != 1:
+            raise ValueError(f"{name} must be a sequence of {what}, got an array of shape "
+                             f"{x.shape}")
+        return x.tolist()
+    try:
+        return list(x)
+    except TypeError:
+        raise TypeError(f"{name} must be a sequence of {what}, got "
+                        f"{type(x).__name__}") from None
+
+
+def check_path(value, name: str):
+    """A file system path (str or os.PathLike), returned as given."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path (str or os.PathLike), got "
+                        f"{type(value).__name__}")
+    return value
 
 
 def _real_dtype(arr: np.ndarray, name: str, dtypes) -> np.dtype:

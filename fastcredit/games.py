@@ -33,8 +33,8 @@ import numpy as np
 
 from . import _constants
 from ._backend import resolve
-from ._params import BACKEND, COALITIONS, Integer
-from ._validation import check_int, coalition_table, int_array
+from ._params import BACKEND, COALITIONS, TABLE_PLAYERS, Integer
+from ._validation import as_array, check_bool, check_int, coalition_table, int_array
 
 __all__ = ["Game", "as_game", "is_jitted", "masks_to_bool", "bool_to_masks", "walk_cost",
            "table_lookup"]
@@ -110,7 +110,11 @@ def as_game(game, m: int | None = None, *, coalitions: str = "mask", kernels=Non
     """
     coalitions = COALITIONS.check(coalitions)
     backend = BACKEND.check(backend)
+    if kernels is not None and not isinstance(kernels, dict):
+        raise TypeError(f"kernels must be a dict (game kind -> kernel name) or None, got "
+                        f"{type(kernels).__name__}")
     kernels = kernels or {}
+    max_table_players = TABLE_PLAYERS.check(max_table_players, "max_table_players")
     if m is not None:
         m = check_int(m, "m", lo=1)
     if is_jitted(game):
@@ -171,6 +175,9 @@ def walk_cost(m: int, *, cache: bool, crn: bool = False) -> int:
     when v({}) and v(N) are cached (read once per run, 2 evaluations); 2m
     with common random numbers, where each marginal's two prefixes are drawn
     with one key."""
+    m = FUNCTION_PLAYERS.check(m)
+    cache = check_bool(cache, "cache")
+    crn = check_bool(crn, "crn")
     if crn:
         return 2 * m
     return m - 1 if cache else m + 1
@@ -180,7 +187,7 @@ def masks_to_bool(masks, m: int) -> np.ndarray:
     """Coalition bitmasks (...) as a bool array (..., m): ``[..., i]`` is True
     iff bit i of the mask is set (the layout shapiq games take)."""
     m = check_int(m, "m", lo=1, hi=MAX_MASK_PLAYERS)
-    arr = np.asarray(masks)
+    arr = as_array(masks, "masks")
     if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
         raise ValueError("masks must be non-negative")
     arr = int_array(arr, "masks", dtype=np.uint64)
@@ -191,7 +198,7 @@ def masks_to_bool(masks, m: int) -> np.ndarray:
 def bool_to_masks(coalitions) -> np.ndarray:
     """Bool coalition rows (..., m), m <= 64, as uint64 bitmasks (...): the
     inverse of :func:`masks_to_bool`."""
-    rows = np.asarray(coalitions)
+    rows = as_array(coalitions, "coalitions")
     if rows.ndim < 1 or rows.dtype.kind not in "biu":
         raise TypeError(f"coalitions must be a bool array (..., m), got dtype {rows.dtype} "
                         f"and shape {rows.shape}")
@@ -204,7 +211,15 @@ def bool_to_masks(coalitions) -> np.ndarray:
 
 def table_lookup(table: np.ndarray, coalitions) -> np.ndarray:
     """v of bool coalition rows (n, m) from a coalition table (2**m,)."""
-    return table[bool_to_masks(coalitions).astype(np.int64)]
+    flat, m, lead = coalition_table(table, "table")
+    if lead:
+        raise ValueError(f"table must be one coalition table (2**m,), got shape "
+                         f"{lead + (flat.shape[1],)}")
+    rows = as_array(coalitions, "coalitions")
+    if rows.ndim < 1 or rows.shape[-1] != m:
+        raise ValueError(f"coalitions must be bool rows (n, m) with m = {m} (the table's "
+                         f"players), got shape {rows.shape}")
+    return flat[0][bool_to_masks(rows).astype(np.int64)]
 
 
 def call_value_function(fn, coalitions, *, name: str, where: str, finite: bool) -> np.ndarray:

@@ -10,7 +10,10 @@ v(prefix + i) - v(prefix); the mean marginal over orders is the Shapley value
 P_i^pi the players before i in pi. Walks come in antithetic pairs (an order
 and its reverse; the pair's average is one sample) or alone, and the reported
 standard error is the sample sd over sqrt(number of samples), so
-``est.ci(0.95)`` is an honest 95% confidence interval (Student t quantiles).
+``est.ci(0.95)`` is a 95% confidence interval (Student t quantiles). A
+stochastic game's sd is estimated with pseudo-samples at the ends of its
+outcome range, so that a sample that happens not to vary does not pass for
+certainty (see :class:`ShapleyEstimate`).
 
 Permutations come from the counter-based RNG keyed by (seed, game index,
 sampling unit): the same seed gives the same permutations, and the same
@@ -25,7 +28,7 @@ import numpy as np
 from . import _parallel
 from ._backend import kernels
 from ._constants import SAMPLING_MAX_PLAYERS, STATS
-from ._params import SEED
+from ._params import MIN_SAMPLES, SEED
 from ._validation import check_bool, check_float, check_int, check_open_unit
 from .games import (CALLABLE, JITTED, MAX_MASK_PLAYERS, STOCHASTIC, TABLE, Evaluator, as_game,
                     walk_cost)
@@ -44,15 +47,47 @@ _KERNEL = {TABLE: "sampling.tables", CALLABLE: "sampling.permutations",
 
 @dataclass(frozen=True)
 class ShapleyEstimate:
-    """A sampled Shapley value with its error bars.
+    r"""A sampled Shapley value with its error bars.
+
+    A player's value is the mean :math:`\bar x` of its n samples
+    :math:`x_1..x_n` (the marginals of one walk, or the average of an
+    antithetic pair), its standard error :math:`s / \sqrt n` and its interval
+    :math:`\bar x \pm t_{(1+\mathrm{level})/2,\ n-1}\, s / \sqrt n`, where
+    :math:`SS = \sum_j (x_j - \bar x)^2` and
+
+    - for a table or a deterministic game, :math:`s^2 = SS / (n - 1)`, the
+      sample variance;
+    - for a stochastic game, whose draws lie in ``bounds`` = [lo, hi] so that
+      every sample lies in [-w, w], w = hi - lo,
+
+      .. math:: s^2 = \frac{SS + c\,[(w - \bar x)^2 + (w + \bar x)^2]}{n - 1 + 2c},
+                \qquad c = 2,
+
+      the sample variance with c pseudo-samples added at each end of that
+      range (Agresti and Coull's "add two successes and two failures" of
+      the binomial, for any bounded outcome).
+
+    Why: a few draws of a rare 0/1 outcome often do not vary at all, and
+    SS = 0 would report the value as exact. With the pseudo-samples the
+    interval keeps a half-width of about 2 t w / n when every sample agreed
+    (an outcome unseen in n draws can still have probability about 3.7 / n
+    at 95%), and its inflation fades as 1/n beside the 1/sqrt(n) sampling
+    error. The 95% interval covered the exact values in at least 94% of
+    seeds for every player of the trajectory SCMs of
+    :mod:`fastcredit.synthetic` from 10 samples on, with and without common
+    random numbers (tests/test_sampling_coverage.py), where the plain t
+    interval covered as few as 4% (rare outcomes, common random numbers).
+    A stochastic game's interval has width 0 only when lo = hi, a game that
+    provably cannot vary. A deterministic game keeps the plain t interval:
+    its only randomness is the choice of orders, and a player that matters
+    in few orders can still go unseen by a small sample.
 
     Attributes
     ----------
     values : ndarray, shape (..., m)
         Mean marginal of each player over the samples.
     stderr : ndarray, shape (..., m)
-        sd(samples) / sqrt(n_samples) (sample sd; ``inf`` when there is one
-        sample).
+        s / sqrt(n_samples), s as above (``inf`` when there is one sample).
     n_evals : int or ndarray (...)
         Game evaluations spent (for a table: table reads).
     n_permutations : int or ndarray (...)
@@ -61,6 +96,11 @@ class ShapleyEstimate:
         Independent samples averaged: antithetic pairs, or walks.
     truncated : bool or ndarray (...)
         True when the budget stopped sampling before ``permutations`` walks.
+    bounds : (float, float) or None
+        A stochastic game's outcome range [lo, hi] that ``stderr`` was
+        regularised with: the declared bounds, or else the range of the draws
+        seen (if every draw was the same value, that says nothing of the
+        range, and ``stderr`` is ``inf``). None for deterministic games.
     """
 
     values: np.ndarray
@@ -69,6 +109,7 @@ class ShapleyEstimate:
     n_permutations: int | np.ndarray
     n_samples: int | np.ndarray
     truncated: bool | np.ndarray
+    bounds: tuple[float, float] | None = None
 
     def ci(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         r"""Two-sided confidence interval ``(low, high)`` of each value.
@@ -76,15 +117,17 @@ class ShapleyEstimate:
         .. math:: \hat\phi_i \pm t_{(1+\mathrm{level})/2,\ n-1} \cdot \mathrm{stderr}_i
 
         with n the number of samples (the CLT interval with Student t
-        quantiles, so small n are not overconfident); infinite when n = 1.
+        quantiles, so small n are not overconfident: with 2 samples the 95%
+        half-width is 12.7 stderr); infinite when n = 1. For a stochastic
+        game ``stderr`` carries the pseudo-samples described above.
         """
-        from scipy.stats import t as student_t
+        # the Student t quantile itself (scipy.stats would cost a second to import)
+        from scipy.special import stdtrit
 
         level = check_open_unit(level, "level")
         df = np.asarray(self.n_samples, dtype=np.float64) - 1.0
         with np.errstate(invalid="ignore"):
-            q = np.where(df >= 1.0, student_t.ppf(0.5 + level / 2.0, np.maximum(df, 1.0)),
-                         np.inf)
+            q = np.where(df >= 1.0, stdtrit(np.maximum(df, 1.0), 0.5 + level / 2.0), np.inf)
         half = q[..., None] * self.stderr
         return self.values - half, self.values + half
 
@@ -143,7 +186,7 @@ class _Moments:
             return values, np.sqrt(np.where(var < 0.0, 0.0, var) / nn)
 
 
-def _estimate(values, stderr, stats):
+def _estimate(values, stderr, stats, bounds=None):
     lead = stats.shape[:-1]
 
     def pick(col, dtype):
@@ -151,7 +194,28 @@ def _estimate(values, stderr, stats):
         return arr.item() if not lead else arr
 
     return ShapleyEstimate(values, stderr, pick(0, np.int64), pick(1, np.int64),
-                           pick(2, np.int64), pick(3, bool))
+                           pick(2, np.int64), pick(3, bool), bounds)
+
+
+def _outcome_bounds(game, bounds):
+    """The declared outcome range (lo, hi) of a stochastic game, from the
+    ``bounds`` argument or else the game's ``bounds`` attribute; None when
+    neither declares one. Refused for deterministic games, whose samples it
+    would not change."""
+    source = "bounds"
+    if bounds is None and game.stochastic:
+        bounds = getattr(game.value, "bounds", None)
+        source = "the game's bounds attribute"
+    if bounds is None:
+        return None
+    if not game.stochastic:
+        raise ValueError("bounds applies to stochastic games fn(mask, key) only; the samples "
+                         "of a deterministic game keep their plain sample variance")
+    if isinstance(bounds, (str, bytes)) or np.ndim(bounds) != 1 or len(bounds) != 2:
+        raise TypeError(f"{source} must be a pair (lo, hi), got {bounds!r}")
+    lo = check_float(bounds[0], f"{source}[0]")
+    hi = check_float(bounds[1], f"{source}[1]", lo=lo)
+    return lo, hi
 
 
 def _tables(game, options, seed, threads):
@@ -179,6 +243,7 @@ def _tables(game, options, seed, threads):
 
 def _jitted(game, options, seed):
     from ._jit.games import estimate_game
+    from ._numba.sampling import STATUS_NOT_FINITE, STATUS_OUT_OF_BOUNDS
 
     m, stochastic, cache = game.m, game.stochastic, options["cache"]
     if stochastic and cache:
@@ -190,6 +255,8 @@ def _jitted(game, options, seed):
     cache = not stochastic and cache is not False
     max_walks, budget, _ = _plan(m, options["permutations"], options["budget"],
                                  options["antithetic"], cache, options["crn"])
+    declared = options["bounds"]
+    span = np.array(declared if declared else (np.inf, -np.inf))
     values = np.empty(m)
     stderr = np.empty(m)
     stats = np.zeros(STATS, dtype=np.int64)
@@ -197,14 +264,18 @@ def _jitted(game, options, seed):
     try:
         status = estimate_game(game.value, m, seed, max_walks, budget, options["antithetic"],
                                cache, options["crn"], options["tol"], options["min_samples"],
-                               values, stderr, stats, bad)
+                               values, stderr, stats, span, declared is not None, bad)
     except Exception as exc:
         kind = "fn(mask, key)" if stochastic else "fn(mask)"
         raise RuntimeError(f"the @njit game {kind} failed during sampling (m = {m}): "
                            f"{exc!r}") from exc
-    if status:
+    if status == STATUS_NOT_FINITE:
         raise ValueError(f"game returned a non-finite value for coalition mask {int(bad[0])}")
-    return _estimate(values, stderr, stats)
+    if status == STATUS_OUT_OF_BOUNDS:
+        raise ValueError(f"game returned a value outside its bounds {declared} for coalition "
+                         f"mask {int(bad[0])}")
+    return _estimate(values, stderr, stats, (float(span[0]), float(span[1])) if stochastic
+                     else None)
 
 
 def _prefix_values(ev, orders, cache, v0, vn):
@@ -279,7 +350,8 @@ def _python(game, options, seed):
 def permutation_shapley(game, m: int | None = None, *, permutations: int | None = None,
                         budget: int | None = None, antithetic: bool = True,
                         cache: bool | None = None, tol: float | None = None,
-                        min_samples: int = 32, crn: bool = False, coalitions: str = "mask",
+                        min_samples: int = 32, crn: bool = False,
+                        bounds: tuple[float, float] | None = None, coalitions: str = "mask",
                         chunk: int = 1 << 16, seed: int = 0, threads: int | None = None,
                         backend: str | None = None) -> ShapleyEstimate:
     r"""Shapley values by (antithetic) permutation sampling, with error bars.
@@ -293,8 +365,11 @@ def permutation_shapley(game, m: int | None = None, *, permutations: int | None 
     marginals, e.g. redundancy or complementarity, the two walks are
     negatively correlated and the pair average has a smaller variance than two
     independent walks). ``values`` is the mean of the samples,
-    ``stderr = sd(samples) / sqrt(n_samples)``. Per sample the marginals sum to
-    v(N) - v({}) (efficiency), for a deterministic game.
+    ``stderr = sd(samples) / sqrt(n_samples)``, with the sd of a stochastic
+    game's samples estimated with two pseudo-samples at each end of their
+    range, so that samples that happen not to vary do not report certainty
+    (the math is in :class:`ShapleyEstimate`). Per sample the marginals sum
+    to v(N) - v({}) (efficiency), for a deterministic game.
 
     Parameters
     ----------
@@ -347,6 +422,14 @@ def permutation_shapley(game, m: int | None = None, *, permutations: int | None 
         trajectory) most noise cancels in the difference. Each marginal stays
         unbiased, but a walk costs 2m evaluations instead of m + 1 and the
         per-walk marginals no longer telescope to one v(N) - v({}) draw.
+    bounds : (float, float), optional
+        Stochastic games only: the range [lo, hi] every draw lies in (e.g.
+        (0, 1) for a 0/1 outcome), which sets the pseudo-samples of the
+        stderr; a draw outside it raises ValueError. Default: the game's own
+        ``bounds`` attribute when it has one (the trajectory SCMs of
+        :mod:`fastcredit.synthetic` declare (0, 1)), else the range of the
+        draws seen, which is only an estimate of it (and says nothing when
+        every draw was equal: the stderr is then infinite).
     coalitions : {"mask", "bool"}
         How a Python callable receives coalitions (bool matrices whenever
         m > 64, which uint64 masks cannot hold).
@@ -366,13 +449,15 @@ def permutation_shapley(game, m: int | None = None, *, permutations: int | None 
     ShapleyEstimate
         ``values`` and ``stderr`` of shape (..., m); ``ci(level)``;
         ``n_evals``, ``n_permutations``, ``n_samples``, ``truncated`` (arrays
-        of the leading shape for a batch of tables).
+        of the leading shape for a batch of tables); ``bounds``, the outcome
+        range a stochastic game's stderr used.
 
     Raises
     ------
     ValueError, TypeError
         Bad arguments, a game returning the wrong shape/dtype or a non-finite
-        value (the coalition is named). RuntimeError wraps an exception
+        value, or a stochastic draw outside the declared bounds (the
+        coalition is named). RuntimeError wraps an exception
         raised by the game, with context. Nothing partial is returned.
 
     Examples
@@ -389,12 +474,13 @@ def permutation_shapley(game, m: int | None = None, *, permutations: int | None 
         "antithetic": check_bool(antithetic, "antithetic"), "crn": check_bool(crn, "crn"),
         "cache": None if cache is None else check_bool(cache, "cache"),
         "tol": 0.0 if tol is None else check_float(tol, "tol", lo=0.0),
-        "min_samples": check_int(min_samples, "min_samples", lo=2),
+        "min_samples": MIN_SAMPLES.check(min_samples),
         "chunk": check_int(chunk, "chunk", lo=1),
     }
     seed = np.uint64(SEED.check(seed))       # numba would take 2**63.. as out of range
     threads = _parallel.n_threads(threads)
     game = as_game(game, m, coalitions=coalitions, kernels=_KERNEL, backend=backend)
+    options["bounds"] = _outcome_bounds(game, bounds)
     if game.kind == TABLE:
         return _tables(game, options, seed, threads)
     if game.kind == CALLABLE:

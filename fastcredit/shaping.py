@@ -30,7 +30,8 @@ import numpy as np
 from . import _parallel
 from ._backend import kernels, resolve
 from ._params import BETA, KAPPA, NORMALIZE, SCALE
-from ._validation import check_float, check_int, float64_array, int_array, output, real_array
+from ._validation import (as_array, check_float, check_int, check_memory, float64_array,
+                          int_array, output, real_array)
 
 __all__ = ["project_zero_sum", "group_advantages", "shape_advantages", "token_advantages",
            "token_counts"]
@@ -375,7 +376,7 @@ def _token_inputs(token_action, mask):
         raise ValueError("token_action must have shape (..., T), got a scalar")
     if mask is None:
         return ta, None
-    mk = np.asarray(mask)
+    mk = as_array(mask, "mask")
     if mk.shape != ta.shape:
         raise ValueError(f"mask must have token_action's shape {ta.shape}, got {mk.shape}")
     if mk.dtype.kind not in "biuf":
@@ -383,6 +384,10 @@ def _token_inputs(token_action, mask):
     mk = np.ascontiguousarray(mk).view(np.uint8) if mk.dtype == np.bool_ else \
         (mk != 0).view(np.uint8)
     return ta, mk
+
+
+#: Most actions token_counts counts (token_action values are int32/int64 indices).
+_MAX_TOKEN_ACTIONS = 2**31 - 1
 
 
 def token_counts(token_action, m: int, mask=None) -> np.ndarray:
@@ -408,11 +413,13 @@ def token_counts(token_action, m: int, mask=None) -> np.ndarray:
     >>> fc.token_counts([[-1, 0, 0, 1, -1]], 2)
     array([[2, 1]])
     """
+    m = check_int(m, "m", lo=0, hi=_MAX_TOKEN_ACTIONS)
     ta, mk = _token_inputs(token_action, mask)
-    m = check_int(m, "m", lo=0)
-    _check_token_range(ta, m)
     lead = ta.shape[:-1]
-    rows = ta.reshape(-1, ta.shape[-1])
+    n_seq = math.prod(lead)
+    check_memory(n_seq * m * 8 * 2, f"m = {m} (the counts of {n_seq:,} sequences x m actions)")
+    _check_token_range(ta, m)
+    rows = ta.reshape(n_seq, ta.shape[-1])
     keep = rows >= 0
     if mk is not None:
         keep &= mk.reshape(rows.shape).astype(bool)

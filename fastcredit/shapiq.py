@@ -24,9 +24,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("fastcredit.shapiq needs shapiq: pip install 'fastcredit[shapiq]'") from exc
 
 from . import tables
-from ._params import TABLE_PLAYERS
-from ._validation import check_choice, check_int, coalition_table
-from .games import table_lookup
+from ._params import BACKEND, SEED, TABLE_PLAYERS, THREADS
+from ._validation import check_bool, check_choice, check_int, coalition_table
+from .games import FUNCTION_PLAYERS, call_value_function, table_lookup
 from .sampling import permutation_shapley
 
 __all__ = ["exact_values", "PermutationSamplingSV", "TableGame"]
@@ -95,7 +95,7 @@ def exact_values(game, index: str = "SV", *, n_players: int | None = None,
     """
     index = check_choice(index, "index", ("SV", "BV"))
     m = _players(game, n_players)
-    v = tables.table_from_function(game, m, coalitions="bool", threads=threads)
+    v = tables._table_from_function(game, m, coalitions="bool", threads=threads, name="game")
     rule = tables.shapley if index == "SV" else tables.banzhaf
     phi = rule(v, threads=threads, backend=backend)
     first = v[0] if index == "SV" else v.mean()
@@ -126,7 +126,12 @@ class PermutationSamplingSV(Approximator):
 
     def __init__(self, n: int, random_state: int | None = None, *, antithetic: bool = True,
                  threads: int | None = None, backend: str | None = None, **kwargs):
-        n = check_int(n, "n", lo=1)
+        n = FUNCTION_PLAYERS.check(n, "n")
+        if random_state is not None:
+            random_state = SEED.check(random_state, "random_state")
+        antithetic = check_bool(antithetic, "antithetic")
+        threads = THREADS.check(threads)
+        backend = BACKEND.check(backend)
         super().__init__(n=n, max_order=1, index="SV", top_order=False,
                          random_state=random_state)
         self.antithetic = antithetic
@@ -136,8 +141,11 @@ class PermutationSamplingSV(Approximator):
 
     def approximate(self, budget: int, game, *args, **kwargs):
         budget = check_int(budget, "budget", lo=2)
+        if not callable(game):
+            raise TypeError(f"game must be callable, got {type(game).__name__}")
         seed = 0 if self._random_state is None else int(self._random_state)
-        empty = float(np.asarray(game(np.zeros((1, self.n), dtype=bool)))[0])
+        empty = float(call_value_function(game, np.zeros((1, self.n), dtype=bool), name="game",
+                                          where="on the empty coalition", finite=False)[0])
         est = permutation_shapley(game, self.n, budget=budget - 1, antithetic=self.antithetic,
                                   coalitions="bool", seed=seed, threads=self.threads,
                                   backend=self.backend)

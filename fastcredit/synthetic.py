@@ -10,25 +10,30 @@ from dataclasses import field as _field
 import numpy as _np
 
 from . import _parallel
+from ._constants import RNG_MAX_RANGE as _RNG_MAX_RANGE
+from ._constants import SYNTHETIC_MAX_INDEX as _SYNTHETIC_MAX_INDEX
 from ._params import ACTIONS as _ACTIONS
 from ._params import SEED as _SEED
+from ._validation import as_sequence as _as_sequence
 from ._validation import check_float as _check_float
 from ._validation import check_int as _check_int
+from ._validation import check_memory as _check_memory
 from ._validation import float64_array as _float64_array
 
 # --- sponsored search (auction replay) --------------------------------------
 # m query rewrites per request each retrieve up to k ads of a shared catalogue:
 # mostly from the request's topic (so rewrites overlap), partly from a topic the
 # rewrite drifted to; some rewrites retrieve little or nothing. Requests are
-# drawn by an @njit kernel from the counter-based RNG keyed by (seed, request
-# index), so any range of the stream can be generated alone, on any threads
-# (kernels in fastcredit/_jit/synthetic.py, imported when first used: Numba
-# is not loaded by ``import fastcredit``).
+# drawn by the kernels of the "synthetic" family (csrc/synthetic.c and its
+# Numba twin fastcredit/_numba/synthetic.py, the same bits) from the
+# counter-based RNG keyed by (seed, request index), so any range of the
+# stream can be generated alone, on any threads.
 
 
 def sponsored_search(n_requests: int, m: int = 5, k: int = 20, seed: int = 0, *,
                      start: int = 0, catalogue: int = 50_000, topics: int = 500,
-                     empty: float = 0.08, short: float = 0.12, threads=None):
+                     empty: float = 0.08, short: float = 0.12, threads=None,
+                     backend=None):
     """Synthetic sponsored-search candidate pools (deterministic per seed).
 
     A catalogue of ``catalogue`` ads in ``topics`` equal topics, each ad with a
@@ -44,9 +49,19 @@ def sponsored_search(n_requests: int, m: int = 5, k: int = 20, seed: int = 0, *,
     * pCTR = ctr * exp(0.3 z) (times 0.4 off-topic), z ~ N(0, 1), capped at 1;
     * score = eCPM = bid * pCTR (differs across rewrites of the same ad, so
       ``filter`` and ``rerun`` replays differ);
-    * prerank = log(score) + 0.5 z' (a noisy pre-ranker);
+    * prerank = log(score) + 0.5 z' (a noisy pre-ranker; z, z' the
+      Box-Muller pair of two uniforms, independent N(0, 1));
     * value = bid if the ad is clicked in this request (one Bernoulli(ctr)
       draw per request and ad, shared by its instances), else 0.
+
+    Exactly: the catalogue is ``bid = g.lognormal(0, 0.8, n)``, then ``ctr =
+    g.beta(2, 10, n)``, of ``g = numpy.random.default_rng(seed)``, n =
+    ``catalogue // topics * topics``; request q of the stream follows the
+    recipe of csrc/synthetic.h on the counter-based streams (seed, 3q + s),
+    one IEEE double operation at a time (no FMA), with IEEE sqrt and the
+    generator's own log, exp, sin and cos (polynomials documented there,
+    within 1.5 ulp of the exact values), not the C library's: the bits are
+    the same on both backends, every machine and every C library.
 
     Parameters
     ----------
@@ -59,8 +74,17 @@ def sponsored_search(n_requests: int, m: int = 5, k: int = 20, seed: int = 0, *,
         Index of the first request in the stream: requests are keyed by
         (seed, index), so a long stream can be generated in parts, and
         ``sponsored_search(n, start=s)`` equals rows s..s+n-1 of a longer one.
+    catalogue, topics : int
+        Ads in the catalogue (at least ``topics``; ``catalogue // topics``
+        per topic) and topics (at most 2**32).
+    empty, short : float
+        Probabilities of an empty and of a short rewrite (sum at most 1).
     threads : int, optional
         Threads to generate on (default: all cores); the result is the same.
+    backend : {"c", "numba"}, optional
+        Kernel backend (default: the faster, see fastcredit._backend); both
+        give the same bits (the recipe and its exact arithmetic are in
+        csrc/synthetic.h).
 
     Returns
     -------
@@ -75,20 +99,27 @@ def sponsored_search(n_requests: int, m: int = 5, k: int = 20, seed: int = 0, *,
     >>> fc.auction_replay(pools).shape
     (1000, 32)
     """
-    from ._jit import synthetic as kern
+    from ._backend import kernels, resolve
     from .auction import Pools
-    n_requests = _check_int(n_requests, "n_requests", lo=0)
+    n_requests = _check_int(n_requests, "n_requests", lo=0, hi=_SYNTHETIC_MAX_INDEX)
     m = _ACTIONS.check(m)
-    k = _check_int(k, "k", lo=1)
+    k = _check_int(k, "k", lo=1, hi=_RNG_MAX_RANGE)
     seed = _SEED.check(seed)
-    start = _check_int(start, "start", lo=0, hi=2**60)
-    topics = _check_int(topics, "topics", lo=1)
-    catalogue = _check_int(catalogue, "catalogue", lo=topics)
+    start = _check_int(start, "start", lo=0, hi=_SYNTHETIC_MAX_INDEX)
+    topics = _check_int(topics, "topics", lo=1, hi=_RNG_MAX_RANGE)
+    catalogue = _check_int(catalogue, "catalogue", lo=1, hi=_SYNTHETIC_MAX_INDEX)
+    if catalogue < topics:
+        raise ValueError(f"catalogue must be at least topics (one ad per topic): catalogue = "
+                         f"{catalogue}, topics = {topics}")
     empty = _check_float(empty, "empty", lo=0.0, hi=1.0)
     short = _check_float(short, "short", lo=0.0, hi=1.0)
     if empty + short > 1.0:
         raise ValueError(f"empty + short must be at most 1, got {empty + short}")
+    _check_memory(2 * 8 * catalogue, f"catalogue = {catalogue:,} (a bid and a CTR per ad)")
+    _check_memory(2 * 8 * n_requests * m, f"n_requests = {n_requests:,} (the lengths and "
+                                          f"offsets of its {n_requests * m:,} rewrites)")
     nt = _parallel.n_threads(threads)
+    kern = kernels("synthetic", resolve("synthetic.sponsored_search", backend))
     per_topic = catalogue // topics
     cat = _np.random.default_rng(seed)
     bid = cat.lognormal(0.0, 0.8, per_topic * topics)
@@ -96,15 +127,18 @@ def sponsored_search(n_requests: int, m: int = 5, k: int = 20, seed: int = 0, *,
     lengths = _np.empty(n_requests * m, dtype=_np.int64)
     key = _np.uint64(seed)   # one Numba type for every seed in [0, 2**64)
     _parallel.run(lambda a, b: kern.search_lengths(key, start, m, k, empty, short,
-                                                       lengths, a, b),
+                                                   lengths, a, b),
                   n_requests, nt, min_items=4096)
     offsets = _np.zeros(n_requests * m + 1, dtype=_np.int64)
     _np.cumsum(lengths, out=offsets[1:])
     n = int(offsets[-1])
+    # ad, score, value and prerank of every candidate
+    _check_memory(4 * 8 * n, f"n_requests = {n_requests:,}, m = {m} and k = {k:,} (their "
+                             f"{n:,} candidates)")
     ad = _np.empty(n, dtype=_np.int64)
     score, value, prerank = _np.empty(n), _np.empty(n), _np.empty(n)
     _parallel.run(lambda a, b: kern.search_fill(key, start, m, topics, per_topic, bid, ctr,
-                                                    offsets, ad, score, value, prerank, a, b),
+                                                offsets, ad, score, value, prerank, a, b),
                   n_requests, nt, min_items=4096)
     return Pools(offsets, ad, score, value, m=m, prerank=prerank)
 
@@ -118,6 +152,8 @@ def sponsored_search(n_requests: int, m: int = 5, k: int = 20, seed: int = 0, *,
 
 #: Most steps whose exact table TrajectorySCM.table() will build.
 SCM_TABLE_MAX_STEPS = 24
+#: The outcome range of every SCM game (1.0 for a bad run, else 0.0).
+SCM_OUTCOME_BOUNDS = (0.0, 1.0)
 
 
 @_dataclass(frozen=True)
@@ -131,13 +167,19 @@ class TrajectorySCM:
         The players (steps 0..n_steps-1), at most 64.
     game : numba dispatcher
         Stochastic ``game(mask: uint64, key: uint64) -> float``: one replay
-        with the steps in ``mask`` held factual, 1.0 if it ends badly.
+        with the steps in ``mask`` held factual, 1.0 if it ends badly, else
+        0.0. It declares that range as ``game.bounds = (0.0, 1.0)``, which
+        fc.permutation_shapley reads to keep its error bars honest.
     """
 
     name: str
     n_steps: int
     game: object = _field(repr=False)
     _exact: object = _field(repr=False)
+
+    def __post_init__(self):
+        # On the game itself, since it is the game users pass to the sampler.
+        self.game.bounds = SCM_OUTCOME_BOUNDS
 
     def table(self) -> _np.ndarray:
         """Exact v(S) = P(bad | S held factual), shape (2**n_steps,)
@@ -169,7 +211,8 @@ def _step_probs(p, n_steps, name):
 
 
 def _steps(steps, n_steps, name="steps"):
-    idx = [_check_int(s, name, lo=0, hi=n_steps - 1) for s in steps]
+    idx = [_check_int(s, name, lo=0, hi=n_steps - 1)
+           for s in _as_sequence(steps, name, "step indices")]
     if not idx or len(set(idx)) != len(idx):
         raise ValueError(f"{name} must be a non-empty list of distinct steps, got {steps!r}")
     return idx

@@ -76,13 +76,14 @@ def _split_games(kernel, flat, res_flat, m, nt):
                   grain=_GRAIN, min_items=max(1, _MIN_ENTRIES_PER_THREAD >> m))
 
 
-def _batch(kernel, key, v, tail, out, threads, backend):
-    """Run a per-game kernel ``kernel(flat_v, flat_out)`` over a batch."""
-    flat, m, lead = coalition_table(v)
+def _batch(kernel, key, v, tail, out, threads, backend, name="v"):
+    """Run a per-game kernel ``kernel(flat_v, flat_out)`` over a batch;
+    ``name`` is the table's argument name in errors."""
+    flat, m, lead = coalition_table(v, name)
     impl = getattr(kernels("tables", resolve(key, backend)), kernel)
     nt = _parallel.n_threads(threads)
     shape = tail(m)
-    res = output(out, lead + shape, inputs={"v": flat})
+    res = output(out, lead + shape, inputs={name: flat})
     if flat.shape[0]:
         _split_games(impl, flat, res.reshape((flat.shape[0],) + shape), m, nt)
     return res
@@ -267,7 +268,7 @@ def moebius(v, *, out=None, threads=None, backend=None) -> np.ndarray:
 def from_moebius(a, *, out=None, threads=None, backend=None) -> np.ndarray:
     r"""Inverse Moebius (zeta) transform: :math:`v(S) = \sum_{T \subseteq S} a(T)`."""
     return _batch("from_moebius", "tables.moebius", a, lambda m: (1 << m,), out, threads,
-                  backend)
+                  backend, name="a")
 
 
 def table_from_function(fn, m: int, *, coalitions: str = "mask", chunk: int = 1 << 18,
@@ -299,17 +300,24 @@ def table_from_function(fn, m: int, *, coalitions: str = "mask", chunk: int = 1 
     >>> fc.table_from_function(lambda s: np.minimum(np.bitwise_count(s), 2), 3)
     array([0., 1., 1., 2., 1., 2., 2., 2.])
     """
+    return _table_from_function(fn, m, coalitions=coalitions, chunk=chunk, out=out,
+                                threads=threads)
+
+
+def _table_from_function(fn, m, *, coalitions="mask", chunk=1 << 18, out=None, threads=None,
+                         name="fn"):
+    """:func:`table_from_function`, naming the function ``name`` in errors."""
     m = TABLE_PLAYERS.check(m)
     chunk = check_int(chunk, "chunk", lo=1)
     nt = _parallel.n_threads(threads)
     if not callable(fn):
-        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-    game = as_game(fn, m, coalitions=coalitions, name="fn")
+        raise TypeError(f"{name} must be callable, got {type(fn).__name__}")
+    game = as_game(fn, m, coalitions=coalitions, name=name)
     n = 1 << m
     res = output(out, (n,))
     if game.stochastic:
-        raise ValueError("fn must be deterministic, fn(mask); a stochastic fn(mask, key) has "
-                         "no exact table (estimate it with permutation_shapley)")
+        raise ValueError(f"{name} must be deterministic, fn(mask); a stochastic fn(mask, key) "
+                         "has no exact table (estimate it with permutation_shapley)")
     if game.kind != CALLABLE:
         from ._jit.games import fill_table
         _parallel.run(lambda a, b: fill_table(fn, res, a, b), n, nt,
@@ -319,6 +327,6 @@ def table_from_function(fn, m: int, *, coalitions: str = "mask", chunk: int = 1 
         b = min(n, a + chunk)
         masks = np.arange(a, b, dtype=np.uint64)
         arg = masks if game.coalitions == "mask" else masks_to_bool(masks, m)
-        res[a:b] = call_value_function(fn, arg, name="fn", where=f"on coalitions {a}..{b - 1}",
-                                       finite=False)
+        res[a:b] = call_value_function(fn, arg, name=name,
+                                       where=f"on coalitions {a}..{b - 1}", finite=False)
     return res

@@ -21,8 +21,8 @@ import numpy as np
 from ._backend import kernels, resolve
 from ._constants import ALLOC_AGENT_UCT, ALLOC_UCT, ALLOC_UNIFORM
 from ._params import BASELINE, SEED
-from ._validation import (check_bool, check_float, check_int, csr_offsets, float64_array,
-                          int_array, output)
+from ._validation import (as_array, check_bool, check_float, check_int, csr_offsets,
+                          float64_array, int_array, output)
 
 __all__ = ["TreeCredit", "actor_centered_credit", "Uniform", "UCT", "AgentUCT"]
 
@@ -92,14 +92,16 @@ def actor_centered_credit(q, pi=None, offsets=None, *, baseline="actor", actions
     """
     baseline = BASELINE.check(baseline)
     standardize = check_bool(standardize, "standardize")
+    eps = check_float(eps, "eps", lo=0.0)
     qv = float64_array(q, "q")
     if qv.ndim != 1:
         raise ValueError(f"q must have shape (n_values,), got {qv.shape}")
     if offsets is None:
         raise TypeError("actor_centered_credit needs offsets (CSR over legal actions)")
-    n_states = np.shape(offsets)[0] - 1 if np.ndim(offsets) == 1 else -1
+    offsets = as_array(offsets, "offsets")
+    n_states = offsets.shape[0] - 1 if offsets.ndim == 1 else -1
     if n_states < 0:
-        raise ValueError(f"offsets must have shape (n_states + 1,), got {np.shape(offsets)}")
+        raise ValueError(f"offsets must have shape (n_states + 1,), got {offsets.shape}")
     off = csr_offsets(offsets, n_states, qv.shape[0], row_name="state")
     uniform = baseline == "uniform"
     pv = None
@@ -118,7 +120,6 @@ def actor_centered_credit(q, pi=None, offsets=None, *, baseline="actor", actions
     if actions is not None:
         sampled = credit[off[:-1] + _check_actions(actions, off)]
         if standardize:
-            eps = check_float(eps, "eps", lo=0.0)
             sd = sampled.std(ddof=1) if sampled.size > 1 else 0.0
             sampled = (sampled - sampled.mean()) / (sd + eps)
     elif standardize:
@@ -198,9 +199,16 @@ class _Allocator:
     def run(self, evaluate, budget: int):
         """Spend ``budget`` trials: ``tell(a, evaluate(a))`` for each asked a.
         Returns self."""
+        if not callable(evaluate):
+            raise TypeError(f"evaluate must be callable, evaluate(action) -> float; got "
+                            f"{type(evaluate).__name__}")
         for _ in range(check_int(budget, "budget", lo=0)):
             a = self.ask()
-            self.tell(a, evaluate(a))
+            try:
+                value = evaluate(a)
+            except Exception as exc:
+                raise RuntimeError(f"evaluate raised on action {a}: {exc!r}") from exc
+            self.tell(a, check_float(value, f"evaluate({a}) (the value evaluate returned)"))
         return self
 
 

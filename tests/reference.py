@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import struct
 
 import numpy as np
 
@@ -621,3 +622,203 @@ def allocation_pick(rule: str, counts, sums, costs, c: float, c_tok: float, seed
     best = max(score[a] for a in candidates)
     ties = [a for a in candidates if score[a] == best]
     return ties[Stream(seed, step).below(len(ties))]
+
+
+# --- synthetic ----------------------------------------------------------------
+
+def sponsored_search_catalogue(seed: int, catalogue: int, topics: int):
+    """(bid, ctr) of fc.synthetic.sponsored_search: per_topic = catalogue //
+    topics; lognormal(0, 0.8) bids, then Beta(2, 10) click rates, of
+    numpy.random.default_rng(seed)."""
+    n = catalogue // topics * topics
+    gen = np.random.default_rng(seed)
+    bid = gen.lognormal(0.0, 0.8, n)
+    return bid, gen.beta(2.0, 10.0, n)
+
+
+# The generator's functions (csrc/synthetic.h): polynomials interpolating the
+# documented functions at Chebyshev nodes, fitted here from their Taylor
+# series in 60-digit decimal arithmetic (so the kernels' constants are checked
+# against the documented fit), evaluated by Horner's rule in Python floats
+# (IEEE doubles, no FMA), with the documented range reductions.
+
+def _decimal_pi(digits: int):
+    """pi to ``digits`` digits (the decimal module's recipe)."""
+    from decimal import Decimal, localcontext
+    with localcontext() as ctx:
+        ctx.prec = digits + 2
+        three = Decimal(3)
+        lasts, t, s, n, na, d, da = 0, three, 3, 1, 0, 0, 24
+        while s != lasts:
+            lasts = s
+            n, na = n + na, na + 8
+            d, da = d + da, da + 32
+            t = (t * n) / d
+            s += t
+    return s
+
+
+def chebyshev_fit(series, lo, hi, degree: int) -> list[float]:
+    """Coefficients c_0..c_degree (rounded to double) of the polynomial that
+    equals sum_i series[i] x**i at the degree + 1 Chebyshev nodes
+    (lo + hi)/2 + (hi - lo)/2 cos((2j + 1) pi / (2 degree + 2)) of [lo, hi],
+    in 60-digit decimal arithmetic and an exact rational solve."""
+    from decimal import Decimal, localcontext
+    from fractions import Fraction
+    with localcontext() as ctx:
+        ctx.prec = 60
+        pi = _decimal_pi(60)
+        nodes = []
+        for j in range(degree + 1):
+            a = pi * (2 * j + 1) / (2 * degree + 2)
+            cos_a = sum((-1) ** i * a ** (2 * i) / math.factorial(2 * i) for i in range(40))
+            nodes.append((Decimal(lo) + Decimal(hi)) / 2 + (Decimal(hi) - Decimal(lo)) / 2 * cos_a)
+        rows = [[Fraction(x) ** e for e in range(degree + 1)]
+                + [Fraction(sum(c * x ** i for i, c in enumerate(series)))] for x in nodes]
+    n = degree + 1
+    for i in range(n):   # Gauss-Jordan elimination, exact
+        p = next(r for r in range(i, n) if rows[r][i] != 0)
+        rows[i], rows[p] = rows[p], rows[i]
+        for r in range(n):
+            if r != i and rows[r][i] != 0:
+                q = rows[r][i] / rows[i][i]
+                rows[r] = [x - q * y for x, y in zip(rows[r], rows[i])]
+    return [float(rows[i][n] / rows[i][i]) for i in range(n)]
+
+
+_SYNTH = {}
+
+
+def synthetic_constants() -> dict:
+    """The constants of csrc/synthetic.h, from their definitions: LN2_HI (ln 2
+    cut to 32 significant bits), LN2_LO, INV_LN2 and the coefficient lists
+    LOG (H), EXP (P), SIN (S) and COS (C)."""
+    if not _SYNTH:
+        from decimal import Decimal, localcontext
+        with localcontext() as ctx:
+            ctx.prec = 60
+            half_pi, ln2, n = _decimal_pi(60) / 2, Decimal(2).ln(), 60
+            w_max = (3 - 2 * Decimal(2).sqrt()) ** 2
+            mantissa, exponent = math.frexp(float(ln2))
+            ln2_hi = math.ldexp(math.floor(mantissa * 2 ** 32), exponent - 32)
+            _SYNTH.update(
+                LN2_HI=ln2_hi, LN2_LO=float(ln2 - Decimal(ln2_hi)), INV_LN2=float(1 / ln2),
+                # (2 atanh(s) - 2 s) / s**3 in w = s**2
+                LOG=chebyshev_fit([Decimal(2) / (2 * i + 3) for i in range(n)], 0,
+                                  Decimal("1.0001") * w_max, 6),
+                # (e**r - 1 - r) / r**2
+                EXP=chebyshev_fit([Decimal(1) / math.factorial(i + 2) for i in range(n)],
+                                  Decimal("-1.0001") * ln2 / 2, Decimal("1.0001") * ln2 / 2, 10),
+                # sin(pi f / 2) / f and (cos(pi f / 2) - 1) / f**2 in y = f**2
+                SIN=chebyshev_fit([(-1) ** i * half_pi ** (2 * i + 1) / math.factorial(2 * i + 1)
+                                   for i in range(n)], 0, Decimal("0.25"), 6),
+                COS=chebyshev_fit([(-1) ** i * half_pi ** (2 * i) / math.factorial(2 * i)
+                                   for i in range(1, n)], 0, Decimal("0.25"), 6))
+    return _SYNTH
+
+
+def _horner(coefficients, x: float) -> float:
+    """c_0 + x (c_1 + x (c_2 + ...)), one float operation at a time."""
+    p = coefficients[-1]
+    for c in reversed(coefficients[:-1]):
+        p = c + x * p
+    return p
+
+
+def _bits(x: float) -> int:
+    return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def _double(bits: int) -> float:
+    return struct.unpack("<d", struct.pack("<Q", bits & _MASK64))[0]
+
+
+def synthetic_log(x: float) -> float:
+    """log x of csrc/synthetic.h: x = 2**k z with z in [c, 2 c), c the double
+    nearest sqrt(2)/2 (subnormals scaled by 2**54 first); f = z - 1, s = f /
+    (2 + f), log(1 + f) = 2 atanh(s) = f - (f**2/2 - s (f**2/2 + w H(w))),
+    w = s**2; plus k ln 2 in two parts."""
+    if not x > 0.0 or x == math.inf:
+        return x if x != x or x == math.inf else (-math.inf if x == 0.0 else math.nan)
+    K = synthetic_constants()
+    e = 54 if x < 2.0 ** -1022 else 0
+    ix = _bits(x * 2.0 ** e)
+    k = ((ix - 0x3fe6a09e667f3bcd) & _MASK64) >> 52
+    k = k - 4096 if k >= 2048 else k   # the signed top 12 bits
+    z = _double(ix - (k << 52))
+    dk = float(k - e)
+    f = z - 1.0
+    s = f / (2.0 + f)
+    w = s * s
+    r = w * _horner(K["LOG"], w)
+    hfsq = 0.5 * f * f
+    return dk * K["LN2_HI"] - ((hfsq - (s * (hfsq + r) + dk * K["LN2_LO"])) - f)
+
+
+def synthetic_exp(x: float) -> float:
+    """e**x of csrc/synthetic.h for |x| <= 708: x = k ln 2 + r, k the nearest
+    integer to x / ln 2; e**r = 1 + (r + r**2 P(r))."""
+    K = synthetic_constants()
+    rounder = 1.5 * 2.0 ** 52
+    kd = (x * K["INV_LN2"] + rounder) - rounder
+    r = (x - kd * K["LN2_HI"]) - kd * K["LN2_LO"]
+    return (1.0 + (r + r * r * _horner(K["EXP"], r))) * 2.0 ** int(kd)
+
+
+def synthetic_sincos_2pi(u: float) -> tuple[float, float]:
+    """(sin 2 pi u, cos 2 pi u) of csrc/synthetic.h for u in [0, 1]: 4 u = n + f
+    with n the nearest integer; the sine and cosine of pi f / 2 by S and C,
+    rotated by the quarter turns n."""
+    K = synthetic_constants()
+    rounder = 1.5 * 2.0 ** 52
+    t = 4.0 * u
+    n = (t + rounder) - rounder
+    f = t - n
+    y = f * f
+    sin_f, cos_f = f * _horner(K["SIN"], y), 1.0 + y * _horner(K["COS"], y)
+    return {0: (sin_f, cos_f), 1: (cos_f, -sin_f), 2: (-sin_f, -cos_f),
+            3: (-cos_f, sin_f)}[int(n) % 4]
+
+
+def sponsored_search_request(seed: int, q: int, m: int, k: int, empty: float, short: float,
+                             topics: int, per_topic: int, bid, ctr):
+    """Request q of the sponsored-search stream of ``seed`` by the recipe of
+    csrc/synthetic.h, one Python float operation at a time: (list lengths of
+    its m rewrites, [(ad, score, value, prerank)] of its instances)."""
+    def uniform(stream):
+        return (stream.next() >> 11) * 2.0 ** -53
+
+    shape, draws = Stream(seed, 3 * q), Stream(seed, 3 * q + 1)
+    clicks = Stream(seed, 3 * q + 2).state
+    lengths = []
+    for _ in range(m):
+        u = uniform(shape)
+        if u < empty:
+            lengths.append(0)
+        elif u < empty + short:
+            lengths.append(1 + shape.below(max(k // 2, 1)))
+        else:
+            lengths.append(k)
+    u = uniform(draws)
+    home = min(int(topics * u * u), topics - 1)
+    instances = []
+    for i in range(m):
+        drift = draws.below(topics)
+        keep = 0.5 + 0.45 * uniform(draws)
+        for _ in range(lengths[i]):
+            on_topic = uniform(draws) < keep
+            u = uniform(draws)
+            rank = min(int(per_topic * u * math.sqrt(u)), per_topic - 1)
+            ad = (home if on_topic else drift) * per_topic + rank
+            u1, u2 = uniform(draws), uniform(draws)
+            radius = math.sqrt(-2.0 * synthetic_log(1.0 - u1))   # 1 - u1 is exact
+            sin_u2, cos_u2 = synthetic_sincos_2pi(u2)
+            z1, z2 = radius * cos_u2, radius * sin_u2
+            pctr = min(float(ctr[ad]) * synthetic_exp(0.3 * z1) * (1.0 if on_topic else 0.4),
+                       1.0)
+            score = float(bid[ad]) * pctr
+            click = Stream(0, 0)
+            click.state = clicks ^ _mix64(ad)
+            value = float(bid[ad]) if uniform(click) < float(ctr[ad]) else 0.0
+            instances.append((ad, score, value, synthetic_log(score) + 0.5 * z2))
+    return lengths, instances

@@ -1,5 +1,7 @@
 """csrc/ is a standalone C99 library: it compiles with no Python headers and
-its public header works from a plain C program (tests/c_abi_test.c)."""
+its public header works from a plain C program (tests/c_abi_test.c, which calls
+every kernel family on hand-checked inputs; tests/test_sanitizers.py runs it
+again under ASan and UBSan, with a fuzz driver)."""
 import pathlib
 import shutil
 import subprocess
@@ -31,7 +33,8 @@ def test_csrc_compiles_as_plain_c99(compiler, tmp_path):
 def test_header_from_a_c_program(compiler, tmp_path, defines):
     exe = tmp_path / "c_abi_test"
     sources = [str(p) for p in sorted((ROOT / "csrc").glob("*.c"))]
-    res = subprocess.run([compiler, "-std=c99", "-O2", *defines, "-I", str(ROOT / "csrc"),
+    res = subprocess.run([compiler, "-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic", "-Werror",
+                          *defines, "-I", str(ROOT / "csrc"),
                           str(ROOT / "tests" / "c_abi_test.c"), *sources, "-lm", "-o", str(exe)],
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr

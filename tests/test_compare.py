@@ -84,6 +84,9 @@ STRICTNESS = {
     "audit.shuffle": BITS,
     "audit.derangement": BITS,
     "audit.replay_advantage": BITS,
+    # synthetic: the same draws, the same float operations in the same order
+    # and the same C library calls
+    "synthetic.sponsored_search": BITS,
 }
 
 
@@ -850,8 +853,52 @@ def audit_cases():
             + [replay_case(), fidelity_case()])
 
 
+# --- synthetic ----------------------------------------------------------------
+
+def synthetic_case():
+    """sponsored_search against the per-request recipe, bit for bit: the
+    default shape near the end of the index range, every rewrite (m = 16)
+    with long lists over a tiny catalogue, and one ad."""
+    shapes = {"default-start-2e60": dict(n_requests=40, seed=5, start=2**60 - 40),
+              "m16-k33-catalogue10": dict(n_requests=30, m=16, k=33, seed=2**64 - 1, topics=3,
+                                          catalogue=10, empty=0.2, short=0.5),
+              "m1-k1-one-ad": dict(n_requests=50, m=1, k=1, seed=0, topics=1, catalogue=1,
+                                   empty=0.3, short=0.3)}
+    fields = ("offsets", "ad_id", "score", "value", "prerank")
+
+    def call(backend):
+        out = {}
+        for name, kw in shapes.items():
+            pools = fc.synthetic.sponsored_search(**kw, threads=2, backend=backend)
+            out |= {f"{name}.{f}": getattr(pools, f) for f in fields}
+        return out
+
+    def oracle():
+        out = {}
+        for name, kw in shapes.items():
+            opts = dict(m=5, k=20, start=0, catalogue=50_000, topics=500, empty=0.08,
+                        short=0.12) | kw
+            bid, ctr = ref.sponsored_search_catalogue(opts["seed"], opts["catalogue"],
+                                                      opts["topics"])
+            lengths, rows = [], []
+            for q in range(opts["start"], opts["start"] + opts["n_requests"]):
+                n, inst = ref.sponsored_search_request(
+                    opts["seed"], q, opts["m"], opts["k"], opts["empty"], opts["short"],
+                    opts["topics"], opts["catalogue"] // opts["topics"], bid, ctr)
+                lengths += n
+                rows += inst
+            cols = list(zip(*rows))
+            out |= {f"{name}.offsets": np.concatenate([[0], np.cumsum(lengths)]),
+                    f"{name}.ad_id": np.array(cols[0], dtype=np.int64),
+                    **{f"{name}.{f}": np.array(c, dtype=np.float64)
+                       for f, c in zip(fields[2:], cols[1:])}}
+        return out
+
+    return Case(("synthetic.sponsored_search",), "three-shapes", call, oracle, rtol=0)
+
+
 CASES = table_cases() + sampling_cases() + auction_cases() + shaping_cases() + trees_cases() \
-    + audit_cases()
+    + audit_cases() + [synthetic_case()]
 
 
 # --- the harness --------------------------------------------------------------

@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -41,10 +43,72 @@ def test_projection_matches_bisection_reference(backend, rng, m):
     kappa = rng.uniform(0.05, 2.0, size=40)
     total = rng.uniform(-1, 1, size=40) * m * kappa
     z = fc.project_zero_sum(u, kappa, total, backend=backend)
-    for r in range(40):
-        expect = ref.project_box(u[r], -kappa[r], kappa[r], total=total[r])
-        np.testing.assert_allclose(z[r], expect, rtol=0, atol=1e-12 * (1 + np.abs(u[r]).max()))
-        assert kkt_violation(u[r], z[r], -kappa[r], kappa[r], total[r]) < 1e-13
+    assert_rows_match_reference(u, z, -kappa, kappa, total)
+
+
+def lane_rows(rng, n, m, lo, hi):
+    """n rows of m values for the projection onto [lo, hi] (per-row arrays)
+    with sum z = total: most rows clip (Newton steps run), rows 3 and 12
+    clip nothing (u - tau is the answer), row 5 holds NaN (its lane is
+    redone row by row and must come out all NaN)."""
+    u = random_rows(rng, n, m)
+    alpha = rng.uniform(0.05, 0.95, size=n)
+    total = m * (alpha * lo + (1 - alpha) * hi)
+    mid = total / m
+    for r in (3, 12):   # spread small enough to stay inside the box around the mean
+        half = 0.4 * min(mid[r] - lo[r], hi[r] - mid[r])
+        u[r] = rng.uniform(-half, half, size=m) + 7.0
+    u[5, m // 2] = np.nan
+    return u, total
+
+
+def assert_rows_match_reference(u, z, lo, hi, total, nan_rows=()):
+    """Each row of z against the bisection oracle and the KKT conditions;
+    rows in nan_rows must be all NaN."""
+    for r in range(u.shape[0]):
+        if r in nan_rows:
+            assert np.isnan(z[r]).all(), f"row {r}"
+            continue
+        expect = ref.project_box(u[r], lo[r], hi[r], total=total[r])
+        np.testing.assert_allclose(z[r], expect, rtol=0, atol=1e-12 * (1 + np.abs(u[r]).max()),
+                                   err_msg=f"row {r}")
+        assert kkt_violation(u[r], z[r], lo[r], hi[r], total[r]) < 1e-13, f"row {r}"
+
+
+@pytest.mark.parametrize("m", range(1, 9))
+def test_lanes_path_with_asymmetric_bounds_matches_reference(backend, rng, m):
+    # csrc/shaping.c projects rows of m <= 8 with unit weights and one bound
+    # pair per row 8 at a time (project_lanes); 19 rows = two 8-lane blocks
+    # and a 3-row tail through project_row. Scalar lower/upper (bounds
+    # shared by every row) and per-row totals take that path; unequal
+    # |lower| and |upper| catch a lane step that confuses the two.
+    n = 19
+    lo, hi = np.full(n, -0.3), np.full(n, 1.7)
+    u, total = lane_rows(rng, n, m, lo, hi)
+    z = fc.project_zero_sum(u, lower=-0.3, upper=1.7, total=total, backend=backend)
+    assert_rows_match_reference(u, z, lo, hi, total, nan_rows=(5,))
+
+
+@pytest.mark.parametrize("m", range(1, 9))
+def test_lanes_path_with_per_row_asymmetric_bounds(backend, rng, m):
+    # The C ABI's one-bound-pair-per-row form (bound_row_stride 1,
+    # bound_col_stride 0: the lanes path), with a different asymmetric box
+    # on every row; called on the twins directly since the public
+    # lower/upper take per-coordinate bounds (per-row bounds there are
+    # kappa, symmetric).
+    from fastcredit._backend import kernels
+    n = 19
+    lo = -rng.uniform(0.05, 1.0, size=n)
+    hi = rng.uniform(0.2, 2.5, size=n)
+    u, total = lane_rows(rng, n, m, lo, hi)
+    z = np.full((n, m), 99.0)
+    kernels("shaping", backend).project_box(u, lo, hi, 1, 0, None, 0, total, 1, z)
+    assert_rows_match_reference(u, z, lo, hi, total, nan_rows=(5,))
+    # per-row symmetric boxes through the public API take the same path
+    kappa = rng.uniform(0.1, 1.5, size=n)
+    total = rng.uniform(-0.9, 0.9, size=n) * m * kappa
+    z = fc.project_zero_sum(u, kappa, total, backend=backend)
+    assert_rows_match_reference(u, z, -kappa, kappa, total, nan_rows=(5,))
 
 
 def test_general_bounds_and_weights_match_reference(backend, rng):
@@ -96,6 +160,107 @@ def test_zero_weights(backend):
                             backend=backend)
     np.testing.assert_allclose(z[0, :2], [0.5, -0.5])
     assert z[0, 2] == 5.0
+
+
+INF = np.inf
+
+# Zero weights can leave a whole range of tau optimal (f = total on an
+# interval where every coordinate of positive weight is clipped); z then
+# differs only in the zero-weight coordinates, and the documented tau is the
+# point of the range nearest 0 (csrc/shaping.h). (u, weights, lower, upper,
+# total, z).
+ZERO_WEIGHT_TIES = {
+    # all weights 0, no bound: every tau is a root -> tau = 0, z = u
+    "unbounded": ([0.0, 3.0], [0.0, 0.0], -INF, INF, 0.0, [0.0, 3.0]),
+    # z_1 = 1 for every tau <= 4, the fast path's root -> tau = 0
+    "half_line": ([0.0, 5.0], [0.0, 1.0], [-INF, 0.0], [INF, 1.0], 1.0, [0.0, 1.0]),
+    # total at the lower end of its range: f = total for tau >= 2.9 (f at the
+    # breakpoint 3 - 0.1 rounds above total) -> tau = 2.9
+    "flat_tail": ([0.0, 3.0, -10.0], [0.0, 1.0, 1.0], [-INF, 0.1, 0.0], [INF, INF, 0.0], 0.1,
+                  [-2.9, 0.1, 0.0]),
+    # free intervals (-3, -2) and (4, 5): f = 0 + 1 on the gap [-2, 4] -> tau = 0
+    "gap_around_0": ([-2.0, 5.0, 7.0], [1.0, 1.0, 0.0], [0.0, 0.0, -INF], [1.0, 1.0, INF], 1.0,
+                     [0.0, 1.0, 7.0]),
+    # the same shifted: the gap [3, 9] -> tau = 3
+    "gap_right_of_0": ([3.0, 10.0, 7.0], [1.0, 1.0, 0.0], [0.0, 0.0, -INF], [1.0, 1.0, INF],
+                       1.0, [0.0, 1.0, 4.0]),
+    # the range is [-0.5, inf); the Newton steps settle one ulp below -0.5,
+    # inside the free interval (-1.5, -0.5) of coordinate 3 -> tau = 0
+    "newton_rounding": ([-1.25, -1.5, 3.25, 0.375, 1.0], [1.5, 0.75, 0.0, 1.5, 0.0],
+                        [0.25, -0.625, -0.625, 0.875, 0.625], [1.5, 0.75, 0.875, 1.875, INF],
+                        1.21875, [0.25, -0.625, 0.875, 0.875, 1.0]),
+}
+
+
+@pytest.mark.parametrize("case", list(ZERO_WEIGHT_TIES))
+def test_zero_weight_ties_take_tau_nearest_0(backend, case):
+    u, w, lo, hi, total, want = ZERO_WEIGHT_TIES[case]
+    z = fc.project_zero_sum(np.array(u), lower=lo, upper=hi, weights=w, total=total,
+                            backend=backend)
+    np.testing.assert_allclose(z, want, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(z, ref.project_box(u, lo, hi, w, total), rtol=0, atol=1e-12)
+    # the same row among others (row by row, no interplay), float32 u too
+    rows = np.array([u] * 9)
+    rows[4] = np.array(u) + 0.5
+    many = fc.project_zero_sum(rows, lower=lo, upper=hi, weights=w, total=total,
+                               backend=backend)
+    np.testing.assert_array_equal(many[[0, 8]], [z, z])
+    np.testing.assert_allclose(many[4], ref.project_box(rows[4], lo, hi, w, total), rtol=0,
+                               atol=1e-12)
+    if all(float(np.float32(x)) == x for x in u):
+        np.testing.assert_array_equal(
+            fc.project_zero_sum(np.array(u, dtype=np.float32), lower=lo, upper=hi, weights=w,
+                                total=total, backend=backend), z)
+
+
+DYADIC = st.integers(-40, 40).map(lambda k: k / 8)
+
+
+@st.composite
+def zero_weight_rows(draw):
+    """A row with zero weights among others and infinite bounds, and a total
+    at either end of its feasible range or inside it; every value a multiple
+    of 1/8 and every weight of 1/4, so all sums are exact and the ranges of
+    tau where f = total are the exact ones (for the oracle and the kernels
+    alike)."""
+    m = draw(st.integers(1, 7))
+    u = [draw(DYADIC) for _ in range(m)]
+    w = [draw(st.sampled_from([0.0, 0.0, 0.25, 1.0, 1.5, 3.0])) for _ in range(m)]
+    lo, hi = [], []
+    for _ in range(m):
+        a = draw(st.one_of(st.just(-INF), DYADIC))
+        lo.append(a)
+        hi.append(draw(st.one_of(st.just(INF), DYADIC)) if a == -INF
+                  else a + draw(st.sampled_from([0.0, 0.125, 0.5, 1.0, 2.5, INF])))
+    low = sum(wi * a for wi, a in zip(w, lo) if wi > 0)
+    high = sum(wi * b for wi, b in zip(w, hi) if wi > 0)
+    where = draw(st.sampled_from(["low", "high", "inside"]))
+    step = draw(st.integers(0, 8)) / 8
+    if not any(wi > 0 for wi in w):
+        total = 0.0
+    elif math.isfinite(low) and math.isfinite(high):
+        total = {"low": low, "high": high, "inside": low + step * (high - low)}[where]
+    elif math.isfinite(low):
+        total = low if where == "low" else low + 8 * step
+    elif math.isfinite(high):
+        total = high if where == "high" else high - 8 * step
+    else:
+        total = draw(DYADIC)
+    return np.array(u), w, lo, hi, total
+
+
+@settings(max_examples=150, deadline=None)
+@given(zero_weight_rows())
+def test_zero_weight_projection_property(row):
+    u, w, lo, hi, total = row
+    expect = ref.project_box(u, lo, hi, w, total)
+    finite = [abs(x) for x in lo + hi if math.isfinite(x)]
+    tol = 1e-9 * (1 + np.abs(u).max() + abs(total) + max(finite, default=0.0))
+    z = {b: fc.project_zero_sum(u, lower=lo, upper=hi, weights=w, total=total, backend=b)
+         for b in BACKENDS}
+    for b in BACKENDS:
+        np.testing.assert_allclose(z[b], expect, rtol=0, atol=tol, err_msg=b)
+        np.testing.assert_array_equal(z[b], z[BACKENDS[0]], err_msg=b)
 
 
 def test_per_coordinate_shared_bounds(backend):
@@ -224,6 +389,63 @@ def test_group_advantages_match_reference(rng):
     np.testing.assert_allclose(fc.group_advantages(r, 4, eps=1e-6),
                                ref.group_advantages(r, list(np.arange(24) // 4), eps=1e-6),
                                rtol=1e-13)
+
+
+def grpo_by_definition(r, ids, scale, ddof, eps):
+    """(r_j - mean of j's group) / (sd + eps), sd over j's group (scale
+    "group") or the whole batch ("batch") with n - ddof in the denominator;
+    0 for a group of one. Plain loops."""
+    r = [float(x) for x in r]
+    out = []
+    n = len(r)
+    batch_mean = sum(r) / n
+    batch_sd = (sum((x - batch_mean) ** 2 for x in r) / (n - ddof)) ** 0.5
+    for j in range(n):
+        group = [r[k] for k in range(n) if ids[k] == ids[j]]
+        if len(group) == 1:
+            out.append(0.0)
+            continue
+        mean = sum(group) / len(group)
+        sd = (sum((x - mean) ** 2 for x in group) / (len(group) - ddof)) ** 0.5
+        out.append((r[j] - mean) / ((sd if scale == "group" else batch_sd) + eps))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("scale", ["group", "batch"])
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_group_advantages_ddof(scale, ddof):
+    # groups [1, 0, 0, 3] (sd ddof 0: sqrt(1.5), ddof 1: sqrt(2)), [2, 4]
+    # (1 or sqrt(2)) and [5] alone
+    r = np.array([1.0, 0.0, 0.0, 3.0, 2.0, 4.0, 5.0])
+    ids = [0, 0, 0, 0, 1, 1, 2]
+    got = fc.group_advantages(r, groups=ids, scale=scale, ddof=ddof, eps=1e-3)
+    np.testing.assert_allclose(got, grpo_by_definition(r, ids, scale, ddof, 1e-3), rtol=1e-14)
+    if scale == "group":
+        sd = np.sqrt(6.0 / (4 - ddof))
+        np.testing.assert_allclose(got[:4], (r[:4] - 1.0) / (sd + 1e-3), rtol=1e-14)
+    # consecutive groups (group_size) give the same as the ids
+    sized = fc.group_advantages(r[:6], 2, scale=scale, ddof=ddof, eps=1e-3)
+    np.testing.assert_allclose(sized, grpo_by_definition(r[:6], [0, 0, 1, 1, 2, 2], scale, ddof,
+                                                         1e-3), rtol=1e-14)
+
+
+def test_group_advantages_ddof_changes_the_scale():
+    # ddof 0 divides by the population sd, ddof 1 by the sample sd: for a
+    # group of two, 0.5 / 0.5 = 1 against 0.5 / sqrt(0.5) = 0.7071
+    r = np.array([1.0, 0.0])
+    np.testing.assert_allclose(fc.group_advantages(r, 2, ddof=0, eps=0.0), [1.0, -1.0],
+                               rtol=1e-15)
+    np.testing.assert_allclose(fc.group_advantages(r, 2, ddof=1, eps=0.0),
+                               [np.sqrt(0.5), -np.sqrt(0.5)], rtol=1e-15)
+    np.testing.assert_allclose(fc.group_advantages(r, 2, ddof=0, eps=0.0, scale="batch"),
+                               [1.0, -1.0], rtol=1e-15)
+
+
+@pytest.mark.parametrize("ddof, exc", [(2, ValueError), (-1, ValueError), (0.5, TypeError),
+                                       (True, TypeError), ("1", TypeError), (None, TypeError)])
+def test_group_advantages_rejects_bad_ddof(ddof, exc):
+    with pytest.raises(exc, match="ddof"):
+        fc.group_advantages(np.zeros(4), 2, ddof=ddof)
 
 
 def test_group_of_one_and_nan():

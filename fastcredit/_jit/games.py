@@ -6,10 +6,13 @@ process.
 Signatures:
     fill_table(fn, out, start, stop)
     estimate_game(fn, m, seed, max_walks, budget, antithetic, cache_endpoints,
-                  crn, tol, min_samples, values, stderr, stats, bad)
-        -> 0, or 1 when fn returned a non-finite value (its mask in bad[0]);
-        fn: an @njit ``fn(mask) -> float``, or a stochastic
-        ``fn(mask, key) -> float`` (told apart by the number of parameters).
+                  crn, tol, min_samples, values, stderr, stats, span, declared, bad)
+        -> a STATUS_* of fastcredit._numba.sampling: 0, 1 when fn returned a
+        non-finite value, 2 when a stochastic draw fell outside the declared
+        bounds (its mask in bad[0]); fn: an @njit ``fn(mask) -> float``, or a
+        stochastic ``fn(mask, key) -> float`` (told apart by the number of
+        parameters). span (2,): a stochastic game's declared (lo, hi) when
+        ``declared``, else (inf, -inf), widened to the range of its draws.
     evaluate(game, mask, key), stochastic(game): usable in users' jitted code.
 
 Stochastic games draw their keys as described in fastcredit._numba.sampling,
@@ -71,10 +74,10 @@ def _stochastic_impl(game):
 
 @njit(nogil=True)
 def estimate_game(fn, m, seed, max_walks, budget, antithetic, cache_endpoints, crn, tol,
-                  min_samples, values, stderr, stats, bad):
-    """The estimate of one ``@njit`` game (game index 0 of ``seed``); 0, or 1
-    when ``fn`` returned a non-finite value at coalition ``bad[0]``."""
-    ok = _estimate(fn, m, rng_key(seed, 0), max_walks, budget, antithetic, cache_endpoints,
-                   stochastic(fn), crn, tol, min_samples, values, stderr, stats, True, bad,
-                   np.empty(m, dtype=np.int32), np.empty((4, m)))
-    return 0 if ok else 1
+                  min_samples, values, stderr, stats, span, declared, bad):
+    """The estimate of one ``@njit`` game (game index 0 of ``seed``); its
+    status, with the offending coalition in ``bad[0]``."""
+    return _estimate(fn, m, rng_key(seed, 0), max_walks, budget, antithetic,
+                     cache_endpoints, stochastic(fn), crn, tol, min_samples, values, stderr,
+                     stats, True, span, declared, bad, np.empty(m, dtype=np.int32),
+                     np.empty((4, m)))

@@ -15,6 +15,12 @@ from its stream, the same stream hands out one fresh key per evaluation, in
 walk order (the forward walk, then the reverse one). With common random
 numbers (crn) the k-th marginal's two prefixes share one key, so every walk
 costs 2m evaluations.
+
+A stochastic game's draws lie in its outcome range ``span`` = [lo, hi]: the
+declared bounds (a draw outside them is an error), or else the range of the
+draws seen so far, widened by every draw. Its standard errors are
+regularised by that range (``_variance``); tables and deterministic games
+keep the plain sample variance, as csrc/sampling.c computes it.
 """
 import numpy as np
 from numba import njit, types
@@ -30,6 +36,17 @@ jit = njit(cache=True, nogil=True)
 
 _ONE = np.uint64(1)
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+#: Pseudo-samples put at each end of a stochastic game's sample range when
+#: its variance is estimated (Agresti-Coull's "add two successes and two
+#: failures", for any bounded outcome; see fastcredit.sampling).
+PSEUDO_SAMPLES = 2.0
+#: What the estimate helpers return: every evaluation was usable, one was
+#: not finite, or a stochastic draw fell outside the declared bounds (its
+#: coalition in bad[0]).
+STATUS_OK = 0
+STATUS_NOT_FINITE = 1
+STATUS_OUT_OF_BOUNDS = 2
 
 
 @jit
@@ -69,31 +86,50 @@ def _evaluate_table(game, mask, key):
 
 
 @njit(nogil=True)
-def _value(game, mask, fresh_keys, state, check, bad):
-    """(state, value, ok): one evaluation, drawing a fresh key when fresh_keys."""
+def _admit(val, mask, check, fresh_keys, span, declared, bad):
+    """The status of one evaluation ``val`` of ``mask``. Checked values must
+    be finite; a stochastic draw (``fresh_keys``) must lie in ``span`` when
+    the bounds were declared, and otherwise widens ``span``."""
+    if not check:
+        return STATUS_OK
+    if not np.isfinite(val):
+        bad[0] = mask
+        return STATUS_NOT_FINITE
+    if fresh_keys:
+        if declared:
+            if val < span[0] or val > span[1]:
+                bad[0] = mask
+                return STATUS_OUT_OF_BOUNDS
+        else:
+            span[0] = min(span[0], val)
+            span[1] = max(span[1], val)
+    return STATUS_OK
+
+
+@njit(nogil=True)
+def _value(game, mask, fresh_keys, state, check, span, declared, bad):
+    """(state, value, status): one evaluation, drawing a fresh key when fresh_keys."""
     key = np.uint64(0)
     if fresh_keys:
         state, key = next_u64(state)
     val = _evaluate(game, mask, key)
-    if check and not np.isfinite(val):
-        bad[0] = mask
-        return state, val, False
-    return state, val, True
+    return state, val, _admit(val, mask, check, fresh_keys, span, declared, bad)
 
 
 @njit(nogil=True)
 def _walk(game, perm, reverse, state, fresh_keys, crn, cache_endpoints,
-          v0, vn, x, check, bad):
-    """Adds one walk's marginals to x; returns (state, evaluations, ok)."""
+          v0, vn, x, check, span, declared, bad):
+    """Adds one walk's marginals to x; returns (state, evaluations, status)."""
     m = perm.shape[0]
     mask = np.uint64(0)
     evals = 0
     prev = v0
     if not cache_endpoints and not crn:
-        state, prev, ok = _value(game, mask, fresh_keys, state, check, bad)
+        state, prev, status = _value(game, mask, fresh_keys, state, check, span, declared,
+                                     bad)
         evals += 1
-        if not ok:
-            return state, evals, False
+        if status != STATUS_OK:
+            return state, evals, status
     for k in range(m):
         p = perm[m - 1 - k] if reverse else perm[k]
         lower = mask
@@ -103,39 +139,75 @@ def _walk(game, perm, reverse, state, fresh_keys, crn, cache_endpoints,
             lo = _evaluate(game, lower, key)
             hi = _evaluate(game, mask, key)
             evals += 2
-            if check and not (np.isfinite(lo) and np.isfinite(hi)):
-                bad[0] = lower if not np.isfinite(lo) else mask
-                return state, evals, False
+            status = _admit(lo, lower, check, fresh_keys, span, declared, bad)
+            if status == STATUS_OK:
+                status = _admit(hi, mask, check, fresh_keys, span, declared, bad)
+            if status != STATUS_OK:
+                return state, evals, status
             x[p] += hi - lo
             continue
         if cache_endpoints and k == m - 1:
             cur = vn
         else:
-            state, cur, ok = _value(game, mask, fresh_keys, state, check, bad)
+            state, cur, status = _value(game, mask, fresh_keys, state, check, span,
+                                        declared, bad)
             evals += 1
-            if not ok:
-                return state, evals, False
+            if status != STATUS_OK:
+                return state, evals, status
         x[p] += cur - prev
         prev = cur
-    return state, evals, True
+    return state, evals, STATUS_OK
 
 
 @jit
-def _converged(s1, s2, n, tol):
+def _variance(s1, s2, first, nn, width):
+    """The variance estimate of one player's nn samples from their sums
+    shifted by the first sample (s1, s2; see csrc/sampling.h): the sample
+    variance SS / (n - 1) when width < 0 (tables, deterministic games), else,
+    for samples in [-width, width], the variance of the samples with
+    PSEUDO_SAMPLES c more at each end of that range:
+    (SS + c ((width - mean)^2 + (width + mean)^2)) / (n - 1 + 2 c)."""
+    ss = s2 - s1 * s1 / nn
+    if width < 0.0:
+        return ss / (nn - 1.0)
+    mean = first + s1 / nn
+    ends = (width - mean) * (width - mean) + (width + mean) * (width + mean)
+    return (max(ss, 0.0) + PSEUDO_SAMPLES * ends) / (nn - 1.0 + 2.0 * PSEUDO_SAMPLES)
+
+
+@jit
+def _sample_width(fresh_keys, span, declared):
+    """The width w = hi - lo of a stochastic game's outcome range, so every
+    sample (a marginal, or a pair's average) lies in [-w, w]: infinite while
+    no two draws of an undeclared range have differed (nothing bounds the
+    samples yet); -1 for a deterministic game, whose samples keep their
+    plain sample variance."""
+    if not fresh_keys:
+        return -1.0
+    width = span[1] - span[0]
+    if not declared and not width > 0.0:
+        return np.inf
+    return width
+
+
+@jit
+def _converged(s1, s2, first, n, tol, width):
     nn = np.float64(n)
     for i in range(s1.shape[0]):
-        if not ((s2[i] - s1[i] * s1[i] / nn) / (nn - 1.0) / nn <= tol * tol):
+        if not (_variance(s1[i], s2[i], first[i], nn, width) / nn <= tol * tol):
             return False
     return True
 
 
 @njit(nogil=True)
 def _estimate(game, m, game_key, max_walks, budget, antithetic, cache_endpoints,
-              fresh_keys, crn, tol, min_samples, values, stderr, stats, check, bad, perm,
-              work):
-    """One game's estimate (see csrc/sampling.h); returns False when a
-    checked evaluation was not finite. perm (m,) int32 and work (4, m) are
-    scratch, allocated once per batch (allocating per game serialises threads)."""
+              fresh_keys, crn, tol, min_samples, values, stderr, stats, check, span,
+              declared, bad, perm, work):
+    """One game's estimate (see csrc/sampling.h); returns a STATUS_*. A
+    stochastic game (fresh_keys) checks or widens its outcome range ``span``
+    (2,) as _admit does and has its stderr regularised by it (_variance).
+    perm (m,) int32 and work (4, m) are scratch, allocated once per batch
+    (allocating per game serialises threads)."""
     x = work[0]
     first = work[1]
     s1 = work[2]
@@ -163,10 +235,10 @@ def _estimate(game, m, game_key, max_walks, budget, antithetic, cache_endpoints,
         evals = 2
         if check and not np.isfinite(v0):
             bad[0] = 0
-            return False
+            return STATUS_NOT_FINITE
         if check and not np.isfinite(vn):
             bad[0] = _ALL >> np.uint64(64 - m)
-            return False
+            return STATUS_NOT_FINITE
     for u in range(max_units):
         state = rng_key(game_key, u)
         if evals + unit_cost > budget:
@@ -174,15 +246,16 @@ def _estimate(game, m, game_key, max_walks, budget, antithetic, cache_endpoints,
             break
         state = _shuffle(state, perm)
         x[:] = 0.0
-        state, spent, ok = _walk(game, perm, False, state, fresh_keys, crn,
-                                 cache_endpoints, v0, vn, x, check, bad)
+        state, spent, status = _walk(game, perm, False, state, fresh_keys, crn,
+                                     cache_endpoints, v0, vn, x, check, span, declared, bad)
         evals += spent
-        if ok and antithetic:
-            state, spent, ok = _walk(game, perm, True, state, fresh_keys, crn,
-                                     cache_endpoints, v0, vn, x, check, bad)
+        if status == STATUS_OK and antithetic:
+            state, spent, status = _walk(game, perm, True, state, fresh_keys, crn,
+                                         cache_endpoints, v0, vn, x, check, span, declared,
+                                         bad)
             evals += spent
-        if not ok:
-            return False
+        if status != STATUS_OK:
+            return status
         n += 1
         if n == 1:
             for i in range(m):
@@ -192,20 +265,22 @@ def _estimate(game, m, game_key, max_walks, budget, antithetic, cache_endpoints,
                 d = scale * x[i] - first[i]
                 s1[i] += d
                 s2[i] += d * d
-        if tol > 0.0 and n >= min_samples and _converged(s1, s2, n, tol):
+        if tol > 0.0 and n >= min_samples and _converged(
+                s1, s2, first, n, tol, _sample_width(fresh_keys, span, declared)):
             break
     nn = np.float64(n)
+    width = _sample_width(fresh_keys, span, declared)
     for i in range(m):
         values[i] = first[i] + s1[i] / nn
         stderr[i] = np.inf
         if n > 1:
-            var = (s2[i] - s1[i] * s1[i] / nn) / (nn - 1.0)
+            var = _variance(s1[i], s2[i], first[i], nn, width)
             stderr[i] = np.sqrt((0.0 if var < 0.0 else var) / nn)
     stats[STAT_EVALS] = evals
     stats[STAT_WALKS] = n * unit_walks
     stats[STAT_SAMPLES] = n
     stats[STAT_TRUNCATED] = truncated
-    return True
+    return STATUS_OK
 
 
 @jit
@@ -216,9 +291,10 @@ def permutation_shapley(v, seed, first_game, max_walks, budget, antithetic, cach
     while (1 << m) < v.shape[1]:
         m += 1
     bad = np.zeros(1, dtype=np.uint64)
+    span = np.zeros(2)
     perm = np.empty(m, dtype=np.int32)
     work = np.empty((4, m))
     for g in range(v.shape[0]):
         _estimate(v[g], m, rng_key(seed, first_game + g), max_walks, budget,
                   antithetic, cache_endpoints, False, False, tol, min_samples, values[g],
-                  stderr[g], stats[g], False, bad, perm, work)
+                  stderr[g], stats[g], False, span, False, bad, perm, work)

@@ -97,8 +97,85 @@ def _segment_root(u, lower, upper, b0, bstep, weights, w0, total, left, right):
 
 
 @jit
+def _nearest_zero(a, b):
+    return a if a > 0.0 else (b if b < 0.0 else 0.0)
+
+
+@jit
+def _nearest_root(u, lower, upper, b0, bstep, weights, w0, total, tau0):
+    """The documented tau of a row with zero weights from the tau0 of the
+    fast path, Newton steps or sorted search (csrc/shaping.c nearest_root)."""
+    if math.isnan(tau0):
+        return tau0
+    margin = 0.0
+    scale = abs(total)
+    for i in range(u.shape[0]):
+        lo, hi, w = _coordinate(lower, upper, b0, bstep, weights, w0, i)
+        x = u[i] - tau0
+        below = x - lo
+        above = hi - x
+        room = w * (below if below < above else above)
+        margin = room if room > margin else margin
+        scale += abs(w * _clip(x, lo, hi)) + w * abs(tau0)
+    if margin > 1e-9 * scale:
+        return tau0
+    to_below = -np.inf
+    from_above = np.inf
+    from_below = -np.inf
+    to_above = np.inf
+    inside = False
+    for i in range(u.shape[0]):
+        lo, hi, w = _coordinate(lower, upper, b0, bstep, weights, w0, i)
+        frm = u[i] - hi
+        to = u[i] - lo
+        if not w > 0.0 or not lo < hi:
+            continue
+        inside |= frm < tau0 and tau0 < to
+        if to <= tau0:
+            to_below = to if to > to_below else to_below
+        else:
+            to_above = to if to < to_above else to_above
+        if frm >= tau0:
+            from_above = frm if frm < from_above else from_above
+        else:
+            from_below = frm if frm > from_below else from_below
+    if not inside:
+        return _nearest_zero(to_below, from_above)
+    left_end = -np.inf
+    right_end = np.inf
+    left_f = 0.0
+    right_f = 0.0
+    left_ok = from_below > -np.inf
+    right_ok = to_above < np.inf
+    for i in range(u.shape[0]):
+        lo, hi, w = _coordinate(lower, upper, b0, bstep, weights, w0, i)
+        frm = u[i] - hi
+        to = u[i] - lo
+        if not w > 0.0:
+            left_f += 0.0
+            right_f += 0.0
+            continue
+        left_f += w * (lo if to <= from_below else hi)
+        right_f += w * (lo if to <= to_above else hi)
+        if not lo < hi:
+            continue
+        left_ok &= not (frm < from_below and from_below < to)
+        right_ok &= not (frm < to_above and to_above < to)
+        if to <= from_below:
+            left_end = to if to > left_end else left_end
+        if frm >= to_above:
+            right_end = frm if frm < right_end else right_end
+    if left_ok and left_f == total:
+        return _nearest_zero(left_end, from_below)
+    if right_ok and right_f == total:
+        return _nearest_zero(to_above, right_end)
+    return tau0
+
+
+@jit
 def _newton_projection(u, lower, upper, b0, bstep, weights, w0, total, tau, z, z0):
-    """True once an active-set Newton step from tau settles (z[z0:z0+m] written)."""
+    """(True, the settled tau) once an active-set Newton step from tau
+    settles (z[z0:z0+m] written), else (False, tau)."""
     f = 0.0
     slope = 0.0
     for i in range(u.shape[0]):
@@ -108,7 +185,7 @@ def _newton_projection(u, lower, upper, b0, bstep, weights, w0, total, tau, z, z
         slope += w * (1.0 if (x > lo) & (x < hi) else 0.0)
     for _ in range(PROJECT_NEWTON_STEPS):
         if not slope > 0.0:
-            return False
+            return False, tau
         nxt = tau + (f - total) / slope
         f = 0.0
         slope = 0.0
@@ -123,9 +200,9 @@ def _newton_projection(u, lower, upper, b0, bstep, weights, w0, total, tau, z, z
             f += w * c
             slope += w * (1.0 if (y > lo) & (y < hi) else 0.0)
         if not moved:
-            return True
+            return True, nxt
         tau = nxt
-    return False
+    return False, tau
 
 
 @jit
@@ -156,10 +233,12 @@ def _project_row(u, lower, upper, b0, bstep, weights, w0, total, z, z0, bp):
     m = u.shape[0]
     s = 0.0
     w_sum = 0.0
+    zero = False
     for i in range(m):
         w = _weight(weights, w0, i)
         s += w * u[i]
         w_sum += w
+        zero |= w == 0.0
     fast = math.isfinite(s) and w_sum > 0.0
     if not math.isfinite(s):
         for i in range(m):
@@ -168,6 +247,7 @@ def _project_row(u, lower, upper, b0, bstep, weights, w0, total, z, z0, bp):
                     z[z0 + k] = np.nan
                 return
     tau = 0.0
+    settled = False
     if fast:
         clipped = False
         tau = (s - total) / w_sum
@@ -175,11 +255,23 @@ def _project_row(u, lower, upper, b0, bstep, weights, w0, total, z, z0, bp):
             x = u[i] - tau
             clipped |= (x < lower[b0 + i * bstep]) | (x > upper[b0 + i * bstep])
             z[z0 + i] = x
-        if not clipped:
+        settled = not clipped
+        if clipped:
+            settled, tau = _newton_projection(u, lower, upper, b0, bstep, weights, w0, total,
+                                              tau, z, z0)
+        if settled and not zero:
             return
-    if fast and _newton_projection(u, lower, upper, b0, bstep, weights, w0, total, tau, z, z0):
-        return
-    tau = _sorted_threshold(u, lower, upper, b0, bstep, weights, w0, total, bp)
+    if not settled:
+        tau = _sorted_threshold(u, lower, upper, b0, bstep, weights, w0, total, bp)
+        if zero:
+            tau = _nearest_root(u, lower, upper, b0, bstep, weights, w0, total, tau)
+    else:
+        # with zero weights the root found may be one of a range: z is
+        # rewritten at the documented one, if that is another
+        found = tau
+        tau = _nearest_root(u, lower, upper, b0, bstep, weights, w0, total, found)
+        if tau == found:
+            return
     for i in range(m):
         z[z0 + i] = _clip(u[i] - tau, lower[b0 + i * bstep], upper[b0 + i * bstep])
 

@@ -10,7 +10,7 @@ import dataclasses
 
 import numpy as np
 
-from .._validation import check_bool, dense_offsets, float64_array
+from .._validation import as_array, check_bool, dense_offsets, float64_array
 from ..tables import pair_interactions, size_resolved
 from .spearman import _group_spearman
 
@@ -201,8 +201,8 @@ def evaluator_fidelity(v, reference, *, threads=None, backend=None) -> Fidelity:
     >>> fc.evaluator_fidelity(np.array([0., 1., 1., 1.]), v).pair_sign   # substitutes
     0.0
     """
-    a = float64_array(v, "v")
-    ref = float64_array(reference, "reference")
+    # shapes first: a huge (e.g. broadcast) table is refused before it is copied
+    a, ref = as_array(v, "v"), as_array(reference, "reference")
     if a.shape != ref.shape:
         raise ValueError(f"v and reference must have the same shape, got {a.shape} and "
                          f"{ref.shape}")
@@ -210,6 +210,7 @@ def evaluator_fidelity(v, reference, *, threads=None, backend=None) -> Fidelity:
     if n < 4 or n & (n - 1) or n > 1 << 16:
         raise ValueError(f"v must have a last axis of length 2**m with 2 <= m <= 16, got "
                          f"shape {a.shape}")
+    a, ref = float64_array(a, "v"), float64_array(ref, "reference")
     m = n.bit_length() - 1
     a = a.reshape(-1, n)
     ref = ref.reshape(-1, n)

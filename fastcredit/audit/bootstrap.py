@@ -8,8 +8,8 @@ import numpy as np
 from .. import _parallel
 from .._backend import kernels, resolve
 from .._constants import BOOTSTRAP_MAX_ITEMS
-from .._params import SEED
-from .._validation import check_float, check_int, check_open_unit
+from .._params import RESAMPLES, SEED
+from .._validation import check_float, check_memory, check_open_unit
 from ._data import float64_vector
 
 __all__ = ["BootstrapCI", "bootstrap_median", "paired_bootstrap"]
@@ -66,17 +66,30 @@ def _sorted(x):
     return np.ascontiguousarray(x[order]), order.astype(np.int64)
 
 
-def _median_bootstrap(a, b, resamples, level, seed, threads, backend) -> BootstrapCI:
+def check_resamples(resamples, rows: int = 1) -> int:
+    """``resamples`` in its declared range, refused (naming it) when the
+    replicates of ``rows`` statistics (float64, and a copy for their
+    quantiles) cannot fit in memory."""
+    resamples = RESAMPLES.check(resamples)
+    check_memory(2 * 8 * rows * resamples,
+                 f"resamples = {resamples:,} (the replicates of {rows:,} statistics)")
+    return resamples
+
+
+def _median_bootstrap(a, b, resamples, level, seed, threads, backend,
+                      name="x") -> BootstrapCI:
     """Percentile bootstrap of median(a) (b None) or median(a) - median(b),
-    the pairs (a_i, b_i) resampled together."""
-    resamples = check_int(resamples, "resamples", lo=1)
+    the pairs (a_i, b_i) resampled together; ``name`` names the data in
+    errors."""
+    resamples = check_resamples(resamples)
     level = check_open_unit(level, "level")
     seed = np.uint64(SEED.check(seed))
     keep = ~np.isnan(a) if b is None else ~(np.isnan(a) | np.isnan(b))
     a = a[keep]
     n = a.shape[0]
     if n < 2:
-        raise ValueError(f"the bootstrap needs at least 2 items that are not NaN, got {n}")
+        raise ValueError(f"{name}: the bootstrap needs at least 2 items that are not NaN, "
+                         f"got {n}")
     if n > BOOTSTRAP_MAX_ITEMS:
         raise ValueError(f"the bootstrap takes fewer than 2**31 items, got {n}")
     # the kernel tallies each replicate's draws against the sorted sample, so
@@ -180,4 +193,5 @@ def paired_bootstrap(a, b, *, resamples=10_000, level=0.95, seed=0, threads=None
     if a.shape != b.shape:
         raise ValueError(f"a and b must be paired (same length), got {a.shape[0]} and "
                          f"{b.shape[0]}")
-    return _median_bootstrap(a, b, resamples, level, seed, threads, backend)
+    return _median_bootstrap(a, b, resamples, level, seed, threads, backend,
+                             name="a and b (pairs)")

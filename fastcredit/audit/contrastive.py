@@ -10,9 +10,9 @@ from .. import _parallel
 from .._backend import kernels, resolve
 from .._constants import RNG_MAX_RANGE
 from .._params import EFFECT_KIND, SEED
-from .._validation import check_int, check_nonempty_rows, check_open_unit, ragged_rows
+from .._validation import check_nonempty_rows, check_open_unit, ragged_rows
 from ._data import check_rng_rows, real_float64
-from .bootstrap import _percentile_interval
+from .bootstrap import _percentile_interval, check_resamples
 from .intervals import _newcombe, _wilson
 
 __all__ = ["ContrastiveEffects", "contrastive_effects"]
@@ -46,10 +46,10 @@ def _bootstrap_effects(vals, off, obs, resamples, level, seed, threads, backend)
     """Percentile-bootstrap interval per step of mean(resampled) - mean(obs),
     both arms resampled (step k from the RNG stream (seed, k)); a scalar
     ``obs`` is a known outcome and only shifts the interval."""
-    resamples = check_int(resamples, "resamples", lo=1)
+    n_steps = off.shape[0] - 1
+    resamples = check_resamples(resamples, n_steps)
     seed = np.uint64(SEED.check(seed))
     b = np.ascontiguousarray(obs.reshape(-1)) if obs.ndim else np.empty(0)
-    n_steps = off.shape[0] - 1
     reps = np.empty((n_steps, resamples))
     impl = kernels("audit", resolve("audit.bootstrap_mean_diff", backend))
     _parallel.run(lambda a, c: impl.bootstrap_mean_diff(off[a:c + 1], vals, b, resamples,
@@ -112,6 +112,7 @@ def contrastive_effects(resampled, observed, *, offsets=None, kind="auto", level
     check_rng_rows(off, "resampled", "step")
     kind = EFFECT_KIND.check(kind)
     level = check_open_unit(level, "level")
+    check_resamples(resamples)
     obs = real_float64(observed, "observed")
     if obs.ndim > 1 or obs.size < 1:
         raise ValueError(f"observed must be a scalar or a non-empty 1-D array, got shape "

@@ -7,10 +7,12 @@ import numpy as np
 from .. import _parallel
 from .._backend import kernels, resolve
 from .._constants import RNG_MAX_RANGE
-from .._params import CONTROLS, SEED
-from .._validation import check_int, dense_offsets, float64_array, output, row_offsets
+from .._params import CONTROLS, MIN_STEPS, SEED
+from .._validation import (as_sequence, check_int, dense_offsets, float64_array, output,
+                           row_offsets)
 from ._data import check_rng_rows, float64_vector, trajectories
 from .agreement import alignment
+from .bootstrap import check_resamples
 from .spearman import _score_trajectories
 
 __all__ = ["alignment_controls", "audit_controls", "derangement", "shuffle_within"]
@@ -104,9 +106,7 @@ def derangement(n, *, seed=0, backend=None) -> np.ndarray:
 def _control_signals(x, off, controls, seed, threads, backend) -> dict:
     """The credit ``x`` (CSR ``off``) as ``"signal"`` and the named controls
     of it, each drawing its randomness from ``seed``."""
-    if isinstance(controls, str):
-        raise TypeError("controls must be a sequence of names, not a string")
-    controls = [CONTROLS.check(c) for c in controls]
+    controls = [CONTROLS.check(c) for c in as_sequence(controls, "controls", "control names")]
     seed = SEED.check(seed)
     signals = {"signal": x}
     for name in controls:
@@ -170,7 +170,8 @@ def audit_controls(credit, a_replay, offsets, *, controls=CONTROLS.values[:3], m
     array([ True, False])
     """
     x, y, off = trajectories(credit, a_replay, offsets)
-    min_steps = check_int(min_steps, "min_steps", lo=2)
+    min_steps = MIN_STEPS.check(min_steps)
+    check_resamples(resamples)
     signals = _control_signals(x, off, controls, seed, threads, backend)
     return {name: _score_trajectories(s, y, off, min_steps, resamples, level, seed, threads,
                                       backend)
@@ -214,8 +215,9 @@ def alignment_controls(credit, reference, *, controls=CONTROLS.values, seed=0, c
     (True, True)
     """
     c = float64_array(credit, "credit")
-    if c.ndim != 2 or c.shape[1] < 2:
-        raise ValueError(f"credit must have shape (n_requests, m) with m >= 2, got {c.shape}")
+    if c.ndim != 2 or c.shape[0] < 1 or c.shape[1] < 2:
+        raise ValueError(f"credit must have shape (n_requests, m) with n_requests >= 1 and "
+                         f"m >= 2, got {c.shape}")
     signals = _control_signals(c.reshape(-1), dense_offsets(*c.shape), controls, seed, threads,
                                backend)
     return {name: alignment(s.reshape(c.shape), reference, center=center, threads=threads,

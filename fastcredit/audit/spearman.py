@@ -9,9 +9,9 @@ import numpy as np
 from .. import _parallel
 from .._backend import kernels, resolve
 from .._constants import SPEARMAN_CONSTANT, SPEARMAN_NONFINITE, SPEARMAN_SHORT, SPEARMAN_VALID
-from .._validation import check_int
+from .._params import MIN_STEPS
 from ._data import trajectories
-from .bootstrap import BootstrapCI, _median_bootstrap
+from .bootstrap import BootstrapCI, _median_bootstrap, check_resamples
 
 __all__ = ["SpearmanAudit", "spearman_audit", "within_spearman"]
 
@@ -73,7 +73,7 @@ def within_spearman(credit, a_replay, offsets, *, min_steps=4, threads=None,
     array([0.9, nan])
     """
     x, y, off = trajectories(credit, a_replay, offsets)
-    min_steps = check_int(min_steps, "min_steps", lo=2)
+    min_steps = MIN_STEPS.check(min_steps)
     return _group_spearman(x, y, off, min_steps, threads, backend)[0]
 
 
@@ -108,6 +108,12 @@ def _score_trajectories(x, y, off, min_steps, resamples, level, seed, threads,
     """:func:`spearman_audit` of checked arrays."""
     rho, status = _group_spearman(x, y, off, min_steps, threads, backend)
     counts = np.bincount(status, minlength=SPEARMAN_NONFINITE + 1)
+    if counts[SPEARMAN_VALID] < 2:
+        raise ValueError(
+            f"a_replay: {counts[SPEARMAN_VALID]} of {status.shape[0]} trajectories can be "
+            f"scored, the bootstrap needs 2 ({counts[SPEARMAN_SHORT]} have fewer than "
+            f"min_steps = {min_steps} steps, {counts[SPEARMAN_CONSTANT]} a constant a_replay, "
+            f"{counts[SPEARMAN_NONFINITE]} a non-finite credit or a_replay); nothing to audit")
     return SpearmanAudit(rho, status, n_scored=int(counts[SPEARMAN_VALID]),
                          n_short=int(counts[SPEARMAN_SHORT]),
                          n_constant=int(counts[SPEARMAN_CONSTANT]),
@@ -152,5 +158,6 @@ def spearman_audit(credit, a_replay, offsets, *, min_steps=4, resamples=10_000, 
     (100, True)
     """
     x, y, off = trajectories(credit, a_replay, offsets)
-    min_steps = check_int(min_steps, "min_steps", lo=2)
+    min_steps = MIN_STEPS.check(min_steps)
+    check_resamples(resamples)
     return _score_trajectories(x, y, off, min_steps, resamples, level, seed, threads, backend)
