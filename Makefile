@@ -34,4 +34,4 @@ package:
 	KEEP=dist PYTHON=$(PYTHON) .ci/packaging
 
 clean:
-	rm -rf $(VENV) build *.egg-info fastcredit/_cffi*.so fastcredit/_cffi.c
+	rm -rf $(VENV) build dist *.egg-info fastcredit/_cffi*.so fastcredit/_cffi.c fastcredit/lib
