@@ -313,11 +313,11 @@ def _table_from_function(fn, m, *, coalitions="mask", chunk=1 << 18, out=None, t
     if not callable(fn):
         raise TypeError(f"{name} must be callable, got {type(fn).__name__}")
     game = as_game(fn, m, coalitions=coalitions, name=name)
-    n = 1 << m
-    res = output(out, (n,))
     if game.stochastic:
         raise ValueError(f"{name} must be deterministic, fn(mask); a stochastic fn(mask, key) "
                          "has no exact table (estimate it with permutation_shapley)")
+    n = 1 << m
+    res = output(out, (n,))
     if game.kind != CALLABLE:
         from ._jit.games import fill_table
         _parallel.run(lambda a, b: fill_table(fn, res, a, b), n, nt,
