@@ -474,6 +474,9 @@ def _add_config_arguments(p) -> None:
     _add_option(p, "--mode", _params.MODE, "filter")
     p.add_argument("--key", default="request_id",
                    help="request key column, copied to the output (default: request_id)")
+    p.add_argument("--carry", default="",
+                   help="comma-separated input columns copied to the output after the key "
+                        "(default: none)")
     p.add_argument("--base", default=None,
                    help="base-advantage column: also output shaped per-action advantages")
     _add_option(p, "--shaping-rule", _params.RULE, "shapley", "credit rule the shaping uses")
@@ -488,6 +491,7 @@ def _score(args) -> int:
         config = ScoreConfig(m=args.m, rules=tuple(args.rules.split(",")), slots=args.slots,
                              reserve=args.reserve, capacity=args.capacity,
                              pricing=args.pricing, mode=args.mode, key=args.key,
+                             carry=tuple(c for c in args.carry.split(",") if c),
                              base=args.base, shaping_rule=args.shaping_rule, beta=args.beta,
                              kappa=args.kappa, normalize=args.normalize, threads=args.threads)
     except (ValueError, TypeError) as err:   # the message starts with the field's name

@@ -178,9 +178,11 @@ def test_command_line_synth_then_score(tmp_path, capsys):
                      "--row-group", "500"]) == 0
     assert cli.main(["score", str(src), str(dest), "--rules", "shapley,banzhaf",
                      "--base", "base_advantage", "--mode", "rerun", "--kappa", "0.5",
-                     "--batch-rows", "400"]) == 0
+                     "--batch-rows", "400", "--carry", "base_advantage"]) == 0
     assert "scored 1,200 of 1,200 requests" in capsys.readouterr().out
     out = pq.read_table(dest)
+    assert out.column_names[:2] == ["request_id", "base_advantage"]
+    assert out.column("base_advantage").equals(pq.read_table(src).column("base_advantage"))
     table = fc.auction_replay(fc.synthetic.sponsored_search(1200, seed=3), mode="rerun")
     assert np.array_equal(fixed(out, "table"), table)
     assert np.array_equal(fixed(out, "banzhaf"), fc.banzhaf(table))
@@ -202,6 +204,9 @@ def test_command_line_reports_malformed_rows(tmp_path, capsys):
     assert "scored 2 of 3 requests" in text and "skipped row 1: null candidate list" in text
     assert cli.main(["score", str(src), str(dest), "--rules", "owen"]) != 0
     assert "rules must be one of" in capsys.readouterr().err
+    assert cli.main(["score", str(src), str(dest), "--m", "2", "--carry", "shapley"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--carry: carry column 'shapley'" in err
 
 
 # --- datasets in and out -----------------------------------------------------
