@@ -329,6 +329,10 @@ EXAMPLES: dict[str, object] = {
     "rewards": lambda c: np.array([1.0, 0.0, 0.5, 0.2, 0.9, 0.1, 0.3, 0.3]),
     "group_size": 4,
     "groups": lambda c: With(np.array([2, 0, 1, 0, 2, 1, 3, 3]), {"group_size": None}),
+    # multi-turn sessions inside the group_size = 4 groups of "rewards"
+    "sessions": lambda c: np.array([0, 0, 1, 1, 2, 2, 3, 3]),
+    "turns": lambda c: With(np.array([0, 1, 1, 0, 0, 1, 0, 2]),
+                            {"sessions": np.array([0, 0, 1, 1, 2, 2, 3, 3])}),
     "u": lambda c: _rng(6).normal(size=(B, M)),
     "kappa": 1.0,
     "lower": lambda c: With(np.array([-1.0, -2.0, -0.5]), {"kappa": None}),
@@ -720,6 +724,10 @@ def scalar_variants(name, x, target=None) -> list[Variant]:
     return out
 
 
+# Integer parameters that are labels, where strings are labels too.
+LABEL_PARAMETERS = ("groups", "sessions")
+
+
 def array_variants(name, x: np.ndarray) -> list[Variant]:
     V = Variant
     kind = x.dtype.kind
@@ -731,7 +739,9 @@ def array_variants(name, x: np.ndarray) -> list[Variant]:
            V("big-endian", EQUAL, lambda v: v.astype(v.dtype.newbyteorder(">")),
              lambda v: v.astype(v.dtype.newbyteorder("="))),
            V("object", EQUAL, lambda v: v.astype(object), lambda v: v.astype(x.dtype)),
-           V("str", REFUSE, lambda v: v.astype(str)),
+           # group and session labels may be strings (verl's uid): the same partition
+           V("str", EQUAL if name in LABEL_PARAMETERS else REFUSE, lambda v: v.astype(str),
+             lambda v: v.astype(x.dtype)),
            V("complex", REFUSE, lambda v: v.astype(complex) + 1j),
            V("0d", ANY, lambda v: np.asarray(v.reshape(-1)[0] if v.size else 0), reshapes=True),
            V("scalar", ANY, lambda v: v.reshape(-1)[0].item() if v.size else 0, reshapes=True),
