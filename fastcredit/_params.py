@@ -120,3 +120,11 @@ RULE = Options("rule", ("shapley", "banzhaf", "singleton", "leave_one_out"),
                "credit rule computed from each request's coalition table")
 ON_ERROR = Options("on_error", ("stop", "skip"),
                    "a malformed row stops the run, or is skipped and counted")
+
+# --- trainer integrations ----------------------------------------------------
+CREDIT_RULE = Options("credit_rule", RULE.values,
+                      "credit rule applied to coalition tables returned by a credit function "
+                      "(None: it returns per-action credit)", none_ok=True)
+SHAPING_BETA = Real("shaping_beta", None, None,
+                    "weight of the shaped credit in the per-action advantage (not a KL "
+                    "coefficient)")

@@ -94,7 +94,8 @@ def test_multi_turn_counts_each_session_once():
 def test_multi_turn_refusals():
     with pytest.raises(TypeError, match="turns needs sessions"):
         fc.group_advantages([1.0, 2.0], 2, turns=[0, 1])
-    with pytest.raises(ValueError, match="groups and sessions disagree: row 0 is in a different group from the final row 1"):
+    with pytest.raises(ValueError, match="groups and sessions disagree: row 0 is in a "
+                                         "different group from the final row 1"):
         fc.group_advantages([1.0, 2.0, 3.0, 4.0], groups=[0, 1, 0, 1], sessions=[5, 5, 6, 7])
     with pytest.raises(ValueError, match="turns must have shape"):
         fc.group_advantages([1.0, 2.0], 2, sessions=[0, 1], turns=[0])
