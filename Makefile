@@ -10,7 +10,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: demo test bench package clean
+.PHONY: demo test test-trainers bench package clean
 
 $(STAMP): pyproject.toml setup.py build_ffi.py $(wildcard csrc/*.c csrc/*.h csrc/*.inc)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,14 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# The trainer integrations on a real stack: torch first (pip takes a local
+# CPU wheel where one is configured, PyPI's elsewhere), then the trl extra,
+# then only the trainer tests (a tiny Llama trained on CPU, verl's advantages).
+test-trainers: $(STAMP)
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[test,trl]'
+	$(BIN)/python -m pytest -q tests/test_trl.py tests/test_verl.py tests/test_trainer_recipe.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/ratios.py $(BENCH_ARGS)

@@ -10,7 +10,8 @@ Families (each in C via cffi and in Numba, see docs/design.md):
 :mod:`~fastcredit.synthetic` data and games with known answers;
 :mod:`~fastcredit.games` says what a game is and how each kind is evaluated.
 Optional integrations: :mod:`fastcredit.scoring` (Parquet), :mod:`fastcredit.dask`,
-:mod:`fastcredit.shapiq`.
+:mod:`fastcredit.shapiq`, :mod:`fastcredit.trl` (per-action advantages in TRL's
+``GRPOTrainer``; verl recipes in docs/trainers.md).
 """
 from . import audit
 from . import games, synthetic

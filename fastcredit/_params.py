@@ -98,6 +98,9 @@ NORMALIZE = Options("normalize", ("std", "maxabs", "none"),
                     "scale of the centred credit before the projection")
 SCALE = Options("scale", ("group", "batch", "none"),
                 "divide group-centred rewards by the group's sd, the batch's sd, or nothing")
+SINGLETON = Options("singleton", ("zero", "raw"),
+                    "a group of one reward gets advantage 0, or is taken with mean 0 and sd 1 "
+                    "(verl)")
 BETA = Real("beta", None, None, "weight of the shaped credit in the per-action advantage")
 KAPPA = Real("kappa", 0.0, None, "bound |z_i| <= kappa of the zero-sum projection")
 
@@ -117,3 +120,11 @@ RULE = Options("rule", ("shapley", "banzhaf", "singleton", "leave_one_out"),
                "credit rule computed from each request's coalition table")
 ON_ERROR = Options("on_error", ("stop", "skip"),
                    "a malformed row stops the run, or is skipped and counted")
+
+# --- trainer integrations ----------------------------------------------------
+CREDIT_RULE = Options("credit_rule", RULE.values,
+                      "credit rule applied to coalition tables returned by a credit function "
+                      "(None: it returns per-action credit)", none_ok=True)
+SHAPING_BETA = Real("shaping_beta", None, None,
+                    "weight of the shaped credit in the per-action advantage (not a KL "
+                    "coefficient)")

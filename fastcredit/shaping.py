@@ -29,7 +29,7 @@ import numpy as np
 
 from . import _parallel
 from ._backend import kernels, resolve
-from ._params import BETA, KAPPA, NORMALIZE, SCALE
+from ._params import BETA, KAPPA, NORMALIZE, SCALE, SINGLETON
 from ._validation import (as_array, check_float, check_int, check_memory, float64_array,
                           int_array, output, real_array)
 
@@ -222,7 +222,7 @@ def project_zero_sum(u, kappa=None, total=0.0, *, lower=None, upper=None, weight
 
 
 def group_advantages(rewards, group_size=None, *, groups=None, scale="group", eps=1e-4,
-                     ddof=1) -> np.ndarray:
+                     ddof=1, singleton="zero", sessions=None, turns=None) -> np.ndarray:
     r"""GRPO group-relative advantages.
 
     .. math:: A_j = \frac{r_j - \bar r_{g(j)}}{s_{g(j)} + \varepsilon}
@@ -232,7 +232,13 @@ def group_advantages(rewards, group_size=None, *, groups=None, scale="group", ep
     TRL's ``GRPOTrainer`` (``scale_rewards="group"``, eps 1e-4) and verl's
     GRPO estimator (eps 1e-6). NaN rewards count as 0 (TRL sums reward
     functions with ``nansum``); an infinite reward makes its group's
-    advantages NaN, as NumPy arithmetic would; a group of one gets advantage 0.
+    advantages NaN, as NumPy arithmetic would; a group of one gets advantage 0
+    unless ``singleton="raw"``.
+
+    verl's ``compute_grpo_outcome_advantage`` (both its trainers, see
+    docs/trainers.md) is ``groups=uid, eps=1e-6, singleton="raw"``, with
+    ``scale="none"`` for ``norm_adv_by_std_in_grpo=False``; its multi-turn
+    agent loop adds ``sessions`` and ``turns``.
 
     Parameters
     ----------
@@ -240,9 +246,9 @@ def group_advantages(rewards, group_size=None, *, groups=None, scale="group", ep
     group_size : int, optional
         Groups are consecutive runs of ``group_size`` rewards (TRL's layout:
         ``num_generations`` completions per prompt); N must be a multiple.
-    groups : array_like of int, shape (N,), optional
-        Group id of each reward, in any order (verl's ``uid``). Give exactly
-        one of ``group_size`` and ``groups``.
+    groups : array_like of int or str, shape (N,), optional
+        Group label of each reward, in any order (verl's ``uid``). Give
+        exactly one of ``group_size`` and ``groups``.
     scale : {"group", "batch", "none"}
         Divide by the group's sd, by the sd of the whole batch (TRL's
         ``scale_rewards="batch"``), or not at all.
@@ -250,6 +256,21 @@ def group_advantages(rewards, group_size=None, *, groups=None, scale="group", ep
         Added to the sd before dividing (>= 0).
     ddof : int
         Delta degrees of freedom of the sd (1 = unbiased, as torch).
+    singleton : {"zero", "raw"}
+        A group of one reward gets 0 (``"zero"``), or is taken with mean 0
+        and sd 1 (``"raw"``, verl): :math:`r / (1 + \varepsilon)` with
+        ``scale="group"``, :math:`r` with ``scale="none"``.
+    sessions : array_like of int or str, shape (N,), optional
+        Multi-turn rollouts: the session (one agent loop) each row belongs to,
+        labels unique across the batch (verl v1: ``f"{uid}_{session_id}"``).
+        Only each session's final row enters the group statistics (one reward
+        per session), and every row of the session gets that row's advantage.
+        A session's rows must share one group.
+    turns : array_like of int, shape (N,), optional
+        The turn index of each row in its session (verl v1: the last field of
+        the batch key); the final row is the first one with the largest
+        index. Without ``turns`` it is the session's last row. Needs
+        ``sessions``.
 
     Returns
     -------
@@ -260,12 +281,16 @@ def group_advantages(rewards, group_size=None, *, groups=None, scale="group", ep
     >>> import fastcredit as fc
     >>> fc.group_advantages([1., 0., 0., 1.], group_size=2).round(4)
     array([ 0.707, -0.707, -0.707,  0.707])
+    >>> fc.group_advantages([2., 1., 0.], groups=["a", "b", "b"], eps=0.0,
+    ...                     singleton="raw").round(4)
+    array([ 2.    ,  0.7071, -0.7071])
     """
     r = real_array(rewards, "rewards")
     if r.ndim != 1:
         raise ValueError(f"rewards must have shape (N,), got {r.shape}")
     n = r.shape[0]
     scale = SCALE.check(scale)
+    singleton = SINGLETON.check(singleton)
     eps = check_float(eps, "eps", lo=0.0)
     ddof = check_int(ddof, "ddof", lo=0, hi=1)
     if (group_size is None) == (groups is None):
@@ -277,24 +302,75 @@ def group_advantages(rewards, group_size=None, *, groups=None, scale="group", ep
                              f"{group_size}")
         inverse = np.arange(n) // group_size
     else:
-        ids = int_array(groups, "groups")
-        if ids.shape != (n,):
-            raise ValueError(f"groups must have shape ({n},), got {ids.shape}")
-        inverse = np.unique(ids, return_inverse=True)[1].reshape(-1)
+        inverse = _label_index(groups, "groups", n)
     r = r.astype(np.float64)
     r[np.isnan(r)] = 0.0
+    if sessions is None:
+        if turns is not None:
+            raise TypeError("turns needs sessions (the session of each row)")
+        return _grouped(r, inverse, scale, eps, ddof, singleton)
+    session = _label_index(sessions, "sessions", n)
+    final = _final_rows(session, turns, n)
+    final_group = inverse[final]                       # the group of each session's final row
+    if not np.array_equal(final_group[session], inverse):
+        row = int(np.flatnonzero(final_group[session] != inverse)[0])
+        raise ValueError(f"groups and sessions disagree: row {row} is in a different group "
+                         f"from the final row {int(final[session[row]])} of its session")
+    return _grouped(r[final], final_group, scale, eps, ddof, singleton)[session]
+
+
+def _label_index(labels, name: str, n: int) -> np.ndarray:
+    """Integer or string labels (N,) as indices 0..k-1 of the sorted distinct labels."""
+    arr = as_array(labels, name)
+    if arr.dtype.kind not in "USO":
+        arr = int_array(arr, name)
+    if arr.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
+    if arr.dtype.kind == "O" and not all(isinstance(x, (str, int, np.integer)) and
+                                         not isinstance(x, bool) for x in arr):
+        raise TypeError(f"{name} must hold integers or strings")
+    try:
+        return np.unique(arr, return_inverse=True)[1].reshape(-1)
+    except TypeError:
+        raise TypeError(f"{name} must hold integers or strings of one kind, not both") from None
+
+
+def _final_rows(session: np.ndarray, turns, n: int) -> np.ndarray:
+    """For each session 0..k-1 its final row: the first with the largest turn
+    (the last row without turns)."""
+    rows = np.arange(n)
+    if turns is None:
+        order = np.lexsort((rows, session))            # by session, then row
+        last = np.r_[session[order][1:] != session[order][:-1], True]
+        return order[last]
+    turn = int_array(turns, "turns")
+    if turn.shape != (n,):
+        raise ValueError(f"turns must have shape ({n},), got {turn.shape}")
+    order = np.lexsort((-rows, turn, session))         # by session, turn, then row descending
+    last = np.r_[session[order][1:] != session[order][:-1], True]
+    return order[last]
+
+
+def _grouped(r, inverse, scale, eps, ddof, singleton) -> np.ndarray:
+    """Group-relative advantages of float64 rewards r with group indices inverse."""
+    n = r.shape[0]
     counts = np.bincount(inverse, minlength=1).astype(np.float64)
+    single = counts == 1
     # an infinite reward makes its group NaN (inf - inf), as NumPy would
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.bincount(inverse, weights=r, minlength=1) / np.maximum(counts, 1)
+        if singleton == "raw":
+            mean[single] = 0.0
         adv = r - mean[inverse]
         if scale == "group":
             ss = np.bincount(inverse, weights=adv * adv, minlength=1)
             sd = np.sqrt(ss / (counts - ddof))
+            sd[single] = 1.0
             adv = adv / (sd[inverse] + eps)
         elif scale == "batch" and n > ddof:
             adv = adv / (np.std(r, ddof=ddof) + eps)
-    adv[counts[inverse] == 1] = 0.0
+    if singleton == "zero":
+        adv[single[inverse]] = 0.0
     return adv
 
 

@@ -822,3 +822,40 @@ def sponsored_search_request(seed: int, q: int, m: int, k: int, empty: float, sh
             value = float(bid[ad]) if uniform(click) < float(ctr[ad]) else 0.0
             instances.append((ad, score, value, synthetic_log(score) + 0.5 * z2))
     return lengths, instances
+
+
+# --- verl's GRPO outcome advantage (trainers) ----------------------------------
+
+def verl_grpo_outcome(scores, index, epsilon=1e-6, norm_adv_by_std=True) -> np.ndarray:
+    """verl's ``compute_grpo_outcome_advantage`` on per-row scores, from its
+    definition: group by ``index``; a group of one has mean 0 and sd 1,
+    larger groups their mean and unbiased sd; A = (s - mean) / (sd + eps),
+    or s - mean without the sd."""
+    scores = [float(x) for x in scores]
+    out = np.zeros(len(scores))
+    for label in set(index):
+        rows = [j for j, x in enumerate(index) if x == label]
+        vals = [scores[j] for j in rows]
+        if len(vals) == 1:
+            mean, sd = 0.0, 1.0
+        else:
+            mean = sum(vals) / len(vals)
+            sd = math.sqrt(sum((x - mean) ** 2 for x in vals) / (len(vals) - 1))
+        for j in rows:
+            out[j] = (scores[j] - mean) / (sd + epsilon) if norm_adv_by_std else scores[j] - mean
+    return out
+
+
+def verl_multi_turn(scores, uid, session, turn, epsilon=1e-6, norm_adv_by_std=True):
+    """verl v1's multi-turn GRPO: each session's final row (the first with the
+    largest turn) enters ``verl_grpo_outcome`` grouped by uid; every row of
+    the session gets its final row's advantage."""
+    final = {}
+    for j, (s, t) in enumerate(zip(session, turn)):
+        if s not in final or turn[final[s]] < t:
+            final[s] = j
+    rows = list(final.values())
+    adv = verl_grpo_outcome([scores[j] for j in rows], [uid[j] for j in rows],
+                            epsilon, norm_adv_by_std)
+    of_session = {s: adv[k] for k, s in enumerate(final)}
+    return np.array([of_session[s] for s in session])

@@ -1,79 +1,112 @@
-"""The docs/trainers.md recipe, end to end on numpy arrays laid out exactly
-as TRL's GRPOTrainer and verl hand them over (no torch needed): rewards and
-per-action credit in, the (B, T) float32 advantages tensor out."""
+"""The array recipes of docs/trainers.md, run as written (the code blocks are
+read from the page, so the page cannot drift from what is tested), on numpy
+batches laid out as trainers hand them over: rewards and per-action credit
+in, the (B, T) float32 advantages out. No torch needed."""
+import pathlib
+import re
+
 import numpy as np
 
 import fastcredit as fc
+import reference as ref
 
+DOC = pathlib.Path(__file__).resolve().parents[1] / "docs" / "trainers.md"
 N_PROMPTS, NUM_GENERATIONS, M, T = 4, 4, 5, 48
 
 
-def trainer_batch(rng):
-    """A GRPO batch: B = prompts x generations completions of up to T tokens
-    (right padded; completion_mask 0 on padding); each completion spends
-    contiguous token spans on its m actions (query rewrites) and the rest on
-    shared text; a coalition table v over the m actions per completion; the
-    scalar reward is v(N)."""
-    b = N_PROMPTS * NUM_GENERATIONS
-    lengths = rng.integers(T // 2, T + 1, size=b)
-    completion_mask = (np.arange(T)[None, :] < lengths[:, None]).astype(np.int64)
-    token_action = np.full((b, T), -1, dtype=np.int64)
-    for g in range(b):
+def doc_block(marker: str) -> str:
+    """The python code block of docs/trainers.md that contains marker."""
+    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
+    [block] = [b for b in blocks if marker in b]
+    return block
+
+
+def run_doc_block(marker: str, **names) -> dict:
+    namespace = dict(names)
+    exec(compile(doc_block(marker), f"{DOC}:{marker}", "exec"), namespace)
+    return namespace
+
+
+def trainer_batch(rng, n_rows=N_PROMPTS * NUM_GENERATIONS):
+    """Completions of up to T tokens (right padded; mask 0 on padding), each
+    spending contiguous token spans on its m actions and the rest on shared
+    text; a coalition table v over the m actions per completion, growing
+    with the coalition; the scalar reward is v(N)."""
+    lengths = rng.integers(T // 2, T + 1, size=n_rows)
+    mask = (np.arange(T)[None, :] < lengths[:, None]).astype(np.int64)
+    token_action = np.full((n_rows, T), -1, dtype=np.int64)
+    for g in range(n_rows):
         cuts = np.sort(rng.choice(np.arange(1, lengths[g]), size=2 * M, replace=False))
         for i in range(M):
             token_action[g, cuts[2 * i]:cuts[2 * i + 1]] = i
-    v = rng.uniform(size=(b, 1 << M)).cumsum(axis=1)   # grows with the coalition
+    v = rng.uniform(size=(n_rows, 1 << M)).cumsum(axis=1)
     v[:, 0] = 0.0
-    rewards = v[:, -1].copy()
-    return rewards, v, token_action, completion_mask
+    return v[:, -1].copy(), v, token_action, mask
 
 
-def recipe(rewards, v, token_action, completion_mask, beta=0.5, kappa=1.0):
-    """What a trainer subclass runs after scoring its completions."""
-    base = fc.group_advantages(rewards, NUM_GENERATIONS)               # TRL's A_hat
-    credit = fc.shapley(v)                                             # per-action credit
-    counts = fc.token_counts(token_action, M, completion_mask)
-    action_adv = fc.shape_advantages(base, credit, beta=beta, kappa=kappa,
-                                     token_counts=counts)
-    return base, fc.token_advantages(base, action_adv, token_action, completion_mask)
-
-
-def test_trl_advantages_tensor(rng):
+def test_any_trainer_recipe(rng):
     rewards, v, token_action, mask = trainer_batch(rng)
-    base, adv = recipe(rewards, v, token_action, mask)
-    # TRL's _compute_loss accepts advantages of shape (B, T) (it unsqueezes
-    # only 1-d ones); float32 like the logps it multiplies.
+    ns = run_doc_block("base = fc.group_advantages(rewards, group_size)", rewards=rewards,
+                       group_size=NUM_GENERATIONS, v=v, token_action=token_action, m=M, mask=mask)
+    base, adv = ns["base"], ns["advantages"]
     assert adv.shape == (N_PROMPTS * NUM_GENERATIONS, T) and adv.dtype == np.float32
     assert (adv[mask == 0] == 0).all()
     shared = (token_action == -1) & (mask == 1)
     np.testing.assert_array_equal(adv[shared], np.broadcast_to(base[:, None], adv.shape)[shared]
                                   .astype(np.float32))
-    # on-policy (ratio 1) GRPO loss -sum(A * mask) / sum(mask) per sequence,
-    # averaged over sequences (loss_type="grpo"), is unchanged by the shaping:
-    # the token-weighted projection keeps every sequence's token mean at A_hat.
+    # the token-weighted projection keeps every sequence's token mean at A_hat,
+    # so an on-policy loss averaged over tokens is unchanged by the shaping
     seq_mean = (adv.astype(np.float64) * mask).sum(1) / mask.sum(1)
     np.testing.assert_allclose(seq_mean, base, atol=1e-6)
     # and actions with more credit get more advantage within a completion
     credit = fc.shapley(v)
     for g in range(adv.shape[0]):
-        per_action = [adv[g][token_action[g] == i][0] for i in range(M)]
-        order = np.argsort(credit[g])
-        assert np.all(np.diff(np.array(per_action)[order]) >= -1e-6)
+        per_action = np.array([adv[g][token_action[g] == i][0] for i in range(M)])
+        assert np.all(np.diff(per_action[np.argsort(credit[g])]) >= -1e-6)
 
 
-def test_verl_advantages_tensor(rng):
-    rewards, v, token_action, mask = trainer_batch(rng)
-    response_mask = mask.astype(np.float32)   # verl's data.batch["response_mask"]
-    uid = np.repeat(np.arange(N_PROMPTS), NUM_GENERATIONS)
-    rng.shuffle(uid)                           # verl groups by uid, in any order
-    base = fc.group_advantages(rewards, groups=uid, eps=1e-6)
-    # beta = 0 reproduces verl's outcome advantage: scores[:, None] * response_mask
-    unshaped = fc.shape_advantages(base, fc.shapley(v), beta=0.0)
-    flat = fc.token_advantages(base, unshaped, token_action, response_mask)
-    np.testing.assert_array_equal(flat, (base[:, None] * response_mask).astype(np.float32))
-    counts = fc.token_counts(token_action, M, response_mask)
-    shaped = fc.shape_advantages(base, fc.shapley(v), beta=0.5, token_counts=counts)
-    adv = fc.token_advantages(base, shaped, token_action, response_mask)
-    assert adv.shape == response_mask.shape   # (bs, response_length)
+def shape_verl_advantages():
+    return run_doc_block("def shape_verl_advantages(")["shape_verl_advantages"]
+
+
+def test_verl_recipe(rng):
+    """verl's GRPO advantages (uid groups, a group of one) -> shaped ones."""
+    rewards, v, token_action, mask = trainer_batch(rng, n_rows=N_PROMPTS * NUM_GENERATIONS + 1)
+    response_mask = mask.astype(np.float32)            # verl's batch["response_mask"]
+    uid = np.array([f"uid-{g}" for g in range(N_PROMPTS) for _ in range(NUM_GENERATIONS)]
+                   + ["alone"], dtype=object)
+    order = rng.permutation(len(uid))                  # verl's rows come in any order
+    uid, rewards, v = uid[order], rewards[order], v[order]
+    token_action, response_mask = token_action[order], response_mask[order]
+    # what verl writes: A * response_mask, in float32
+    verl_adv = (ref.verl_grpo_outcome(rewards, list(uid))[:, None] * response_mask
+                ).astype(np.float32)
+    shape = shape_verl_advantages()
+    credit = fc.shapley(v)
+    # shaping_beta = 0 gives verl's advantages back exactly
+    np.testing.assert_array_equal(shape(verl_adv, response_mask, credit, token_action,
+                                        shaping_beta=0.0), verl_adv)
+    adv = shape(verl_adv, response_mask, credit, token_action)
+    assert adv.shape == response_mask.shape and adv.dtype == np.float32
+    base = fc.group_advantages(rewards, groups=uid, eps=1e-6, singleton="raw")
     seq_mean = (adv.astype(np.float64) * response_mask).sum(1) / response_mask.sum(1)
-    np.testing.assert_allclose(seq_mean, base, atol=1e-6)
+    np.testing.assert_allclose(seq_mean, base, rtol=1e-5, atol=1e-5)
+
+
+def test_verl_multi_turn_recipe(rng):
+    """Multi-turn v1 rows: every turn carries its session's final-turn
+    advantage, which the recipe reads per row and fc.group_advantages
+    reproduces with sessions and turns."""
+    n_rows = 3 * NUM_GENERATIONS * 2
+    rewards, v, token_action, mask = trainer_batch(rng, n_rows=n_rows)
+    uid = np.repeat([f"u{k}" for k in range(3)], 2 * NUM_GENERATIONS)
+    session = np.array([f"{u}_{g // 2}" for g, u in enumerate(uid)])   # two turns each
+    turn = np.tile([0, 1], n_rows // 2)
+    verl_adv = (ref.verl_multi_turn(rewards, list(uid), list(session), list(turn))[:, None]
+                * mask).astype(np.float32)
+    base = fc.group_advantages(rewards, groups=uid, eps=1e-6, singleton="raw",
+                               sessions=session, turns=turn)
+    adv = shape_verl_advantages()(verl_adv, mask, fc.shapley(v), token_action)
+    seq_mean = (adv.astype(np.float64) * mask).sum(1) / mask.sum(1)
+    np.testing.assert_allclose(seq_mean, base, rtol=1e-5, atol=1e-5)
+    assert np.array_equal(base[::2], base[1::2])       # both turns of a session
