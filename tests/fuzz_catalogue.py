@@ -301,6 +301,8 @@ def _demo_result(ctx):
 EXAMPLES: dict[str, object] = {
     # tables and games
     "v": lambda c: _table(),
+    "train": lambda c: _table(),
+    "audit": lambda c: _table() + _rng(23).normal(size=(B, 1 << M)) * 0.3,
     "a": lambda c: _vec12(3) if c.has("b") else _table(),
     "b": lambda c: _vec12(4),
     "weights": lambda c: np.array([1.0, 2.0, 0.5]),
@@ -438,7 +440,10 @@ NAN_DOCUMENTED = {"fastcredit.alignment", "fastcredit.alignment_controls",
                   "fastcredit.within_spearman", "fastcredit.spearman_audit",
                   "fastcredit.audit_controls", "fastcredit.evaluator_fidelity",
                   "fastcredit.replay_advantage", "fastcredit.contrastive_effects",
-                  "fastcredit.ShapleyEstimate.ci", "fastcredit.BootstrapCI.pvalue"}
+                  "fastcredit.ShapleyEstimate.ci", "fastcredit.BootstrapCI.pvalue",
+                  "fastcredit.interaction_distribution", "fastcredit.edge_agreement",
+                  "fastcredit.pair_agreement", "fastcredit.calibration",
+                  "fastcredit.size_agreement", "fastcredit.rule_agreement"}
 # Documented equivalents: an error about "target.param" may name these instead.
 EQUIVALENT = {"fastcredit.token_counts.m": ("token_action",)}
 # Where one parameter name has another documented range (lo, hi, finite, choices).
