@@ -17,7 +17,7 @@ from . import games, synthetic
 from ._backend import available_backends
 from ._native import get_include, get_library, get_library_dir
 from .auction import AuctionWinners, Pools, auction_replay, auction_winners
-from .audit import (STUDY_RULES, Alignment, BootstrapCI, Calibration, ContrastiveEffects,
+from .audit import (Alignment, BootstrapCI, Calibration, ContrastiveEffects,
                     EdgeAgreement, Fidelity, HolmResult, InteractionDistribution,
                     PairAgreement, ReplayAdvantage, RuleAgreement, SizeAgreement,
                     SpearmanAudit, alignment, alignment_controls, audit_controls,

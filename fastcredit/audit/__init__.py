@@ -53,7 +53,7 @@ from .intervals import newcombe_interval, wilson_interval
 from .multitest import HolmResult, holm
 from .replay import ReplayAdvantage, replay_advantage
 from .spearman import SpearmanAudit, spearman_audit, within_spearman
-from .study import (STUDY_RULES, Calibration, EdgeAgreement, InteractionDistribution,
+from .study import (Calibration, EdgeAgreement, InteractionDistribution,
                     PairAgreement, RuleAgreement, SizeAgreement, calibration, edge_agreement,
                     interaction_distribution, pair_agreement, rule_agreement, size_agreement)
 
@@ -63,7 +63,7 @@ __all__ = ["Alignment", "BootstrapCI", "ContrastiveEffects", "Fidelity", "HolmRe
            "holm", "newcombe_interval", "paired_bootstrap", "replay_advantage",
            "shuffle_within", "spearman_audit", "wilson_interval", "within_spearman",
            # the set-intervention study (fastcredit.audit.study)
-           "STUDY_RULES", "Calibration", "EdgeAgreement", "InteractionDistribution",
+           "Calibration", "EdgeAgreement", "InteractionDistribution",
            "PairAgreement", "RuleAgreement", "SizeAgreement", "calibration", "edge_agreement",
            "interaction_distribution", "pair_agreement", "rule_agreement", "size_agreement"]
 

@@ -527,7 +527,7 @@ def rule_agreement(train, audit, *, rules=tuple(STUDY_RULES), resamples=10_000, 
     ----------
     train, audit : array_like, shape (..., 2**m), 2 <= m <= 16
     rules : sequence of str
-        From ``STUDY_RULES`` ("singleton", "leave_one_out", "banzhaf",
+        From :data:`STUDY_RULES` ("singleton", "leave_one_out", "banzhaf",
         "shapley"); Shapley is always computed (it is what the others are
         compared with).
     resamples, level, seed, threads, backend
