@@ -60,44 +60,15 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
-@dataclass(frozen=True)
-class Interactions:
-    """Signs and sizes of the pair interactions I_ij (i < j) of one mode:
-    ``negative`` (substitutes) and ``positive`` (complements) of ``pairs``,
-    the median |I_ij| over all pairs and over the nonzero ones."""
-
-    pairs: int
-    negative: int
-    positive: int
-    median: float
-    median_nonzero: float
-
-    @classmethod
-    def of(cls, pairs: np.ndarray, m: int) -> Interactions:
-        iu = np.triu_indices(m, 1)
-        vals = pairs[:, iu[0], iu[1]].ravel()
-        tol = 1e-9  # the sums of a table round; smaller |I_ij| are zero
-        neg, pos = vals < -tol, vals > tol
-        magnitude = np.where(neg | pos, np.abs(vals), 0.0)
-        nonzero = magnitude[neg | pos]
-        return cls(vals.size, int(neg.sum()), int(pos.sum()),
-                   np.median(magnitude) if vals.size else 0.0,
-                   np.median(nonzero) if nonzero.size else 0.0)
-
-    def lines(self) -> list[str]:
-        def share(count):
-            return _pct(count / self.pairs if self.pairs else 0.0)
-        zero = self.pairs - self.negative - self.positive
-        return [
-            f"    negative (substitutes) {share(self.negative)} ({self.negative:,}), positive "
-            f"(complements) {share(self.positive)} ({self.positive:,}), zero {share(zero)}",
-            f"    median |I_ij|: {self.median:.3g} over all pairs, "
-            f"{self.median_nonzero:.3g} over the nonzero ones",
-        ]
-
-
-def _interaction_report(pairs: np.ndarray, m: int) -> list[str]:
-    return Interactions.of(pairs, m).lines()
+def _interaction_lines(dist) -> list[str]:
+    """Two report lines of a fastcredit.InteractionDistribution."""
+    return [
+        f"    negative (substitutes) {_pct(dist.negative_share)} ({dist.negative:,}), positive "
+        f"(complements) {_pct(dist.positive_share)} ({dist.positive:,}), zero "
+        f"{_pct(dist.zero_share)}",
+        f"    median |I_ij|: {dist.median_abs:.3g} over all pairs, "
+        f"{dist.median_abs_nonzero:.3g} over the nonzero ones",
+    ]
 
 
 @dataclass(frozen=True)
@@ -110,7 +81,7 @@ class DemoResult:
     instances: int      # candidate instances over all requests
     tables: dict        # mode -> coalition tables (n_requests, 2**M)
     credit: dict        # (rule, mode) -> credit (n_requests, M)
-    interactions: dict  # mode -> Interactions over all requests
+    interactions: dict  # mode -> fastcredit.InteractionDistribution of all requests
     study: object       # fastcredit._study_report.Study of the first study requests
     times: dict         # stage -> seconds
     started: float      # time.perf_counter() when the computation started
@@ -147,8 +118,8 @@ def _replay(n_requests: int, seed: int, preset: str, threads, progress):
 
 
 def _credit(tables: dict, times: dict, threads, progress):
-    """(credit by (rule, mode), pair interactions by mode); adds their seconds
-    to ``times``."""
+    """(credit by (rule, mode), interaction distribution by mode); adds their
+    seconds to ``times``."""
     import fastcredit as fc
     credit = {}
     with Stage("credit rules", len(RULES) * len(MODES) + 1, progress) as stage:
@@ -159,10 +130,10 @@ def _credit(tables: dict, times: dict, threads, progress):
                 times[f"{rule} ({mode})"] = time.perf_counter() - t0
                 stage.advance(1)
         t0 = time.perf_counter()
-        pairs = {mode: fc.pair_interactions(tables[mode], threads=threads) for mode in MODES}
+        dists = {mode: fc.interaction_distribution(tables[mode]) for mode in MODES}
         times["pair interactions (both)"] = time.perf_counter() - t0
         stage.advance(1)
-    return credit, pairs
+    return credit, dists
 
 
 def _demo_arguments(n_requests, seed, preset="realistic", study_requests=STUDY_DEFAULT,
@@ -195,7 +166,7 @@ def compute_demo(n_requests: int, seed: int, threads=None, progress=None, *,
         n_requests, seed, preset, study_requests, resamples)
     started = time.perf_counter()
     tables, instances, times = _replay(n_requests, seed, preset, threads, progress)
-    credit, pairs = _credit(tables, times, threads, progress)
+    credit, interactions = _credit(tables, times, threads, progress)
     n_study = min(study_requests, n_requests)
     t0 = time.perf_counter()
     with Stage("study analyses", 1, progress) as stage:
@@ -205,7 +176,7 @@ def compute_demo(n_requests: int, seed: int, threads=None, progress=None, *,
     times[f"study ({n_study:,} requests)"] = time.perf_counter() - t0
     return DemoResult(n_requests=n_requests, seed=seed, preset=preset, instances=instances,
                       tables=tables, credit=credit,
-                      interactions={mode: Interactions.of(pairs[mode], M) for mode in MODES},
+                      interactions=interactions,
                       study=study, times=times, started=started)
 
 
@@ -253,7 +224,7 @@ def report_demo(result: DemoResult, stream=None) -> None:
         f"+ v(0), {n * M * (M - 1) // 2:,} pairs per mode")
     for mode in MODES:
         say(f"  {mode}:")
-        for line in result.interactions[mode].lines():
+        for line in _interaction_lines(result.interactions[mode]):
             say(line)
     say()
     for line in study_lines(result.study):

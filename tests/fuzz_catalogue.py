@@ -84,7 +84,7 @@ class Target:
 
 # A module without __all__ whose public interface is narrower than its
 # non-underscore names: the command line's helpers (compute_demo, report_demo,
-# Interactions, ...) are the implementation of ``main``.
+# DemoResult, ...) are the implementation of ``main``.
 PUBLIC_WITHOUT_ALL = {"fastcredit.cli": ("main", "write_synthetic")}
 
 
@@ -417,8 +417,6 @@ INSTANCES: dict[str, Callable] = {
     "TrajectorySCM": lambda c: __import__("fastcredit.synthetic").synthetic.and_failure(),
     "PermutationSamplingSV": lambda c: resolve("fastcredit.shapiq.PermutationSamplingSV")(M),
     "TableGame": lambda c: resolve("fastcredit.shapiq.TableGame")(_table1()),
-    "Interactions": lambda c: resolve("fastcredit.cli.Interactions").of(
-        __import__("fastcredit").pair_interactions(_table()), M),
     "DemoResult": _demo_result,
 }
 

@@ -152,15 +152,12 @@ def test_throughput_table_is_consistent(demo_run):
     assert re.search(r"\nsaved tables and credits to .*demo\.npz\n$", text)
 
 
-def test_interaction_report_counts():
-    pairs = np.zeros((2, 3, 3))
-    pairs[0, 0, 1] = pairs[0, 1, 0] = -2.0
-    pairs[1, 1, 2] = pairs[1, 2, 1] = 1.0
-    pairs[1, 0, 2] = pairs[1, 2, 0] = 1e-15  # rounding, counted as zero
-    lines = "\n".join(cli._interaction_report(pairs, 3))
-    assert ("negative (substitutes) 16.7 % (1), positive (complements) 16.7 % (1), "
-            "zero 66.7 %") in lines
-    assert "0 over all pairs, 1.5 over the nonzero ones" in lines
+def test_interaction_report_lines():
+    v = np.array([[0., 1., 1., 1.], [0., 1., 1., 3.], [0., 1., 1., 2. + 1e-15]])
+    lines = "\n".join(cli._interaction_lines(fc.interaction_distribution(v)))
+    assert ("negative (substitutes) 33.3 % (1), positive (complements) 33.3 % (1), "
+            "zero 33.3 %") in lines
+    assert "1 over all pairs, 1 over the nonzero ones" in lines
 
 
 def test_progress_bar_only_after_a_second(monkeypatch):
