@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,19 +78,19 @@ def _calibration_rows(s: Study):
     i, e, p = c.interactions, c.edges, c.pairs
     paper_edge = PAPER["edge_rate"]
     return (["figure", "this run", "paper"], [
-        [f"pair interactions < 0 (substitutes, {s.audit})", _pct(i.negative_share),
+        [f"I_ij < 0, substitutes ({s.audit})", _pct(i.negative_share),
          _pct(PAPER["negative_share"])],
-        [f"pair interactions > 0 (complements, {s.audit})", _pct(i.positive_share),
+        [f"I_ij > 0, complements ({s.audit})", _pct(i.positive_share),
          _pct(PAPER["positive_share"])],
-        [f"pair interactions = 0 ({s.audit})", _pct(i.zero_share), _pct(PAPER["zero_share"])],
-        [f"median |I_ij| over the nonzero ({s.audit})", f"{i.median_abs_nonzero:.3g}",
+        [f"I_ij = 0 ({s.audit})", _pct(i.zero_share), _pct(PAPER["zero_share"])],
+        [f"median |I_ij|, nonzero ({s.audit})", f"{i.median_abs_nonzero:.3g}",
          f"{PAPER['median_abs_nonzero']:.2f}"],
-        [f"insertion-edge sign agreement, {s.train} vs {s.audit}",
+        [f"edge sign agreement, {s.train} vs {s.audit}",
          f"{e.rate:.4f} [{e.low:.4f}, {e.high:.4f}]",
          f"{paper_edge[0]:.4f} [{paper_edge[1]:.4f}, {paper_edge[2]:.4f}]"],
-        ["pair-interaction sign agreement (pairs nonzero in both)",
+        ["pair sign agreement, nonzero in both",
          f"{p.rate:.4f} (n={p.count:,})", f"{PAPER['pair_rate']:.4f}"],
-        ["pair-interaction sign agreement (all pairs, 0 a sign)",
+        ["pair sign agreement, all pairs",
          f"{p.rate_all:.4f} (n={p.count_all:,})", "-"],
     ])
 
@@ -183,13 +184,15 @@ def _text_table(header, rows) -> list[str]:
 
 def study_lines(s: Study) -> list[str]:
     """The report for a terminal: every section, a table and a note each."""
-    out = [f"The set-intervention study on {s.n_requests:,} requests: credit rules under the "
-           f"training evaluator ({s.train}), reference Shapley from the audit evaluator "
-           f"({s.audit})"]
+    out = textwrap.wrap(f"The set-intervention study on {s.n_requests:,} requests: credit "
+                        f"rules under the training evaluator ({s.train}), reference Shapley "
+                        f"from the audit evaluator ({s.audit})", width=98)
     tables = _tables(s)
     for anchor, title in SECTIONS:
         header, rows, note = tables[anchor]
-        out += ["", title] + _text_table(header, rows) + [f"  ({note})"]
+        out += (["", title] + _text_table(header, rows)
+                + textwrap.wrap(f"({note})", width=96, initial_indent="  ",
+                                subsequent_indent="   "))
     return out
 
 

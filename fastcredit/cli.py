@@ -220,8 +220,8 @@ def report_demo(result: DemoResult, stream=None) -> None:
     n = result.n_requests
     say(f"\n{result.instances:,} candidate instances ({result.instances / max(n, 1):.1f} per "
         f"request); tables of {1 << M} coalitions per request\n")
-    say(f"Coalition dependence of all requests: pair interactions I_ij = v(ij) - v(i) - v(j) "
-        f"+ v(0), {n * M * (M - 1) // 2:,} pairs per mode")
+    say(f"Pair interactions of all requests, I_ij = v(ij) - v(i) - v(j) + v(0): "
+        f"{n * M * (M - 1) // 2:,} pairs per mode")
     for mode in MODES:
         say(f"  {mode}:")
         for line in _interaction_lines(result.interactions[mode]):

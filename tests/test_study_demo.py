@@ -40,11 +40,11 @@ def test_terminal_tables_are_the_library_analyses(run):
     titles = dict(_study_report.SECTIONS)
     cal = fc.calibration(t, a)
     rows = {r[0]: r[1:] for r in cells(text, titles["calibration"])}
-    assert rows["pair interactions > 0 (complements, rerun)"][0] == \
+    assert rows["I_ij > 0, complements (rerun)"][0] == \
         f"{100 * cal.interactions.positive_share:.1f} %"
-    assert rows["insertion-edge sign agreement, filter vs rerun"][0] == \
+    assert rows["edge sign agreement, filter vs rerun"][0] == \
         f"{cal.edges.rate:.4f} [{cal.edges.low:.4f}, {cal.edges.high:.4f}]"
-    assert rows["pair-interaction sign agreement (pairs nonzero in both)"][0] == \
+    assert rows["pair sign agreement, nonzero in both"][0] == \
         f"{cal.pairs.rate:.4f} (n={cal.pairs.count:,})"
     size = fc.size_agreement(t, a)
     for k, row in enumerate(cells(text, titles["table1"])):
