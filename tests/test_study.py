@@ -326,6 +326,20 @@ def test_realistic_preset_within_the_documented_bands():
         assert lo <= got[name] <= hi, (name, got[name])
 
 
+def test_nan_propagates():
+    v = HAND.copy()
+    v[1, 3] = np.nan   # request 1: v(N), so I_01 and the k = 1 edges of request 1
+    d = fc.interaction_distribution(v)
+    assert (d.negative, d.positive, d.zero) == (1, 1, 1)
+    assert np.isnan(d.negative_share) and np.isnan(d.median_abs)
+    e = fc.edge_agreement(v, HAND)
+    assert e.by_size[0] == 1.0 and np.isnan(e.by_size[1]) and np.isnan(e.rate)
+    assert np.isnan(e.train_signs[1]).all() and not np.isnan(e.train_signs[0]).any()
+    assert np.isnan(e.rate_nonzero)
+    p = fc.pair_agreement(v, HAND)
+    assert np.isnan(p.rate) and np.isnan(p.rate_all)
+
+
 # --- bad input ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("call,match", [

@@ -40,7 +40,8 @@ Choices where the paper's definitions leave room (docs/study.md):
 
 A share or rate of nothing (no requests, no nonzero pair) is NaN, as is a
 median of nothing; the per-request statistics are NaN where
-:func:`alignment` documents it.
+:func:`alignment` documents it. NaN in a table propagates: a rate, share or
+median over a NaN marginal or interaction is NaN.
 """
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ import dataclasses
 
 import numpy as np
 
-from .._validation import as_array, as_sequence, check_float, check_open_unit, float64_array
+from .._validation import (as_array, as_sequence, check_float, check_memory, check_open_unit,
+                           float64_array)
 from ..tables import banzhaf, leave_one_out, pair_interactions, shapley, singleton, size_resolved
 from .agreement import alignment
 from .bootstrap import paired_bootstrap
@@ -91,6 +93,12 @@ def _atol(atol):
 def _sign(x, atol):
     """-1, 0, +1 with |x| <= atol as 0 (NaN stays NaN)."""
     return np.where(np.abs(x) <= atol, 0.0, np.sign(x))
+
+
+def _agree(a, b):
+    """1.0 where the signs a and b agree, 0.0 where not, NaN where either is
+    NaN (so that a rate over them is NaN, as NumPy propagates it)."""
+    return np.where(np.isnan(a) | np.isnan(b), np.nan, (a == b).astype(np.float64))
 
 
 def _pairs(v, m):
@@ -145,7 +153,7 @@ class InteractionDistribution:
 
 
 def _share(count, total):
-    return count / total if total else float("nan")
+    return count / total if total == total and total else float("nan")
 
 
 def interaction_distribution(v, *, atol=1e-9) -> InteractionDistribution:
@@ -178,12 +186,14 @@ def interaction_distribution(v, *, atol=1e-9) -> InteractionDistribution:
     vals = np.where(np.abs(vals) <= atol, 0.0, vals)
     neg, pos = int(np.count_nonzero(vals < 0)), int(np.count_nonzero(vals > 0))
     zero = int(np.count_nonzero(vals == 0))
-    nonzero = np.abs(vals[(vals != 0) & ~np.isnan(vals)])
     n = vals.size
+    # NaN interactions make every share and median NaN (the counts count the rest)
+    n = n if neg + pos + zero == n else float("nan")
+    nonzero = np.abs(vals[vals != 0])
     return InteractionDistribution(
         vals, neg, pos, zero, _share(neg, n), _share(pos, n), _share(zero, n),
         float(np.median(nonzero)) if nonzero.size else float("nan"),
-        float(np.median(np.abs(vals))) if n else float("nan"))
+        float(np.median(np.abs(vals))) if vals.size else float("nan"))
 
 
 # --- insertion edges (Table 4) --------------------------------------------------
@@ -283,12 +293,17 @@ def edge_agreement(train, audit, *, atol=1e-9, level=0.95) -> EdgeAgreement:
     t, a, m = _pair(train, audit)
     atol = _atol(atol)
     level = check_open_unit(level, "level")
+    # the marginals and signs of both evaluators, and their agreement
+    check_memory(5 * 8 * t.shape[0] * m << (m - 1),
+                 f"train and audit ({t.shape[0]:,} requests of m = {m}: their "
+                 f"{t.shape[0] * m << (m - 1):,} insertion edges)")
     st, k = _edges(t, m)
     sa, _ = _edges(a, m)
     st, sa = _sign(st, atol), _sign(sa, atol)
-    same = st == sa
+    same = _agree(st, sa)
     onehot = (k[:, None] == np.arange(m)).astype(np.float64)   # edge -> its size
-    hits = same.astype(np.float64) @ onehot                       # (B, m)
+    # per request and size (a matrix product would spread one NaN over all sizes)
+    hits = np.stack([same[:, k == j].sum(axis=1) for j in range(m)], axis=1)   # (B, m)
     counts = np.broadcast_to(onehot.sum(axis=0), hits.shape)
     by, lo, hi = _clustered_interval(hits, counts, level)
     rate, low, high = _clustered_interval(hits.sum(axis=1, keepdims=True),
@@ -300,12 +315,12 @@ def edge_agreement(train, audit, *, atol=1e-9, level=0.95) -> EdgeAgreement:
         for j, sign in enumerate((-1.0, 0.0, 1.0)):
             with np.errstate(invalid="ignore", divide="ignore"):
                 out[:, j] = (s == sign).sum(axis=0) @ onehot / counts.sum(axis=0)
+        out[np.isnan(s).sum(axis=0) @ onehot > 0] = np.nan   # NaN marginals of size k
         return out
 
-    n_either = int(np.count_nonzero(either))
     return EdgeAgreement(
         float(rate[0]), float(low[0]), float(high[0]), level, int(same.size),
-        _share(int(np.count_nonzero(same & either)), n_either), by, lo, hi,
+        _share(float(same[either].sum()), int(np.count_nonzero(either))), by, lo, hi,
         (onehot.sum(axis=0) * t.shape[0]).astype(np.int64), signs(st), signs(sa))
 
 
@@ -357,11 +372,11 @@ def pair_agreement(train, audit, *, atol=1e-9) -> PairAgreement:
     t, a, m = _pair(train, audit)
     atol = _atol(atol)
     st, sa = _sign(_pairs(t, m), atol), _sign(_pairs(a, m), atol)
-    same = st == sa
-    both = (st != 0) & (sa != 0)
+    same = _agree(st, sa)
+    both = (st != 0) & (sa != 0)   # NaN counts as nonzero, so a NaN rate shows it
     n_both = int(np.count_nonzero(both))
-    return PairAgreement(_share(int(np.count_nonzero(same & both)), n_both), n_both,
-                         _share(int(np.count_nonzero(same)), same.size), int(same.size))
+    return PairAgreement(_share(float(same[both].sum()), n_both), n_both,
+                         _share(float(same.sum()), same.size), int(same.size))
 
 
 # --- calibration ---------------------------------------------------------------------
