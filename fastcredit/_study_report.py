@@ -57,7 +57,7 @@ def compute_study(tables: dict, train: str = "filter", audit: str = "rerun", *,
     """The analyses of ``tables[train]`` against ``tables[audit]`` (both
     (B, 2**m)), and of the evaluators swapped."""
     t, a = tables[train], tables[audit]
-    return Study(train, audit, t.shape[0], study.calibration(t, a),
+    return Study(train, audit, t.shape[0], study.calibration(t, a, threads=threads),
                  study.size_agreement(t, a, threads=threads),
                  study.rule_agreement(t, a, resamples=resamples, seed=seed, threads=threads),
                  study.rule_agreement(a, t, resamples=resamples, seed=seed, threads=threads))

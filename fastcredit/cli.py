@@ -130,7 +130,8 @@ def _credit(tables: dict, times: dict, threads, progress):
                 times[f"{rule} ({mode})"] = time.perf_counter() - t0
                 stage.advance(1)
         t0 = time.perf_counter()
-        dists = {mode: fc.interaction_distribution(tables[mode]) for mode in MODES}
+        dists = {mode: fc.interaction_distribution(tables[mode], threads=threads)
+                 for mode in MODES}
         times["pair interactions (both)"] = time.perf_counter() - t0
         stage.advance(1)
     return credit, dists

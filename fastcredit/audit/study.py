@@ -101,10 +101,10 @@ def _agree(a, b):
     return np.where(np.isnan(a) | np.isnan(b), np.nan, (a == b).astype(np.float64))
 
 
-def _pairs(v, m):
+def _pairs(v, m, threads=None, backend=None):
     """I_ij, i < j, of every request: (B, m (m - 1) / 2)."""
     iu = np.triu_indices(m, 1)
-    return pair_interactions(v)[:, iu[0], iu[1]]
+    return pair_interactions(v, threads=threads, backend=backend)[:, iu[0], iu[1]]
 
 
 def _edges(v, m):
@@ -156,7 +156,8 @@ def _share(count, total):
     return count / total if total == total and total else float("nan")
 
 
-def interaction_distribution(v, *, atol=1e-9) -> InteractionDistribution:
+def interaction_distribution(v, *, atol=1e-9, threads=None,
+                             backend=None) -> InteractionDistribution:
     r"""The distribution of pair interactions
     :math:`I_{ij} = v(ij) - v(i) - v(j) + v(\emptyset)` over requests and
     pairs i < j: how many are substitutes (negative), complements (positive)
@@ -168,6 +169,8 @@ def interaction_distribution(v, *, atol=1e-9) -> InteractionDistribution:
         Coalition tables of one evaluator.
     atol : float
         :math:`|I_{ij}| \le` atol counts as 0.
+    threads, backend
+        Of :func:`fastcredit.pair_interactions`.
 
     Returns
     -------
@@ -182,7 +185,7 @@ def interaction_distribution(v, *, atol=1e-9) -> InteractionDistribution:
     """
     v, m = _tables(v, "v")
     atol = _atol(atol)
-    vals = _pairs(v, m).ravel()
+    vals = _pairs(v, m, threads, backend).ravel()
     vals = np.where(np.abs(vals) <= atol, 0.0, vals)
     neg, pos = int(np.count_nonzero(vals < 0)), int(np.count_nonzero(vals > 0))
     zero = int(np.count_nonzero(vals == 0))
@@ -346,7 +349,7 @@ class PairAgreement:
     count_all: int
 
 
-def pair_agreement(train, audit, *, atol=1e-9) -> PairAgreement:
+def pair_agreement(train, audit, *, atol=1e-9, threads=None, backend=None) -> PairAgreement:
     r"""Pair-interaction sign agreement of two evaluators:
     :math:`\operatorname{sign} I^{train}_{ij} = \operatorname{sign} I^{audit}_{ij}`
     over the pairs i < j (of every request) where both are nonzero
@@ -356,6 +359,8 @@ def pair_agreement(train, audit, *, atol=1e-9) -> PairAgreement:
     ----------
     train, audit : array_like, shape (..., 2**m), 2 <= m <= 16
     atol : float
+    threads, backend
+        Of :func:`fastcredit.pair_interactions`.
 
     Returns
     -------
@@ -371,7 +376,8 @@ def pair_agreement(train, audit, *, atol=1e-9) -> PairAgreement:
     """
     t, a, m = _pair(train, audit)
     atol = _atol(atol)
-    st, sa = _sign(_pairs(t, m), atol), _sign(_pairs(a, m), atol)
+    st = _sign(_pairs(t, m, threads, backend), atol)
+    sa = _sign(_pairs(a, m, threads, backend), atol)
     same = _agree(st, sa)
     both = (st != 0) & (sa != 0)   # NaN counts as nonzero, so a NaN rate shows it
     n_both = int(np.count_nonzero(both))
@@ -403,7 +409,8 @@ class Calibration:
     n_requests: int
 
 
-def calibration(train, audit, *, atol=1e-9, level=0.95) -> Calibration:
+def calibration(train, audit, *, atol=1e-9, level=0.95, threads=None,
+                backend=None) -> Calibration:
     """The calibration statistics of a landscape scored by two evaluators:
     the interaction distribution of each, insertion-edge sign agreement
     with its interval and pair-interaction sign agreement.
@@ -413,6 +420,8 @@ def calibration(train, audit, *, atol=1e-9, level=0.95) -> Calibration:
     train, audit : array_like, shape (..., 2**m), 2 <= m <= 16
     atol, level
         As in :func:`edge_agreement`.
+    threads, backend
+        Of :func:`fastcredit.pair_interactions`.
 
     Returns
     -------
@@ -426,10 +435,10 @@ def calibration(train, audit, *, atol=1e-9, level=0.95) -> Calibration:
     (1, 1)
     """
     t, a, _ = _pair(train, audit)
-    return Calibration(interaction_distribution(a, atol=atol),
-                       interaction_distribution(t, atol=atol),
+    kw = dict(atol=atol, threads=threads, backend=backend)
+    return Calibration(interaction_distribution(a, **kw), interaction_distribution(t, **kw),
                        edge_agreement(t, a, atol=atol, level=level),
-                       pair_agreement(t, a, atol=atol), t.shape[0])
+                       pair_agreement(t, a, **kw), t.shape[0])
 
 
 # --- Table 1: agreement by predecessor size ------------------------------------------
