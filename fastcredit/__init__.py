@@ -18,12 +18,15 @@ from . import games, synthetic
 from ._backend import available_backends
 from ._native import get_include, get_library, get_library_dir
 from .auction import AuctionWinners, Pools, auction_replay, auction_winners
-from .audit import (Alignment, BootstrapCI, ContrastiveEffects, Fidelity, HolmResult,
-                    ReplayAdvantage, SpearmanAudit, alignment, alignment_controls,
-                    audit_controls, bootstrap_median, contrastive_effects, derangement,
-                    evaluator_fidelity, holm, newcombe_interval, paired_bootstrap,
-                    replay_advantage, shuffle_within, spearman_audit, wilson_interval,
-                    within_spearman)
+from .audit import (Alignment, BootstrapCI, Calibration, ContrastiveEffects,
+                    EdgeAgreement, Fidelity, HolmResult, InteractionDistribution,
+                    PairAgreement, ReplayAdvantage, RuleAgreement, SizeAgreement,
+                    SpearmanAudit, alignment, alignment_controls, audit_controls,
+                    bootstrap_median, calibration, contrastive_effects, derangement,
+                    edge_agreement, evaluator_fidelity, holm, interaction_distribution,
+                    newcombe_interval, pair_agreement, paired_bootstrap, replay_advantage,
+                    rule_agreement, shuffle_within, size_agreement, spearman_audit,
+                    wilson_interval, within_spearman)
 from .games import masks_to_bool
 from .sampling import ShapleyEstimate, permutation_shapley
 from .shaping import (group_advantages, project_zero_sum, shape_advantages, token_advantages,

@@ -5,10 +5,13 @@ scores a Parquet file or dataset of requests into Parquet (see
 fastcredit.scoring).
 
 fastcredit demo is the main job: it generates synthetic sponsored-search
-requests (m = 5 query rewrites x k = 20 candidate ads each), replays every
-request's auction for all 2**m subsets of rewrites in both evaluator modes,
-computes Shapley / Banzhaf / Singleton / leave-one-out credit and prints a
-short results section with the throughput of every stage.
+requests (m = 5 query rewrites x k = 20 candidate ads each; the realistic
+preset by default), replays every request's auction for all 2**m subsets of
+rewrites in both evaluator modes, computes Shapley / Banzhaf / Singleton /
+leave-one-out credit, and prints the set-intervention study's analyses
+(calibration against the paper, the interaction distribution, Tables 1, 2,
+6 and 4: rules under the filter evaluator against the rerun Shapley) with
+the throughput of every stage; --html also writes them with plots.
 """
 # This docstring is the text of --help (main): plain text, no reST markup.
 from __future__ import annotations
@@ -44,70 +47,28 @@ MODES = _params.MODE.values
 REQUESTS = Integer("requests", 1, SYNTHETIC_MAX_INDEX, "number of requests")
 CANDIDATES = Integer("k", 1, RNG_MAX_RANGE, "candidate ads per rewrite")
 ROW_GROUP = Integer("row_group", 1, SYNTHETIC_MAX_INDEX, "requests per Parquet row group")
+STUDY_REQUESTS = Integer("study_requests", 2, SYNTHETIC_MAX_INDEX,
+                         "requests (the first ones) the study's analyses run on")
+# The paper analysed 1,171 requests; 20,000 make every interval of the
+# study narrow and take about a second.
+STUDY_DEFAULT = 20_000
 
 
 # --- the demo: computation ---------------------------------------------------
-
-def _insertion_signs(tables: dict, m: int):
-    """(same sign, same sign among the marginals nonzero in either mode, count)
-    of the insertion marginals v(S + i) - v(S), filter vs rerun."""
-    same = nonzero = same_nonzero = 0
-    masks = np.arange(1 << m)
-    for i in range(m):
-        without = masks[(masks >> i & 1) == 0]
-        f = np.sign(tables["filter"][:, without | 1 << i] - tables["filter"][:, without])
-        r = np.sign(tables["rerun"][:, without | 1 << i] - tables["rerun"][:, without])
-        agree = f == r
-        either = (f != 0) | (r != 0)
-        same += int(agree.sum())
-        nonzero += int(either.sum())
-        same_nonzero += int((agree & either).sum())
-    total = tables["filter"].shape[0] * m << (m - 1)
-    return same / total, same_nonzero / max(nonzero, 1), total, nonzero
-
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
-@dataclass(frozen=True)
-class Interactions:
-    """Signs and sizes of the pair interactions I_ij (i < j) of one mode:
-    ``negative`` (substitutes) and ``positive`` (complements) of ``pairs``,
-    the median |I_ij| over all pairs and over the nonzero ones."""
-
-    pairs: int
-    negative: int
-    positive: int
-    median: float
-    median_nonzero: float
-
-    @classmethod
-    def of(cls, pairs: np.ndarray, m: int) -> Interactions:
-        iu = np.triu_indices(m, 1)
-        vals = pairs[:, iu[0], iu[1]].ravel()
-        tol = 1e-9  # the sums of a table round; smaller |I_ij| are zero
-        neg, pos = vals < -tol, vals > tol
-        magnitude = np.where(neg | pos, np.abs(vals), 0.0)
-        nonzero = magnitude[neg | pos]
-        return cls(vals.size, int(neg.sum()), int(pos.sum()),
-                   np.median(magnitude) if vals.size else 0.0,
-                   np.median(nonzero) if nonzero.size else 0.0)
-
-    def lines(self) -> list[str]:
-        def share(count):
-            return _pct(count / self.pairs if self.pairs else 0.0)
-        zero = self.pairs - self.negative - self.positive
-        return [
-            f"    negative (substitutes) {share(self.negative)} ({self.negative:,}), positive "
-            f"(complements) {share(self.positive)} ({self.positive:,}), zero {share(zero)}",
-            f"    median |I_ij|: {self.median:.3g} over all pairs, "
-            f"{self.median_nonzero:.3g} over the nonzero ones",
-        ]
-
-
-def _interaction_report(pairs: np.ndarray, m: int) -> list[str]:
-    return Interactions.of(pairs, m).lines()
+def _interaction_lines(dist) -> list[str]:
+    """Two report lines of a fastcredit.InteractionDistribution."""
+    return [
+        f"    negative (substitutes) {_pct(dist.negative_share)} ({dist.negative:,}), positive "
+        f"(complements) {_pct(dist.positive_share)} ({dist.positive:,}), zero "
+        f"{_pct(dist.zero_share)}",
+        f"    median |I_ij|: {dist.median_abs:.3g} over all pairs, "
+        f"{dist.median_abs_nonzero:.3g} over the nonzero ones",
+    ]
 
 
 @dataclass(frozen=True)
@@ -116,14 +77,12 @@ class DemoResult:
 
     n_requests: int
     seed: int
+    preset: str
     instances: int      # candidate instances over all requests
     tables: dict        # mode -> coalition tables (n_requests, 2**M)
     credit: dict        # (rule, mode) -> credit (n_requests, M)
-    interactions: dict  # mode -> Interactions
-    stuck: dict         # mode -> requests whose full set earns 0, a smaller coalition more
-    identical: float    # share of requests whose filter and rerun tables are equal
-    signs: tuple        # _insertion_signs(tables, M)
-    alignment: dict     # (rule, mode) -> (median centred cosine with Shapley, n defined)
+    interactions: dict  # mode -> fastcredit.InteractionDistribution of all requests
+    study: object       # fastcredit._study_report.Study of the first study requests
     times: dict         # stage -> seconds
     started: float      # time.perf_counter() when the computation started
 
@@ -134,9 +93,10 @@ class DemoResult:
         return arrays
 
 
-def _replay(n_requests: int, seed: int, threads, progress):
+def _replay(n_requests: int, seed: int, preset: str, threads, progress):
     """(tables by mode, candidate instances, seconds by stage) of the pools."""
     import fastcredit as fc
+    replay = synthetic.search_preset(preset).replay
     tables = {mode: np.empty((n_requests, 1 << M)) for mode in MODES}
     times = {"generate pools": 0.0, "replay filter": 0.0, "replay rerun": 0.0}
     instances = 0
@@ -145,21 +105,21 @@ def _replay(n_requests: int, seed: int, threads, progress):
             b = min(n_requests, a + CHUNK)
             t0 = time.perf_counter()
             pools = synthetic.sponsored_search(b - a, m=M, k=K, seed=seed, start=a,
-                                               threads=threads)
+                                               preset=preset, threads=threads)
             times["generate pools"] += time.perf_counter() - t0
             instances += pools.ad_id.shape[0]
             for mode in MODES:
                 t0 = time.perf_counter()
-                fc.auction_replay(pools, slots=SLOTS, mode=mode, out=tables[mode][a:b],
-                                  threads=threads)
+                fc.auction_replay(pools, mode=mode, out=tables[mode][a:b], threads=threads,
+                                  **replay)
                 times[f"replay {mode}"] += time.perf_counter() - t0
             stage.advance(b - a)
     return tables, instances, times
 
 
 def _credit(tables: dict, times: dict, threads, progress):
-    """(credit by (rule, mode), pair interactions by mode); adds their seconds
-    to ``times``."""
+    """(credit by (rule, mode), interaction distribution by mode); adds their
+    seconds to ``times``."""
     import fastcredit as fc
     credit = {}
     with Stage("credit rules", len(RULES) * len(MODES) + 1, progress) as stage:
@@ -170,63 +130,89 @@ def _credit(tables: dict, times: dict, threads, progress):
                 times[f"{rule} ({mode})"] = time.perf_counter() - t0
                 stage.advance(1)
         t0 = time.perf_counter()
-        pairs = {mode: fc.pair_interactions(tables[mode], threads=threads) for mode in MODES}
+        dists = {mode: fc.interaction_distribution(tables[mode], threads=threads)
+                 for mode in MODES}
         times["pair interactions (both)"] = time.perf_counter() - t0
         stage.advance(1)
-    return credit, pairs
+    return credit, dists
 
 
-def _median_alignment(credit, shapley, threads):
-    """(median centred cosine over the requests where it is defined, their count)."""
-    import fastcredit as fc
-    cos = fc.alignment(credit, shapley, threads=threads).cosine
-    ok = np.isfinite(cos)
-    return (np.median(cos[ok]) if ok.any() else np.nan), int(ok.sum())
-
-
-def _demo_arguments(n_requests, seed) -> tuple:
-    """(n_requests, seed) of the demo checked, and refused when the tables
-    and credits of n_requests requests cannot fit in memory."""
+def _demo_arguments(n_requests, seed, preset="realistic", study_requests=STUDY_DEFAULT,
+                    resamples=10_000) -> tuple:
+    """The demo's arguments checked, and refused when the tables and
+    credits of n_requests requests cannot fit in memory."""
+    from .audit.bootstrap import check_resamples
     n_requests = REQUESTS.check(n_requests, "n_requests")
     seed = _params.SEED.check(seed)
+    preset = _params.SEARCH_PRESET.check(preset)
+    study_requests = STUDY_REQUESTS.check(study_requests)
+    resamples = check_resamples(resamples)
     # per request and mode: a table, 4 credit rules (M each) and M x M pairs
     per_request = len(MODES) * ((1 << M) + len(RULES) * M + M * M) * 8
     check_memory(n_requests * per_request, f"n_requests = {n_requests:,} (the tables and "
                                            f"credits of the demo)")
-    return n_requests, seed
+    return n_requests, seed, preset, study_requests, resamples
 
 
-def compute_demo(n_requests: int, seed: int, threads=None, progress=None) -> DemoResult:
-    """Replay ``n_requests`` synthetic requests in both modes, compute every
-    credit rule and the statistics the report shows; progress bars go to
-    ``progress`` (none when it is None)."""
-    n_requests, seed = _demo_arguments(n_requests, seed)
+def compute_demo(n_requests: int, seed: int, threads=None, progress=None, *,
+                 preset: str = "realistic", study_requests: int = STUDY_DEFAULT,
+                 resamples: int = 10_000) -> DemoResult:
+    """Replay ``n_requests`` synthetic requests of ``preset`` in both modes,
+    compute every credit rule, the interaction shares of all requests and
+    the set-intervention study (fastcredit.audit.study, training evaluator
+    filter, audit evaluator rerun) of the first ``study_requests``; progress
+    bars go to ``progress`` (none when it is None)."""
+    from ._study_report import compute_study
+    n_requests, seed, preset, study_requests, resamples = _demo_arguments(
+        n_requests, seed, preset, study_requests, resamples)
     started = time.perf_counter()
-    tables, instances, times = _replay(n_requests, seed, threads, progress)
-    credit, pairs = _credit(tables, times, threads, progress)
-    stuck = {mode: int(((t[:, -1] == 0) & (t[:, :-1].max(axis=1) > 0)).sum())
-             for mode, t in tables.items()}
-    identical = np.all(tables["filter"] == tables["rerun"], axis=1).mean() if n_requests else 0
-    alignment = {(rule, mode): _median_alignment(credit[rule, mode], credit["shapley", mode],
-                                                 threads)
-                 for rule in RULES[1:] for mode in MODES}
-    return DemoResult(n_requests=n_requests, seed=seed, instances=instances, tables=tables,
-                      credit=credit,
-                      interactions={mode: Interactions.of(pairs[mode], M) for mode in MODES},
-                      stuck=stuck, identical=identical, signs=_insertion_signs(tables, M),
-                      alignment=alignment, times=times, started=started)
+    tables, instances, times = _replay(n_requests, seed, preset, threads, progress)
+    credit, interactions = _credit(tables, times, threads, progress)
+    n_study = min(study_requests, n_requests)
+    t0 = time.perf_counter()
+    with Stage("study analyses", 1, progress) as stage:
+        study = compute_study({mode: tables[mode][:n_study] for mode in MODES}, "filter",
+                              "rerun", resamples=resamples, seed=seed, threads=threads)
+        stage.advance(1)
+    times[f"study ({n_study:,} requests)"] = time.perf_counter() - t0
+    return DemoResult(n_requests=n_requests, seed=seed, preset=preset, instances=instances,
+                      tables=tables, credit=credit,
+                      interactions=interactions,
+                      study=study, times=times, started=started)
 
 
 # --- the demo: report --------------------------------------------------------
 
-def demo_header(n_requests: int, seed: int) -> str:
-    return (f"fastcredit demo: {n_requests:,} synthetic sponsored-search requests, m = {M} "
-            f"rewrites x k = {K} candidate ads, top-{SLOTS} first-price auction, seed {seed}")
+def _auction_text(preset: str) -> str:
+    r = synthetic.search_preset(preset).replay
+    pricing = {"first": "first-price", "gsp": "GSP"}[r["pricing"]]
+    extra = "".join([f", reserve {r['reserve']:g}" if r["reserve"] else "",
+                     f", capacity {r['capacity']}" if r["capacity"] else ""])
+    return f"top-{r['slots']} {pricing} auction{extra}"
+
+
+def demo_header(n_requests: int, seed: int, preset: str = "realistic") -> str:
+    return (f"fastcredit demo: {n_requests:,} synthetic sponsored-search requests (preset "
+            f"{preset}), m = {M} rewrites x k = {K} candidate ads, {_auction_text(preset)}, "
+            f"seed {seed}")
+
+
+def _throughput_lines(result: DemoResult) -> list[str]:
+    n = result.n_requests
+    lines = [f"  {'stage':<28}{'seconds':>9}{'requests/s':>14}"]
+    for name, sec in result.times.items():
+        count = result.study.n_requests if name.startswith("study") else n
+        rate = f"{count / sec:,.0f}" if sec > 0 else "-"
+        lines.append(f"  {name:<28}{sec:9.2f}{rate:>14}")
+    lines.append(f"  {'total (with this report)':<28}"
+                 f"{time.perf_counter() - result.started:9.2f}")
+    return lines
 
 
 def report_demo(result: DemoResult, stream=None) -> None:
     """Print the results of :func:`compute_demo` (all but the header line) to
     ``stream`` (stdout)."""
+    from ._study_report import study_lines
     stream = sys.stdout if stream is None else stream
 
     def say(text=""):
@@ -235,34 +221,18 @@ def report_demo(result: DemoResult, stream=None) -> None:
     n = result.n_requests
     say(f"\n{result.instances:,} candidate instances ({result.instances / max(n, 1):.1f} per "
         f"request); tables of {1 << M} coalitions per request\n")
-    say(f"Coalition dependence: pair interactions I_ij = v(ij) - v(i) - v(j) + v(0), "
+    say(f"Pair interactions of all requests, I_ij = v(ij) - v(i) - v(j) + v(0): "
         f"{n * M * (M - 1) // 2:,} pairs per mode")
     for mode in MODES:
         say(f"  {mode}:")
-        for line in result.interactions[mode].lines():
+        for line in _interaction_lines(result.interactions[mode]):
             say(line)
-    for mode in MODES:
-        stuck = result.stuck[mode]
-        say(f"  requests whose full set earns 0 while a smaller coalition earns more "
-            f"({mode}): {stuck:,} ({_pct(stuck / n if n else 0)})")
-    same, same_nonzero, total, nonzero = result.signs
-    say("\nFilter vs rerun evaluators")
-    say(f"  identical tables: {_pct(result.identical)} of requests")
-    say(f"  insertion marginals v(S+i) - v(S) with the same sign: {_pct(same)} of {total:,}; "
-        f"{_pct(same_nonzero)} of the {nonzero:,} nonzero in either mode")
-    say("\nAlignment with Shapley: median centered cosine over requests "
-        "(defined where Shapley credit varies; a constant rule scores 0)")
-    say(f"  {'rule':<14}" + "".join(f"{mode:>18}" for mode in MODES))
-    for rule in RULES[1:]:
-        cells = [f"{median:8.3f} (n={count:,})"
-                 for median, count in (result.alignment[rule, mode] for mode in MODES)]
-        say(f"  {RULE_NAMES[rule]:<14}" + "".join(f"{c:>18}" for c in cells))
+    say()
+    for line in study_lines(result.study):
+        say(line)
     say("\nThroughput")
-    say(f"  {'stage':<28}{'seconds':>9}{'requests/s':>14}")
-    for name, sec in result.times.items():
-        rate = f"{n / sec:,.0f}" if sec > 0 else "-"
-        say(f"  {name:<28}{sec:9.2f}{rate:>14}")
-    say(f"  {'total (with this report)':<28}{time.perf_counter() - result.started:9.2f}")
+    for line in _throughput_lines(result):
+        say(line)
 
 
 def _npz_path(out) -> str:
@@ -272,27 +242,51 @@ def _npz_path(out) -> str:
     return out if out.endswith(".npz") else out + ".npz"
 
 
-def run_demo(n_requests: int, seed: int, out, threads, stream=None, progress=None) -> int:
+def run_demo(n_requests: int, seed: int, out, threads, stream=None, progress=None, *,
+             preset: str = "realistic", study_requests: int = STUDY_DEFAULT,
+             resamples: int = 10_000, html=None) -> int:
     """Run the demo on ``n_requests`` requests, print the report to
     ``stream`` (stdout) and progress to ``progress`` (stderr; False: none);
     save the tables and credits to the .npz file ``out`` (".npz" appended
-    when missing, as numpy.savez does) unless it is None. ``out`` is checked
+    when missing, as numpy.savez does) unless it is None, and the report
+    with plots to the HTML file ``html`` unless it is None (matplotlib
+    needed: ImportError otherwise, before any work). Outputs are checked
     before the computation (:class:`fastcredit._output.OutputError`) and
     written atomically, before the report."""
-    n_requests, seed = _demo_arguments(n_requests, seed)
+    n_requests, seed, preset, study_requests, resamples = _demo_arguments(
+        n_requests, seed, preset, study_requests, resamples)
     stream = sys.stdout if stream is None else stream
     progress = sys.stderr if progress is None else (progress or None)
     if out is not None:
         out = _npz_path(check_path(out, "out"))
         check_output(out)
-    print(demo_header(n_requests, seed), file=stream)
-    result = compute_demo(n_requests, seed, threads, progress)
+    if html is not None:
+        from ._study_report import _matplotlib
+        html = os.fspath(check_path(html, "html"))
+        check_output(html)
+        if out is not None and os.path.abspath(html) == os.path.abspath(out):
+            raise OutputError(f"html and out are the same file: {html!r}")
+        _matplotlib()
+    header = demo_header(n_requests, seed, preset)
+    print(header, file=stream)
+    result = compute_demo(n_requests, seed, threads, progress, preset=preset,
+                          study_requests=study_requests, resamples=resamples)
     if out is not None:   # saved before the report, which a closed pipe may cut short
         arrays = result.arrays()
         write_file(out, lambda f: np.savez(f, **arrays))
+    if html is not None:
+        from ._study_report import study_html
+        page = study_html(result.study, title="fastcredit demo: the set-intervention study",
+                          preamble=[header, f"{result.instances:,} candidate instances; the "
+                                            f"study uses the first "
+                                            f"{result.study.n_requests:,} requests."],
+                          throughput=_throughput_lines(result))
+        write_file(html, lambda f: f.write(page.encode("utf-8")))
     report_demo(result, stream)
     if out is not None:
         print(f"\nsaved tables and credits to {out}", file=stream)
+    if html is not None:
+        print(f"wrote the HTML report to {html}", file=stream)
     return 0
 
 
@@ -542,7 +536,9 @@ def _warm_kernels(args) -> int:
 
 def _demo(args) -> int:
     return run_demo(args.requests, args.seed, args.out, args.threads,
-                    progress=False if args.quiet else None)
+                    progress=False if args.quiet else None, preset=args.preset,
+                    study_requests=args.study_requests, resamples=args.resamples,
+                    html=args.html)
 
 
 # --- errors ------------------------------------------------------------------
@@ -572,7 +568,7 @@ def _user_errors(*types) -> tuple:
 # is a bug and keeps its traceback
 # What each command's arguments can be refused with (the library names the
 # argument in the message), besides OSError from the files.
-_COMMANDS = {"demo": (_demo, (OSError, ValueError)),
+_COMMANDS = {"demo": (_demo, (OSError, ValueError, ImportError)),
              "score": (_score, (OSError,)),
              "synth": (_synth, (OSError, ValueError)),
              "warm": (_warm_kernels, (OSError,))}
@@ -598,9 +594,17 @@ def _parser() -> argparse.ArgumentParser:
                           description=demo_text)
     _add_option(demo, "--requests", REQUESTS, 1_000_000)
     _add_option(demo, "--seed", _params.SEED, 0)
+    _add_option(demo, "--preset", _params.SEARCH_PRESET, "realistic")
+    _add_option(demo, "--study-requests", STUDY_REQUESTS, STUDY_DEFAULT)
+    _add_option(demo, "--resamples", _params.RESAMPLES, 10_000,
+                "bootstrap replicates of the study's paired intervals")
     demo.add_argument("--out", default=None,
                       help="save the tables and credits to this .npz file (written "
                            "atomically; .npz is appended when missing)")
+    demo.add_argument("--html", default=None,
+                      help="also write the report with plots to this self-contained HTML "
+                           "file (written atomically; needs matplotlib: "
+                           "pip install 'fastcredit[report]')")
     _add_option(demo, "--threads", _params.THREADS, None)
     _add_quiet(demo)
     score = sub.add_parser("score", help="score a Parquet file or dataset of requests",

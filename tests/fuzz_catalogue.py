@@ -93,7 +93,7 @@ class Target:
 
 # A module without __all__ whose public interface is narrower than its
 # non-underscore names: the command line's helpers (compute_demo, report_demo,
-# Interactions, ...) are the implementation of ``main``.
+# DemoResult, ...) are the implementation of ``main``.
 PUBLIC_WITHOUT_ALL = {"fastcredit.cli": ("main", "write_synthetic")}
 
 
@@ -310,6 +310,8 @@ def _demo_result(ctx):
 EXAMPLES: dict[str, object] = {
     # tables and games
     "v": lambda c: _table(),
+    "train": lambda c: _table(),
+    "audit": lambda c: _table() + _rng(23).normal(size=(B, 1 << M)) * 0.3,
     "a": lambda c: _vec12(3) if c.has("b") else _table(),
     "b": lambda c: _vec12(4),
     "weights": lambda c: np.array([1.0, 2.0, 0.5]),
@@ -434,8 +436,6 @@ INSTANCES: dict[str, Callable] = {
     "TrajectorySCM": lambda c: __import__("fastcredit.synthetic").synthetic.and_failure(),
     "PermutationSamplingSV": lambda c: resolve("fastcredit.shapiq.PermutationSamplingSV")(M),
     "TableGame": lambda c: resolve("fastcredit.shapiq.TableGame")(_table1()),
-    "Interactions": lambda c: resolve("fastcredit.cli.Interactions").of(
-        __import__("fastcredit").pair_interactions(_table()), M),
     "DemoResult": _demo_result,
     "CreditShaping": lambda c: resolve("fastcredit.trl.CreditShaping")(),
 }
@@ -458,7 +458,10 @@ NAN_DOCUMENTED = {"fastcredit.alignment", "fastcredit.alignment_controls",
                   "fastcredit.within_spearman", "fastcredit.spearman_audit",
                   "fastcredit.audit_controls", "fastcredit.evaluator_fidelity",
                   "fastcredit.replay_advantage", "fastcredit.contrastive_effects",
-                  "fastcredit.ShapleyEstimate.ci", "fastcredit.BootstrapCI.pvalue"}
+                  "fastcredit.ShapleyEstimate.ci", "fastcredit.BootstrapCI.pvalue",
+                  "fastcredit.interaction_distribution", "fastcredit.edge_agreement",
+                  "fastcredit.pair_agreement", "fastcredit.calibration",
+                  "fastcredit.size_agreement", "fastcredit.rule_agreement"}
 # Documented equivalents: an error about "target.param" may name these instead.
 EQUIVALENT = {"fastcredit.token_counts.m": ("token_action",)}
 # Where one parameter name has another documented range (lo, hi, finite, choices).
@@ -510,6 +513,7 @@ RANGES = {
     "start": (0, 2**60, True, None), "catalogue": (1, None, True, None),
     "topics": (1, None, True, None), "empty": (0.0, 1.0, True, None),
     "short": (0.0, 1.0, True, None), "n_steps": (1, 64, True, None),
+    "noise": (0.0, 16.0, True, None), "bid_scale": (0.0, None, True, None),
     "pivot": (0, 63, True, None), "threshold": (0, None, True, None),
     "stream": (0, None, True, None), "action": (0, None, True, None),
     "successes": (0, None, True, None), "successes1": (0, None, True, None),

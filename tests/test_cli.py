@@ -1,6 +1,7 @@
 """The fastcredit command line (the demo) on a small run: the saved tables
 and credits against the oracles of tests/reference.py, and every printed
-figure against an independent computation from the definitions."""
+figure against an independent computation from the definitions (the study's
+tables: tests/test_study_demo.py)."""
 import argparse
 import io
 import re
@@ -16,6 +17,8 @@ N_REQUESTS, SEED = 3000, 4
 # The demo generates and replays in chunks of cli.CHUNK requests; a small,
 # uneven chunk makes the run cross chunk boundaries.
 CHUNK = 1100
+PRESET = "realistic"
+REPLAY = fc.synthetic.search_preset(PRESET).replay
 
 
 @pytest.fixture(scope="module")
@@ -25,13 +28,14 @@ def demo_run(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(cli, "CHUNK", CHUNK)
         assert cli.run_demo(N_REQUESTS, seed=SEED, out=str(out), threads=None, stream=text,
-                            progress=bars) == 0
+                            progress=bars, resamples=500) == 0
     return text.getvalue(), dict(np.load(out))
 
 
 @pytest.fixture(scope="module")
 def pools():
-    return fc.synthetic.sponsored_search(N_REQUESTS, m=cli.M, k=cli.K, seed=SEED)
+    return fc.synthetic.sponsored_search(N_REQUESTS, m=cli.M, k=cli.K, seed=SEED,
+                                         preset=PRESET)
 
 
 def number(text):
@@ -50,19 +54,19 @@ def test_saved_tables_match_the_auction_oracle(demo_run, pools):
         actions = ref.auction_actions(pools.offsets, pools.ad_id, pools.score, pools.value,
                                       pools.prerank, cli.M, r)
         for mode in cli.MODES:
-            y, _ = ref.auction_request(actions, cli.SLOTS, mode=mode)
-            np.testing.assert_array_equal(saved[f"table_{mode}"][r], y,
-                                          err_msg=f"request {r} ({mode})")
+            y, _ = ref.auction_request(actions, mode=mode, **REPLAY)
+            np.testing.assert_allclose(saved[f"table_{mode}"][r], y, rtol=1e-12, atol=1e-12,
+                                       err_msg=f"request {r} ({mode})")
     for mode in cli.MODES:
         t = saved[f"table_{mode}"]
         assert t.shape == (N_REQUESTS, 1 << cli.M)
-        # first price, values >= 0, no reserve: y(0) = 0 <= y(S), and every
-        # winner of a pair's pool is among the first SLOTS of one of the two
-        # actions, so y({i, j}) <= y({i}) + y({j}) (no complements)
         assert (t[:, 0] == 0).all() and (t >= 0).all() and np.isfinite(t).all()
-        for i in range(cli.M):
-            for j in range(i + 1, cli.M):
-                assert (t[:, 1 << i | 1 << j] <= t[:, 1 << i] + t[:, 1 << j] + 1e-9).all()
+    # filter mode, earnings >= 0: every winner of a pair's filtered list is
+    # among the first SLOTS of one of the two, so y({i, j}) <= y({i}) + y({j})
+    t = saved["table_filter"]
+    for i in range(cli.M):
+        for j in range(i + 1, cli.M):
+            assert (t[:, 1 << i | 1 << j] <= t[:, 1 << i] + t[:, 1 << j] + 1e-9).all()
 
 
 def test_saved_credits_match_the_definitions(demo_run):
@@ -97,35 +101,12 @@ def pair_interactions_by_hand(t, m):
                      for i in range(m) for j in range(i + 1, m)], axis=1)
 
 
-def insertion_signs_by_hand(f, r, m):
-    """(same, same among those nonzero in either, count, nonzero count) over
-    every edge (S, i), i not in S: marginals v(S + i) - v(S) of both tables."""
-    masks = np.arange(1 << m)
-    member = (masks[:, None] >> np.arange(m)) & 1                 # (2**m, m)
-    edge = member == 0
-    plus = masks[:, None] | (1 << np.arange(m))[None, :]          # S + i
-    df = np.sign(f[:, plus] - f[:, masks][:, :, None])[:, edge]
-    dr = np.sign(r[:, plus] - r[:, masks][:, :, None])[:, edge]
-    either = (df != 0) | (dr != 0)
-    return (df == dr).sum(), ((df == dr) & either).sum(), df.size, either.sum()
-
-
-def centred_cosine_by_hand(c, r):
-    """Cosine of the centred vectors; 0 for a constant c, NaN for a constant r."""
-    c = c - c.mean(1, keepdims=True)
-    r = r - r.mean(1, keepdims=True)
-    nc, nr = np.sqrt((c * c).sum(1)), np.sqrt((r * r).sum(1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cos = (c * r).sum(1) / (nc * nr)
-    return np.where(nr == 0, np.nan, np.where(nc == 0, 0.0, cos))
-
-
 def test_report_figures_match_independent_computations(demo_run, pools):
     text, saved = demo_run
     n, m = N_REQUESTS, cli.M
-    assert text.startswith(f"fastcredit demo: 3,000 synthetic sponsored-search requests, "
-                           f"m = 5 rewrites x k = 20 candidate ads, top-4 first-price "
-                           f"auction, seed {SEED}\n")
+    assert text.startswith(f"fastcredit demo: 3,000 synthetic sponsored-search requests "
+                           f"(preset realistic), m = 5 rewrites x k = 20 candidate ads, "
+                           f"top-4 GSP auction, reserve {REPLAY['reserve']:g}, seed {SEED}\n")
     inst = re.search(r"\n([\d,]+) candidate instances \(([\d.]+) per request\); tables of "
                      r"(\d+) coalitions per request", text)
     assert number(inst.group(1)) == pools.ad_id.size == pools.offsets[-1]
@@ -141,46 +122,15 @@ def test_report_figures_match_independent_computations(demo_run, pools):
                         text)
         assert row, mode
         assert number(row.group(2)) == neg.sum() > 0
-        assert number(row.group(4)) == pos.sum() == 0    # y is subadditive (see above)
+        assert number(row.group(4)) == pos.sum()
+        assert (pos.sum() == 0) == (mode == "filter")   # complements only when rerun
         assert row.group(1) == f"{100 * neg.mean():.1f}"
         assert row.group(5) == f"{100 * (1 - neg.mean() - pos.mean()):.1f}"
         magnitude = np.where(neg | pos, np.abs(inter), 0.0)
         assert number(row.group(6)) == pytest.approx(np.median(magnitude), rel=5e-3, abs=1e-12)
         assert number(row.group(7)) == pytest.approx(np.median(np.abs(inter[neg | pos])),
                                                      rel=5e-3)
-        # stuck: v(N) = 0 while some smaller coalition earns more
-        stuck = np.count_nonzero((t[:, -1] == 0) & (t[:, 1:-1] > 0).any(axis=1))
-        row = re.search(rf"smaller coalition earns more \({mode}\): ([\d,]+) \(([\d.]+) %\)",
-                        text)
-        assert number(row.group(1)) == stuck > 0
-        assert row.group(2) == f"{100 * stuck / n:.1f}"
-    f, r = saved["table_filter"], saved["table_rerun"]
-    identical = sum(np.array_equal(f[q], r[q]) for q in range(n))
-    assert 0 < identical < n
-    assert f"identical tables: {100 * identical / n:.1f} % of requests" in text
-    same, same_nz, total, nonzero = insertion_signs_by_hand(f, r, m)
-    assert total == n * m * 2 ** (m - 1) and 0 < nonzero < total
-    row = re.search(r"same sign: ([\d.]+) % of ([\d,]+); ([\d.]+) % of the ([\d,]+) nonzero",
-                    text)
-    assert row.groups() == (f"{100 * same / total:.1f}", f"{total:,}",
-                            f"{100 * same_nz / nonzero:.1f}", f"{nonzero:,}")
-    # alignment of each rule with Shapley, checked on a few requests against
-    # the oracle and summarised over all
-    for rule in cli.RULES[1:]:
-        cells = re.search(rf"\n  {cli.RULE_NAMES[rule]}\s+(-?\d\.\d{{3}}) \(n=([\d,]+)\)\s+"
-                          rf"(-?\d\.\d{{3}}) \(n=([\d,]+)\)\n", text)
-        assert cells, rule
-        for k, mode in enumerate(cli.MODES):
-            c, s = saved[f"{rule}_{mode}"], saved[f"shapley_{mode}"]
-            cos = centred_cosine_by_hand(c, s)
-            for q in (0, 7, 2999):
-                assert cos[q] == pytest.approx(ref.alignment(c[q], s[q])["cosine"], abs=1e-12,
-                                               nan_ok=True)
-            defined = ~np.isnan(cos)
-            assert number(cells.group(2 * k + 2)) == defined.sum() <= n
-            assert number(cells.group(2 * k + 1)) == pytest.approx(np.median(cos[defined]),
-                                                                   abs=6e-4)
-            assert -1 <= number(cells.group(2 * k + 1)) <= 1
+    assert f"The set-intervention study on {n:,} requests" in text
 
 
 def test_throughput_table_is_consistent(demo_run):
@@ -188,9 +138,10 @@ def test_throughput_table_is_consistent(demo_run):
     table = text.split("\nThroughput\n")[1]
     rows = {name: (float(sec), rate) for name, sec, rate in
             re.findall(r"\n  (\S.*?\S)\s{2,}(\d+\.\d\d)\s+([\d,]+|-)(?=\n)", table)}
+    study = f"study ({N_REQUESTS:,} requests)"
     stages = (["generate pools"] + [f"replay {mode}" for mode in cli.MODES]
               + [f"{rule} ({mode})" for mode in cli.MODES for rule in cli.RULES]
-              + ["pair interactions (both)"])
+              + ["pair interactions (both)", study])
     assert sorted(rows) == sorted(stages)
     for name, (sec, rate) in rows.items():
         if rate != "-":   # requests/s = requests / unrounded seconds
@@ -201,23 +152,12 @@ def test_throughput_table_is_consistent(demo_run):
     assert re.search(r"\nsaved tables and credits to .*demo\.npz\n$", text)
 
 
-def test_insertion_sign_agreement_by_hand():
-    # m = 1: one marginal per request, v({0}) - v({})
-    tables = {"filter": np.array([[0., 1.], [0., 0.], [0., 2.]]),
-              "rerun": np.array([[0., 3.], [0., -1.], [0., 0.]])}
-    same, same_nonzero, total, nonzero = cli._insertion_signs(tables, 1)
-    assert (same, total, nonzero) == (1 / 3, 3, 3) and same_nonzero == 1 / 3
-
-
-def test_interaction_report_counts():
-    pairs = np.zeros((2, 3, 3))
-    pairs[0, 0, 1] = pairs[0, 1, 0] = -2.0
-    pairs[1, 1, 2] = pairs[1, 2, 1] = 1.0
-    pairs[1, 0, 2] = pairs[1, 2, 0] = 1e-15  # rounding, counted as zero
-    lines = "\n".join(cli._interaction_report(pairs, 3))
-    assert ("negative (substitutes) 16.7 % (1), positive (complements) 16.7 % (1), "
-            "zero 66.7 %") in lines
-    assert "0 over all pairs, 1.5 over the nonzero ones" in lines
+def test_interaction_report_lines():
+    v = np.array([[0., 1., 1., 1.], [0., 1., 1., 3.], [0., 1., 1., 2. + 1e-15]])
+    lines = "\n".join(cli._interaction_lines(fc.interaction_distribution(v)))
+    assert ("negative (substitutes) 33.3 % (1), positive (complements) 33.3 % (1), "
+            "zero 33.3 %") in lines
+    assert "1 over all pairs, 1 over the nonzero ones" in lines
 
 
 def test_progress_bar_only_after_a_second(monkeypatch):
@@ -232,27 +172,35 @@ def test_progress_bar_only_after_a_second(monkeypatch):
     assert stage.seconds == 2.0 and stage.done == 2
 
 
-def test_main_runs_the_demo(capsys, tmp_path):
+@pytest.mark.parametrize("preset", ["default", "realistic"])
+def test_main_runs_the_demo(capsys, tmp_path, preset):
     out = tmp_path / "d.npz"
     assert cli.main(["demo", "--requests", "500", "--seed", "2", "--threads", "1",
+                     "--preset", preset, "--resamples", "200", "--study-requests", "300",
                      "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "500 synthetic sponsored-search requests" in text and "seed 2\n" in text
-    pools = fc.synthetic.sponsored_search(500, seed=2)
+    assert f"500 synthetic sponsored-search requests (preset {preset})" in text
+    assert "seed 2\n" in text and "The set-intervention study on 300 requests" in text
+    pools = fc.synthetic.sponsored_search(500, seed=2, preset=preset)
+    replay = fc.synthetic.search_preset(preset).replay
     assert f"\n{pools.ad_id.size:,} candidate instances" in text
     saved = np.load(out)
-    for r in (0, 250, 499):   # the options reach the replay: slots 4, seed 2
+    for r in (0, 250, 499):   # the options reach the replay: the preset's auction, seed 2
         actions = ref.auction_actions(pools.offsets, pools.ad_id, pools.score, pools.value,
                                       pools.prerank, cli.M, r)
         for mode in cli.MODES:
-            np.testing.assert_array_equal(saved[f"table_{mode}"][r],
-                                          ref.auction_request(actions, 4, mode=mode)[0])
+            np.testing.assert_allclose(saved[f"table_{mode}"][r],
+                                       ref.auction_request(actions, mode=mode, **replay)[0],
+                                       rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("argv, names", [
     ([], "command"), (["demo", "--requests", "0"], "--requests"),
     (["demo", "--seed", "-1"], "--seed"), (["demo", "--requests", "many"], "--requests"),
-    (["play"], "'play'"), (["demo", "--threads", "0"], "--threads")])
+    (["play"], "'play'"), (["demo", "--threads", "0"], "--threads"),
+    (["demo", "--preset", "huge"], "--preset"), (["demo", "--study-requests", "1"],
+                                                 "--study-requests"),
+    (["demo", "--resamples", "0"], "--resamples")])
 def test_main_rejects_bad_arguments(argv, names, capsys):
     # docs/design.md: one stderr line naming the option, exit status 2, no traceback
     with pytest.raises(SystemExit) as exc:

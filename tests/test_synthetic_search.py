@@ -100,6 +100,57 @@ def test_the_stream_is_pinned(backend):
                                      -3.2692189903435733, -2.5893372043232086]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_realistic_stream_is_pinned(backend):
+    p = sponsored_search(200, seed=1, preset="realistic", backend=backend)
+    digest = {name: hashlib.sha256(getattr(p, name).tobytes()).hexdigest()[:16]
+              for name in ("offsets", "ad_id", "score", "value", "prerank")}
+    assert digest == {"offsets": "4e697a295b14d3b3", "ad_id": "dc6c6bc3eece37aa",
+                      "score": "7012bbce3b549284", "value": "7012bbce3b549284",
+                      "prerank": "33fac83a8b32ca35"}
+
+
+# --- presets and the knobs behind them -------------------------------------------
+
+def test_a_preset_is_its_parameters_and_given_ones_win():
+    preset = fc.synthetic.search_preset("realistic")
+    assert fc.synthetic.SEARCH_PRESETS["realistic"] is preset
+    assert set(preset.replay) == {"slots", "reserve", "capacity", "pricing"}
+    explicit = sponsored_search(300, seed=5, **preset.generator)
+    for a, b in zip(arrays(sponsored_search(300, seed=5, preset="realistic")), arrays(explicit)):
+        assert a.tobytes() == b.tobytes()
+    mixed = sponsored_search(300, seed=5, preset="realistic", noise=0.3)
+    want = sponsored_search(300, seed=5, **(preset.generator | {"noise": 0.3}))
+    assert mixed.score.tobytes() == want.score.tobytes()
+    default = fc.synthetic.search_preset()
+    assert default.name == "default" and default.replay["pricing"] == "first"
+    with pytest.raises(ValueError, match="preset"):
+        fc.synthetic.search_preset("production")
+    with pytest.raises(ValueError, match="preset"):
+        sponsored_search(10, preset="production")
+
+
+def test_expected_value_is_the_score_and_noise_zero_is_the_ctr():
+    kw = dict(n_requests=500, seed=8, topics=1, catalogue=1000, empty=0.0, short=0.0)
+    p = sponsored_search(**kw, noise=0.0, value_model="expected")
+    assert p.value.tobytes() == p.score.tobytes()
+    bid, ctr = ref.sponsored_search_catalogue(8, 1000, 1)
+    # one topic: home = drift, so an instance is on or off its topic at random
+    ratio = p.score / (bid[p.ad_id] * ctr[p.ad_id])
+    on = np.isclose(ratio, 1.0, rtol=1e-15)
+    assert on.any() and (~on).any() and np.allclose(ratio[~on], 0.4, rtol=1e-15)
+    # the ads and click draws do not depend on the value model or the noise
+    q = sponsored_search(**kw)
+    assert q.ad_id.tobytes() == p.ad_id.tobytes() and not np.array_equal(q.score, p.score)
+
+
+def test_bid_scale_scales_scores_exactly():
+    a = sponsored_search(300, seed=6)
+    b = sponsored_search(300, seed=6, bid_scale=2.0)
+    assert (b.score == 2.0 * a.score).all() and (b.value == 2.0 * a.value).all()
+    assert a.ad_id.tobytes() == b.ad_id.tobytes()
+
+
 @pytest.mark.skipif(len(BACKENDS) < 2, reason="needs both backends")
 @pytest.mark.parametrize("kwargs", [
     dict(n_requests=20_000, seed=3),
@@ -107,6 +158,8 @@ def test_the_stream_is_pinned(backend):
          catalogue=1000, empty=0.3, short=0.5, threads=2),
     dict(n_requests=3000, m=2, k=3, seed=9, topics=1, catalogue=1, empty=0.0, short=1.0),
     dict(n_requests=200, m=3, k=700, seed=4, empty=0.0, short=0.0, threads=2),   # long lists
+    dict(n_requests=5000, seed=5, preset="realistic"),
+    dict(n_requests=2000, seed=6, noise=16.0, value_model="expected", bid_scale=1e-3),
 ])
 def test_backends_give_the_same_bits(kwargs):
     c, nb = (sponsored_search(**kwargs, backend=b) for b in ("c", "numba"))
@@ -320,12 +373,14 @@ def test_c_kernels_refuse_inconsistent_arguments():
         kern.search_lengths(np.uint64(0), 0, 5, 20, 0.6, 0.6, lengths, 0, 2)
     bid, ctr = np.ones(4), np.full(4, 0.5)
     ad, out = np.zeros(3, dtype=np.int64), np.zeros(3)
+    fine = np.array([0, 1, 1, 2, 2, 3], dtype=np.int64)
     decreasing = np.array([0, 2, 1, 1, 1, 3], dtype=np.int64)
-    with pytest.raises(ValueError, match="rejected"):
-        kern.search_fill(np.uint64(0), 0, 5, 2, 2, bid, ctr, decreasing, ad, out, out, out, 0, 1)
     too_long = np.array([0, 1, 2, 3, 4, 5], dtype=np.int64)
-    with pytest.raises(ValueError, match="rejected"):
-        kern.search_fill(np.uint64(0), 0, 5, 2, 2, bid, ctr, too_long, ad, out, out, out, 0, 1)
+    for offsets, noise in ((decreasing, 0.3), (too_long, 0.3), (fine, -0.1), (fine, np.nan),
+                           (fine, 16.5)):
+        with pytest.raises(ValueError, match="rejected"):
+            kern.search_fill(np.uint64(0), 0, 5, 2, 2, bid, ctr, noise, 0, offsets, ad, out, out,
+                             out, 0, 1)
 
 
 def test_other_shapes():
@@ -349,6 +404,13 @@ def test_other_shapes():
     (dict(n_requests=10, k=2**32 + 1), ValueError, "k must be <="),
     (dict(n_requests=10, topics=2**32 + 1, catalogue=2**33), ValueError, "topics must be <="),
     (dict(n_requests=10, backend="fortran"), ValueError, "backend"),
+    (dict(n_requests=10, noise=-0.1), ValueError, "noise"),
+    (dict(n_requests=10, noise=16.5), ValueError, "noise"),
+    (dict(n_requests=10, noise=float("nan")), ValueError, "noise"),
+    (dict(n_requests=10, value_model="clicks"), ValueError, "value_model"),
+    (dict(n_requests=10, bid_scale=0.0), ValueError, "bid_scale"),
+    (dict(n_requests=10, bid_scale=float("inf")), ValueError, "bid_scale"),
+    (dict(n_requests=10, preset=None), ValueError, "preset"),
 ])
 def test_rejects_bad_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):

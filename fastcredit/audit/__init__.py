@@ -18,6 +18,11 @@ bootstrap resamples and shuffle controls:
 * causal agent replay (:mod:`~fastcredit.audit.contrastive`:
   :func:`contrastive_effects`): the effect of resampling from step k onward,
   its confidence interval and the commitment point;
+* the set-intervention study's analyses of a replay landscape under a
+  training and an audit evaluator (:mod:`~fastcredit.audit.study`:
+  :func:`calibration`, :func:`interaction_distribution`,
+  :func:`edge_agreement`, :func:`pair_agreement`, :func:`size_agreement`,
+  :func:`rule_agreement`);
 * the inference these rest on: percentile bootstraps
   (:mod:`~fastcredit.audit.bootstrap`: :func:`bootstrap_median`,
   :func:`paired_bootstrap`), score intervals for proportions
@@ -48,12 +53,19 @@ from .intervals import newcombe_interval, wilson_interval
 from .multitest import HolmResult, holm
 from .replay import ReplayAdvantage, replay_advantage
 from .spearman import SpearmanAudit, spearman_audit, within_spearman
+from .study import (Calibration, EdgeAgreement, InteractionDistribution,
+                    PairAgreement, RuleAgreement, SizeAgreement, calibration, edge_agreement,
+                    interaction_distribution, pair_agreement, rule_agreement, size_agreement)
 
 __all__ = ["Alignment", "BootstrapCI", "ContrastiveEffects", "Fidelity", "HolmResult",
            "ReplayAdvantage", "SpearmanAudit", "alignment", "alignment_controls", "audit_controls",
            "bootstrap_median", "contrastive_effects", "derangement", "evaluator_fidelity",
            "holm", "newcombe_interval", "paired_bootstrap", "replay_advantage",
-           "shuffle_within", "spearman_audit", "wilson_interval", "within_spearman"]
+           "shuffle_within", "spearman_audit", "wilson_interval", "within_spearman",
+           # the set-intervention study (fastcredit.audit.study)
+           "Calibration", "EdgeAgreement", "InteractionDistribution",
+           "PairAgreement", "RuleAgreement", "SizeAgreement", "calibration", "edge_agreement",
+           "interaction_distribution", "pair_agreement", "rule_agreement", "size_agreement"]
 
 # doctest.testmod(fastcredit.audit) only collects objects defined in this
 # module; listing the re-exported names runs their examples too.

@@ -1,0 +1,143 @@
+"""The study in the demo's report: every printed table is the library's
+analysis of the demo's own tables (fastcredit.audit.study), and
+``fastcredit demo --html`` writes a valid, self-contained HTML page naming
+every table, atomically, or refuses in one line when matplotlib is missing."""
+import html.parser
+import io
+import re
+import sys
+
+import numpy as np
+import pytest
+
+import fastcredit as fc
+from fastcredit import _study_report, cli
+
+N, SEED, RESAMPLES = 1500, 9, 300
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    pytest.importorskip("matplotlib")
+    d = tmp_path_factory.mktemp("study")
+    out, page = d / "t.npz", d / "report.html"
+    text = io.StringIO()
+    assert cli.run_demo(N, seed=SEED, out=str(out), threads=None, stream=text, progress=False,
+                        resamples=RESAMPLES, study_requests=1000, html=str(page)) == 0
+    return text.getvalue(), dict(np.load(out)), page.read_text(encoding="utf-8"), d
+
+
+def cells(text, title):
+    """The rows (lists of cells, split on 2+ spaces) of the table under
+    ``title`` in the terminal report."""
+    block = text.split(f"\n{title}\n", 1)[1].split("\n  (", 1)[0]
+    return [re.split(r"\s{2,}", line.strip()) for line in block.splitlines()[1:]]
+
+
+def test_terminal_tables_are_the_library_analyses(run):
+    text, saved, _, _ = run
+    t, a = saved["table_filter"][:1000], saved["table_rerun"][:1000]
+    titles = dict(_study_report.SECTIONS)
+    cal = fc.calibration(t, a)
+    rows = {r[0]: r[1:] for r in cells(text, titles["calibration"])}
+    assert rows["I_ij > 0, complements (rerun)"][0] == \
+        f"{100 * cal.interactions.positive_share:.1f} %"
+    assert rows["edge sign agreement, filter vs rerun"][0] == \
+        f"{cal.edges.rate:.4f} [{cal.edges.low:.4f}, {cal.edges.high:.4f}]"
+    assert rows["pair sign agreement, nonzero in both"][0] == \
+        f"{cal.pairs.rate:.4f} (n={cal.pairs.count:,})"
+    size = fc.size_agreement(t, a)
+    for k, row in enumerate(cells(text, titles["table1"])):
+        assert row == [str(k), f"{size.sign_nonzero[k]:.3f}", f"{size.median_spearman[k]:.3f}",
+                       f"{size.top_rate[k]:.3f}", f"{size.median_cosine[k]:.3f}"]
+    for key, (train, audit) in (("table2", (t, a)), ("table6", (a, t))):
+        rules = fc.rule_agreement(train, audit, resamples=RESAMPLES, seed=SEED)
+        got = {r[0]: r[1:] for r in cells(text, titles[key])}
+        for rule, label in _study_report.RULE_LABELS.items():
+            al = rules.alignment[rule]
+            assert got[label][:4] == [f"{al.median_cosine:.4f}", f"{al.mean_sign_nonzero:.3f}",
+                                      f"{al.median_spearman:.3f}", f"{al.top_rate:.3f}"]
+            if rule != "shapley":
+                ci = rules.versus_shapley[rule]
+                assert got[label][4] == f"{ci.estimate:+.4f} [{ci.low:+.4f}, {ci.high:+.4f}]"
+    edges = cells(text, titles["table4"])
+    for k in range(5):
+        assert edges[k][:3] == [str(k), f"{cal.edges.count_by_size[k]:,}",
+                                f"{cal.edges.by_size[k]:.4f} [{cal.edges.by_size_low[k]:.4f}, "
+                                f"{cal.edges.by_size_high[k]:.4f}]"]
+
+
+class _Structure(html.parser.HTMLParser):
+    """Tags opened and closed (void elements excepted), headings, section
+    ids, tables and images of a page."""
+
+    VOID = {"meta", "img", "br", "hr", "link", "input"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.errors, self.headings, self.ids = [], [], [], []
+        self.images, self.tables, self._heading = [], 0, None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "img":
+            self.images.append(attrs.get("src", ""))
+        if tag == "table":
+            self.tables += 1
+        if tag == "section":
+            self.ids.append(attrs.get("id"))
+        if tag in ("h1", "h2"):
+            self._heading = ""
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.stack[-1:]}")
+        else:
+            self.stack.pop()
+        if tag in ("h1", "h2"):
+            self.headings.append(self._heading)
+            self._heading = None
+
+    def handle_data(self, data):
+        if self._heading is not None:
+            self._heading += data
+
+
+def test_html_report_is_valid_and_names_every_table(run):
+    _, _, page, _ = run
+    assert page.startswith("<!DOCTYPE html>\n")
+    p = _Structure()
+    p.feed(page)
+    p.close()
+    assert p.errors == [] and p.stack == []
+    for anchor, title in _study_report.SECTIONS:
+        assert title in p.headings and anchor in p.ids
+    assert "Throughput" in p.headings and p.tables == len(_study_report.SECTIONS)
+    # self-contained: every image is an embedded PNG, nothing is fetched
+    assert len(p.images) == 5 and all(s.startswith("data:image/png;base64,") for s in p.images)
+    assert not re.search(r"""(src|href)=["'](https?:|//)""", page)
+    import base64
+    for src in p.images:
+        assert base64.b64decode(src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_html_written_atomically_and_never_over_an_input(run, capsys):
+    _, _, _, d = run
+    assert sorted(x.name for x in d.iterdir()) == ["report.html", "t.npz"]   # no temporaries
+    same = d / "same.npz"
+    assert cli.main(["demo", "--requests", "50", "--out", str(same), "--html", str(same),
+                     "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "same file" in err and not same.exists()
+
+
+def test_missing_matplotlib_is_one_line_before_any_work(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)   # import matplotlib fails
+    page = tmp_path / "r.html"
+    assert cli.main(["demo", "--requests", "50", "--html", str(page), "--quiet"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and not page.exists() and list(tmp_path.iterdir()) == []
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and "matplotlib" in lines[0] and "fastcredit[report]" in lines[0]
