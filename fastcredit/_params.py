@@ -117,3 +117,18 @@ RULE = Options("rule", ("shapley", "banzhaf", "singleton", "leave_one_out"),
                "credit rule computed from each request's coalition table")
 ON_ERROR = Options("on_error", ("stop", "skip"),
                    "a malformed row stops the run, or is skipped and counted")
+
+# --- learning benchmark ------------------------------------------------------
+CREDIT = Options("credit", ("broadcast", "singleton", "leave_one_out", "banzhaf", "shapley"),
+                 "per-action advantage of the policy gradient: the set's group-relative "
+                 "advantage (broadcast) or it shaped by a credit rule's bounded zero-sum offsets")
+REWRITES = Integer("rewrites", 2, C.AUCTION_MAX_ACTIONS,
+                   "candidate rewrites per request the policy chooses from")
+STEPS = Integer("steps", 1, 1 << 24, "policy-gradient updates per training run")
+BATCH = Integer("batch", 1, 1 << 24, "requests per policy-gradient update")
+GROUP = Integer("group", 2, 1 << 16, "sets sampled per request and update (the GRPO group)")
+LEARNING_RATE = Real("lr", 0.0, None, "Adam step size of the policy's weights")
+RUNS = Integer("runs", 1, 1000, "training runs (seeds) per credit rule")
+EVAL_SAMPLES = Integer("eval_samples", 1, 1 << 16,
+                       "sets sampled per held-out request to estimate the expected set value")
+HELD_OUT = Real("held_out", 0.0, 1.0, "share of the requests held out for evaluation")
