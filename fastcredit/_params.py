@@ -127,7 +127,8 @@ REWRITES = Integer("rewrites", 2, C.AUCTION_MAX_ACTIONS,
 STEPS = Integer("steps", 1, 1 << 24, "policy-gradient updates per training run")
 BATCH = Integer("batch", 1, 1 << 24, "requests per policy-gradient update")
 GROUP = Integer("group", 2, 1 << 16, "sets sampled per request and update (the GRPO group)")
-LEARNING_RATE = Real("lr", 0.0, None, "Adam step size of the policy's weights")
+LEARNING_RATE = Real("lr", 0.0, 1e3, "Adam step size of the policy's weights (a step moves "
+                     "each weight by about lr)")
 RUNS = Integer("runs", 1, 1000, "training runs (seeds) per credit rule")
 EVAL_SAMPLES = Integer("eval_samples", 1, 1 << 16,
                        "sets sampled per held-out request to estimate the expected set value")

@@ -359,8 +359,13 @@ class Policy:
     rewards: np.ndarray
 
     def logits(self, features) -> np.ndarray:
-        """(B, K) logits of the rewrites of (B, K, d) features."""
-        return np.asarray(features) @ (self.theta / self.scale)
+        """(..., K) logits of the rewrites of (..., K, d) features."""
+        f = float64_array(features, "features")
+        d = self.theta.shape[0]
+        if f.ndim < 2 or f.shape[-1] != d:
+            raise ValueError(f"features must have shape (..., K, {d}) for this policy's {d} "
+                             f"weights, got {f.shape}")
+        return f @ (self.theta / self.scale)
 
     @classmethod
     def initial(cls, task) -> "Policy":
@@ -702,6 +707,9 @@ def benchmark(pools, *, credits=CREDITS, m: int = 5, runs: int = 5, held_out: fl
     t0 = time.perf_counter()
     if not isinstance(pools, Pools):
         raise TypeError(f"pools must be a fastcredit.Pools, got {type(pools).__name__}")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be callable (it is given a line of text), got "
+                        f"{type(progress).__name__}")
     credits = tuple(CREDIT.check(c, "credits") for c in as_sequence(credits, "credits",
                                                                     "credit names"))
     if not credits or len(set(credits)) != len(credits):
@@ -711,17 +719,20 @@ def benchmark(pools, *, credits=CREDITS, m: int = 5, runs: int = 5, held_out: fl
     n_test = int(round(held_out * pools.n_requests))
     n_train = pools.n_requests - n_test
     if n_test < 1 or n_train < 1:
-        raise ValueError(f"held_out = {held_out} of {pools.n_requests} requests leaves "
-                         f"{n_train} for training and {n_test} held out; both need >= 1")
+        raise ValueError(f"held_out = {held_out} of the {pools.n_requests} requests of pools "
+                         f"leaves {n_train} for training and {n_test} held out; both need >= 1")
+    options = dict(m=ACTIONS.check(m), steps=STEPS.check(steps),
+                   batch=min(BATCH.check(batch), n_train), group=GROUP.check(group),
+                   lr=LEARNING_RATE.check(lr), beta=BETA.check(beta), kappa=KAPPA.check(kappa),
+                   evaluator=MODE.check(evaluator, "evaluator"), threads=THREADS.check(threads))
+    auction = dict(slots=SLOTS.check(slots), reserve=RESERVE.check(reserve),
+                   capacity=CAPACITY.check(capacity), pricing=PRICING.check(pricing))
     eval_samples = EVAL_SAMPLES.check(eval_samples, "eval_samples")
     seed = SEED.check(seed)
     REWRITES.check(pools.m, "pools.m")
-    full = LearningTask.from_pools(pools, slots=slots, reserve=reserve, capacity=capacity,
-                                   pricing=pricing, threads=threads)
+    full = LearningTask.from_pools(pools, threads=threads, **auction)
     m = _check_m(m, full)
     train, test = full.requests(0, n_train), full.requests(n_train, full.n_requests)
-    options = dict(m=m, steps=steps, batch=min(BATCH.check(batch), n_train), group=group,
-                   lr=lr, beta=beta, kappa=kappa, evaluator=evaluator, threads=threads)
     eval_seed = _derived_seed(seed, runs)
     initial = Policy.initial(train)
     initial_value = policy_value(test, initial, m=m, samples=eval_samples, seed=eval_seed)
@@ -739,7 +750,6 @@ def benchmark(pools, *, credits=CREDITS, m: int = 5, runs: int = 5, held_out: fl
                 progress(f"{c} run {r + 1}/{runs}: held-out set value {scores[-1]:.3f}")
         values[c] = np.array(scores)
     settings = dict(options, runs=runs, held_out=held_out, eval_samples=eval_samples,
-                    rewrites=full.rewrites, slots=slots, reserve=reserve, capacity=capacity,
-                    pricing=pricing, seed=seed)
+                    rewrites=full.rewrites, seed=seed, **auction)
     return BenchmarkResult(credits, values, initial_value, best, policies, n_train, n_test,
                            settings, time.perf_counter() - t0)
