@@ -560,7 +560,10 @@ def _add_learn_parser(sub) -> None:
                        help=f"comma-separated per-action advantages to compare, from "
                             f"{', '.join(learning.CREDITS)} (default: all)")
     _add_option(learn, "--runs", _params.RUNS, 5)
-    _add_option(learn, "--steps", _params.STEPS, 100)
+    _add_option(learn, "--steps", _params.STEPS, 300)
+    learn.add_argument("--checkpoints", default=None,
+                       help="comma-separated update counts after which the policies are also "
+                            "scored (default: steps/30, steps/10, steps/3)")
     _add_option(learn, "--batch", _params.BATCH, 32)
     _add_option(learn, "--group", _params.GROUP, 8)
     _add_option(learn, "--lr", _params.LEARNING_RATE, 0.05)
@@ -584,8 +587,14 @@ def _learn(args) -> int:
     try:   # an error here names the option, before the data is generated
         for c in credits:
             _params.CREDIT.check(c, "--credits")
+        checkpoints = None if args.checkpoints is None else \
+            [_params.Integer("--checkpoints", 1, args.steps, "").check(int(n))
+             for n in args.checkpoints.split(",")]
     except ValueError as err:
-        raise _UserError(err) from None
+        text = str(err)
+        raise _UserError(text if text.startswith("--") else
+                         f"--checkpoints must be comma-separated integers, got "
+                         f"{args.checkpoints!r}") from None
     if args.m >= args.rewrites:
         raise _UserError(f"--m must be less than --rewrites, got --m {args.m} and "
                          f"--rewrites {args.rewrites}")
@@ -600,7 +609,7 @@ def _learn(args) -> int:
     pools = learning.benchmark_pools(args.requests, args.rewrites, args.seed)
     result = learning.benchmark(
         pools, credits=credits, m=args.m, runs=args.runs, held_out=args.held_out,
-        steps=args.steps, batch=args.batch, group=args.group, lr=args.lr, beta=args.beta,
+        steps=args.steps, checkpoints=checkpoints, batch=args.batch, group=args.group, lr=args.lr, beta=args.beta,
         kappa=args.kappa, evaluator=args.evaluator, eval_samples=args.eval_samples,
         slots=args.slots, pricing=args.pricing, seed=args.seed, threads=args.threads,
         progress=None if args.quiet else lambda line: print(f"  {line}", file=sys.stderr))

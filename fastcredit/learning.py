@@ -351,12 +351,15 @@ class Policy:
     credit : str, the per-action advantage it was trained with ("initial":
         not trained).
     rewards : (steps,) float64, the mean sampled set value of each update.
+    history : (steps, d) float64, the weights after each update
+        (``history[-1]`` is theta).
     """
 
     theta: np.ndarray
     scale: np.ndarray
     credit: str
     rewards: np.ndarray
+    history: np.ndarray
 
     def logits(self, features) -> np.ndarray:
         """(..., K) logits of the rewrites of (..., K, d) features."""
@@ -367,12 +370,28 @@ class Policy:
                              f"weights, got {f.shape}")
         return f @ (self.theta / self.scale)
 
+    def after(self, updates: int) -> "Policy":
+        """The policy as it was after its first ``updates`` updates (0: the
+        initial policy).
+
+        Examples
+        --------
+        >>> import fastcredit as fc, numpy as np
+        >>> task = fc.learning.LearningTask(np.array([[0., 1., 0., 1.]]), np.eye(2)[None])
+        >>> policy = fc.learning.train_policy(task, m=1, steps=3, batch=1, evaluator="rerun")
+        >>> np.array_equal(policy.after(3).theta, policy.theta), policy.after(0).theta
+        (True, array([0., 0.]))
+        """
+        n = _params.Integer("updates", 0, self.history.shape[0], "").check(updates)
+        theta = self.history[n - 1] if n else np.zeros_like(self.theta)
+        return Policy(theta, self.scale, self.credit, self.rewards[:n], self.history[:n])
+
     @classmethod
     def initial(cls, task) -> "Policy":
         """theta = 0: uniform random sets, with ``task``'s feature scale."""
         _check_task(task)
         return cls(np.zeros(task.n_features), _feature_scale(task.features), "initial",
-                   np.empty(0))
+                   np.empty(0), np.empty((0, task.n_features)))
 
 
 def _check_task(task):
@@ -442,7 +461,7 @@ def _action_advantages(task, req, order, rewards, group, credit, beta, kappa, ev
     return adv
 
 
-def train_policy(task, credit: str = "shapley", *, m: int = 5, steps: int = 100,
+def train_policy(task, credit: str = "shapley", *, m: int = 5, steps: int = 300,
                  batch: int = 32, group: int = 8, lr: float = 0.05, beta: float = 1.0,
                  kappa: float = 1.0, evaluator: str = "filter", seed: int = 0,
                  threads=None) -> Policy:
@@ -520,6 +539,7 @@ def train_policy(task, credit: str = "shapley", *, m: int = 5, steps: int = 100,
     rng = np.random.default_rng(seed)
     perm, cursor = rng.permutation(task.n_requests), 0
     rewards_seen = np.empty(steps)
+    history = np.empty((steps, task.n_features))
     n = batch * group
     logp, grad = np.empty(n), np.empty((n, task.rewrites))
     for step in range(steps):
@@ -542,7 +562,8 @@ def train_policy(task, credit: str = "shapley", *, m: int = 5, steps: int = 100,
         vel = b2 * vel + (1 - b2) * g * g
         theta = theta + lr * (mom / (1 - b1 ** (step + 1))) / (
             np.sqrt(vel / (1 - b2 ** (step + 1))) + eps)
-    return Policy(theta, scale, credit, rewards_seen)
+        history[step] = theta
+    return Policy(theta, scale, credit, rewards_seen, history)
 
 
 # --- evaluation ------------------------------------------------------------------
@@ -605,7 +626,10 @@ class BenchmarkResult:
     """What :func:`benchmark` measured.
 
     credits : tuple of str, the per-action advantages compared.
-    values : dict credit -> (runs,) held-out expected set value of each run.
+    checkpoints : tuple of int, update counts the policies were scored
+        after (the last is ``steps``).
+    curves : dict credit -> (runs, len(checkpoints)) held-out expected set
+        value of each run after each checkpoint.
     initial : float, the initial (uniform) policy's held-out set value.
     best : float, the mean over held-out requests of their best m-set's value.
     policies : dict credit -> list of the runs' Policy.
@@ -615,7 +639,8 @@ class BenchmarkResult:
     """
 
     credits: tuple
-    values: dict
+    checkpoints: tuple
+    curves: dict
     initial: float
     best: float
     policies: dict
@@ -624,32 +649,44 @@ class BenchmarkResult:
     settings: dict
     seconds: float
 
+    @property
+    def values(self) -> dict:
+        """credit -> (runs,) held-out set value of each run after training."""
+        return {c: v[:, -1] for c, v in self.curves.items()}
+
     def summary(self) -> dict:
-        """credit -> (mean, sd) over runs (sd with ddof 1; 0 for one run)."""
+        """credit -> (mean, sd) over runs of the final held-out set value
+        (sd with ddof 1; 0 for one run)."""
         return {c: (float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0)
                 for c, v in self.values.items()}
 
     def table(self) -> str:
-        """The Table 3 analogue as text: held-out set value, mean +- sd over
-        runs, and as a share of the best set's value."""
+        """The Table 3 analogue as text: held-out expected set value, mean
+        +- sd over runs, after each checkpoint; the last column is the final
+        value as a share of the best set's. Rows by final value."""
         s = self.settings
+        cols = [f"after {n:,}" for n in self.checkpoints]
         lines = [f"Held-out expected set value ({self.n_held_out:,} requests; policies trained "
                  f"on {self.n_train:,}; {s['runs']} runs each; m = {s['m']} of K = "
-                 f"{s['rewrites']} rewrites)",
-                 f"  {'advantage':<16}{'set value':>20}{'% of best set':>16}"]
+                 f"{s['rewrites']} rewrites; credit under the {s['evaluator']} evaluator)",
+                 f"  {'advantage':<16}" + "".join(f"{c:>18}" for c in cols) +
+                 f"{'% of best':>11}"]
 
-        def row(name, mean, sd):
-            spread = f" +- {sd:.3f}" if sd is not None else ""
-            lines.append(f"  {name:<16}{f'{mean:.3f}{spread}':>20}"
-                         f"{100 * mean / self.best if self.best else float('nan'):>15.1f}%")
+        def row(name, cells, final):
+            share = 100 * final / self.best if self.best else float("nan")
+            lines.append(f"  {name:<16}" + "".join(f"{c:>18}" for c in cells) +
+                         f"{share:>10.1f}%")
 
         names = {"broadcast": "Broadcast", "singleton": "Singleton",
                  "leave_one_out": "Leave-one-out", "banzhaf": "Banzhaf",
                  "shapley": "Shapley (CASI)"}
-        for c, (mean, sd) in sorted(self.summary().items(), key=lambda x: -x[1][0]):
-            row(names[c], mean, sd)
-        row("initial policy", self.initial, None)
-        row("best set", self.best, None)
+        for c in sorted(self.credits, key=lambda c: -self.curves[c][:, -1].mean()):
+            v = self.curves[c]
+            sd = v.std(axis=0, ddof=1) if v.shape[0] > 1 else np.zeros(v.shape[1])
+            row(names[c], [f"{a:.3f} +- {b:.3f}" for a, b in zip(v.mean(axis=0), sd)],
+                v[:, -1].mean())
+        row("initial policy", [f"{self.initial:.3f}"] * len(cols), self.initial)
+        row("best set", [f"{self.best:.3f}"] * len(cols), self.best)
         return "\n".join(lines)
 
 
@@ -659,12 +696,21 @@ def _derived_seed(seed: int, index: int) -> int:
     return int(np.random.SeedSequence([seed, index]).generate_state(1, np.uint64)[0])
 
 
+def _checkpoints(checkpoints, steps):
+    if checkpoints is None:
+        picks = {steps // 30, steps // 10, steps // 3}
+    else:
+        picks = {_params.Integer("checkpoints", 1, steps, "").check(c)
+                 for c in as_sequence(checkpoints, "checkpoints", "update counts")}
+    return tuple(sorted(n for n in picks | {steps} if n >= 1))
+
+
 def benchmark(pools, *, credits=CREDITS, m: int = 5, runs: int = 5, held_out: float = 0.3,
-              steps: int = 100, batch: int = 32, group: int = 8, lr: float = 0.05,
-              beta: float = 1.0, kappa: float = 1.0, evaluator: str = "filter",
-              eval_samples: int = 64, slots: int = 4, reserve: float = 0.0, capacity=None,
-              pricing: str = "first", seed: int = 0, threads=None,
-              progress=None) -> BenchmarkResult:
+              steps: int = 300, checkpoints=None, batch: int = 32, group: int = 8,
+              lr: float = 0.05, beta: float = 1.0, kappa: float = 1.0,
+              evaluator: str = "filter", eval_samples: int = 64, slots: int = 4,
+              reserve: float = 0.0, capacity=None, pricing: str = "first", seed: int = 0,
+              threads=None, progress=None) -> BenchmarkResult:
     """The Table 3 analogue: train a policy with each per-action advantage
     ``runs`` times and report its held-out expected set value.
 
@@ -673,7 +719,7 @@ def benchmark(pools, *, credits=CREDITS, m: int = 5, runs: int = 5, held_out: fl
     ``SeedSequence([seed, r])`` (its first uint64; the same first batches and
     noise for every credit); every policy, and the initial one, is scored by
     :func:`policy_value` with ``eval_samples`` sets per held-out request on
-    the noise of ``SeedSequence([seed, runs])``.
+    the noise of ``SeedSequence([seed, runs])``, after each checkpoint.
 
     Parameters
     ----------
@@ -685,6 +731,9 @@ def benchmark(pools, *, credits=CREDITS, m: int = 5, runs: int = 5, held_out: fl
         Training runs per credit.
     held_out : float
         Share of requests held out, in (0, 1); both parts must be non-empty.
+    checkpoints : sequence of int, optional
+        Update counts in [1, steps] after which the policies are also scored
+        (default: steps // 30, steps // 10 and steps // 3); ``steps`` always is.
     slots, reserve, capacity, pricing
         The auction (:func:`fastcredit.auction_replay`).
     progress : callable, optional
@@ -701,8 +750,8 @@ def benchmark(pools, *, credits=CREDITS, m: int = 5, runs: int = 5, held_out: fl
     >>> import fastcredit as fc
     >>> res = fc.learning.benchmark(fc.learning.benchmark_pools(40, rewrites=6), m=3,
     ...                             credits=("broadcast", "shapley"), runs=2, steps=5)
-    >>> sorted(res.values), res.values["shapley"].shape
-    (['broadcast', 'shapley'], (2,))
+    >>> res.checkpoints, res.curves["shapley"].shape
+    ((1, 5), (2, 2))
     """
     t0 = time.perf_counter()
     if not isinstance(pools, Pools):
@@ -725,6 +774,7 @@ def benchmark(pools, *, credits=CREDITS, m: int = 5, runs: int = 5, held_out: fl
                    batch=min(BATCH.check(batch), n_train), group=GROUP.check(group),
                    lr=LEARNING_RATE.check(lr), beta=BETA.check(beta), kappa=KAPPA.check(kappa),
                    evaluator=MODE.check(evaluator, "evaluator"), threads=THREADS.check(threads))
+    checkpoints = _checkpoints(checkpoints, options["steps"])
     auction = dict(slots=SLOTS.check(slots), reserve=RESERVE.check(reserve),
                    capacity=CAPACITY.check(capacity), pricing=PRICING.check(pricing))
     eval_samples = EVAL_SAMPLES.check(eval_samples, "eval_samples")
@@ -734,22 +784,24 @@ def benchmark(pools, *, credits=CREDITS, m: int = 5, runs: int = 5, held_out: fl
     m = _check_m(m, full)
     train, test = full.requests(0, n_train), full.requests(n_train, full.n_requests)
     eval_seed = _derived_seed(seed, runs)
-    initial = Policy.initial(train)
-    initial_value = policy_value(test, initial, m=m, samples=eval_samples, seed=eval_seed)
+
+    def score(policy):
+        return policy_value(test, policy, m=m, samples=eval_samples, seed=eval_seed)
+
+    initial = score(Policy.initial(train))
     sizes = np.bitwise_count(np.arange(1 << full.rewrites))
     best = float(test.values[:, sizes == m].max(axis=1).mean())
-    values, policies = {}, {}
+    curves, policies = {}, {}
     for c in credits:
-        policies[c], scores = [], []
+        policies[c], curve = [], []
         for r in range(runs):
-            policy = train_policy(train, c, seed=_derived_seed(seed, r), **options)
-            policies[c].append(policy)
-            scores.append(policy_value(test, policy, m=m, samples=eval_samples,
-                                       seed=eval_seed))
+            policies[c].append(train_policy(train, c, seed=_derived_seed(seed, r), **options))
+            curve.append([score(policies[c][-1].after(n)) for n in checkpoints])
             if progress is not None:
-                progress(f"{c} run {r + 1}/{runs}: held-out set value {scores[-1]:.3f}")
-        values[c] = np.array(scores)
+                progress(f"{c} run {r + 1}/{runs}: held-out set value {curve[-1][-1]:.3f} "
+                         f"({time.perf_counter() - t0:.1f} s)")
+        curves[c] = np.array(curve)
     settings = dict(options, runs=runs, held_out=held_out, eval_samples=eval_samples,
                     rewrites=full.rewrites, seed=seed, **auction)
-    return BenchmarkResult(credits, values, initial_value, best, policies, n_train, n_test,
-                           settings, time.perf_counter() - t0)
+    return BenchmarkResult(credits, checkpoints, curves, initial, best, policies, n_train,
+                           n_test, settings, time.perf_counter() - t0)

@@ -278,6 +278,7 @@ def test_learn_prints_the_benchmark_table(capsys):
     res = learning.benchmark(learning.benchmark_pools(60, rewrites=5, seed=3),
                              credits=("broadcast", "shapley"), m=2, runs=2, steps=3, batch=8,
                              group=4, eval_samples=4, seed=3)
+    assert res.checkpoints == (1, 3)
     assert res.table() in captured.out and "4 training runs in" in captured.out
     assert cli.main(LEARN + ["--credits", "shapley"]) == 0
     assert "shapley run 2/2: held-out set value" in capsys.readouterr().err
@@ -287,7 +288,8 @@ def test_learn_prints_the_benchmark_table(capsys):
     (["--credits", "casi"], "--credits"), (["--m", "5"], "--m"),
     (["--requests", "1"], "--held-out"), (["--group", "1"], "--group"),
     (["--evaluator", "audit"], "--evaluator"), (["--lr", "-1"], "--lr"),
-    (["--rewrites", "17"], "--rewrites")])
+    (["--rewrites", "17"], "--rewrites"), (["--checkpoints", "2,x"], "--checkpoints"),
+    (["--checkpoints", "4"], "--checkpoints")])
 def test_learn_refuses_bad_arguments_in_one_line(argv, names, capsys):
     try:
         code = cli.main(LEARN + argv)

@@ -184,6 +184,13 @@ def test_benchmark_reports_every_credit_and_repeats(task):
         one = L.train_policy(task.__class__.from_pools(pools).requests(0, res.n_train), c,
                              m=3, steps=4, batch=8, group=4, seed=L._derived_seed(0, 1))
         np.testing.assert_array_equal(one.theta, res.policies[c][1].theta)
+    # the curve: each run scored after 1 and 4 updates on the held-out noise
+    assert res.checkpoints == (1, 4)
+    test = L.LearningTask.from_pools(pools).requests(res.n_train, 50)
+    seed = L._derived_seed(0, 2)
+    early = L.policy_value(test, res.policies["banzhaf"][0].after(1), m=3, samples=8, seed=seed)
+    assert res.curves["banzhaf"][0, 0] == early
+    assert res.initial == L.policy_value(test, L.Policy.initial(test), m=3, samples=8, seed=seed)
     assert res.initial == again.initial and 0 < res.initial <= res.best
     assert (res.n_train, res.n_held_out) == (35, 15)
     text = res.table()
@@ -204,7 +211,7 @@ def test_benchmark_reports_every_credit_and_repeats(task):
     (lambda t: L.train_policy(t, m=2, lr=-1.0), "lr"),
     (lambda t: L.train_policy(t, m=2, kappa=-1.0), "kappa"),
     (lambda t: L.train_policy("task"), "task"),
-    (lambda t: L.policy_value(t, L.Policy(np.zeros(3), np.ones(3), "x", np.empty(0)), m=2),
+    (lambda t: L.policy_value(t, L.Policy(np.zeros(3), np.ones(3), "x", np.empty(0), np.empty((0, 3))), m=2),
      "policy"),
     (lambda t: L.policy_value(t, "policy"), "policy"),
     (lambda t: L.LearningTask(np.zeros((2, 6)), np.zeros((2, 2, 1))), "values"),
@@ -219,6 +226,9 @@ def test_benchmark_reports_every_credit_and_repeats(task):
     (lambda t: L.benchmark(L.benchmark_pools(9, rewrites=4), credits=["shapley", "shapley"]),
      "credits"),
     (lambda t: L.rewrite_features(np.zeros(3)), "pools"),
+    (lambda t: L.benchmark(L.benchmark_pools(9, rewrites=4), m=2, steps=5, checkpoints=[6]),
+     "checkpoints"),
+    (lambda t: L.Policy.initial(t).after(1), "updates"),
     (lambda t: L.benchmark_pools(3, rewrites=1), "rewrites"),
 ])
 def test_bad_input_is_refused_by_name(call, name):
