@@ -293,15 +293,15 @@ def plackett_luce(logits, order, weights=None):
 
     Parameters
     ----------
-    logits : array_like, shape (N, K)
-        Finite.
-    order : array_like of int, shape (N, m)
+    logits : array_like, shape (..., K)
+        Finite, float64 or float32.
+    order : array_like of int, shape (..., m)
         m <= K distinct indices in [0, K) per row, in the order drawn.
-    weights : array_like, shape (N, m), optional
+    weights : array_like, shape (..., m), optional
 
     Returns
     -------
-    (L, grad) : ndarray (N,) and ndarray (N, K), float64
+    (L, grad) : ndarray (...) and ndarray (..., K), float64
         grad[n] = dL_n / d logits[n].
 
     Examples
@@ -312,33 +312,37 @@ def plackett_luce(logits, order, weights=None):
     0.1667
     """
     lg = float64_array(logits, "logits")
-    if lg.ndim != 2 or lg.shape[1] < 1:
-        raise ValueError(f"logits must have shape (N, K) with K >= 1, got {lg.shape}")
+    if lg.ndim < 1 or lg.shape[-1] < 1:
+        raise ValueError(f"logits must have shape (..., K) with K >= 1, got {lg.shape}")
     if not np.isfinite(lg).all():
         raise ValueError("logits must be finite")
-    n, k = lg.shape
+    lead, k = lg.shape[:-1], lg.shape[-1]
     od = int_array(order, "order")
-    if od.ndim != 2 or od.shape[0] != n or od.shape[1] > k:
-        raise ValueError(f"order must have shape ({n}, m) with m <= {k}, got {od.shape}")
+    if od.shape[:-1] != lead or od.ndim != lg.ndim or od.shape[-1] > k:
+        raise ValueError(f"order must have shape {lead} + (m,) with m <= {k} (logits is "
+                         f"{lg.shape}), got {od.shape}")
     if od.size and (od.min() < 0 or od.max() >= k):
         raise ValueError(f"order must hold indices in [0, {k}), got "
                          f"{od.min() if od.min() < 0 else od.max()}")
-    if od.shape[1] > 1:
+    n, m = int(np.prod(lead)), od.shape[-1]
+    od = od.reshape(n, m)
+    if m > 1:
         s = np.sort(od, axis=1)
         dup = np.flatnonzero((s[:, 1:] == s[:, :-1]).any(axis=1))
         if dup.size:
-            raise ValueError(f"order must hold distinct indices per row: row {int(dup[0])} "
-                             f"repeats one")
+            raise ValueError(f"order must hold distinct indices per row: row "
+                             f"{np.unravel_index(int(dup[0]), lead)} repeats one")
     if weights is None:
-        w = np.ones(od.shape)
+        w = np.ones((n, m))
     else:
         w = float64_array(weights, "weights")
-        if w.shape != od.shape:
-            raise ValueError(f"weights must have order's shape {od.shape}, got {w.shape}")
-    check_memory(8 * n * (k + 1), f"logits ({n:,} x {k:,}: the gradient)")
+        if w.shape != lead + (m,):
+            raise ValueError(f"weights must have order's shape {lead + (m,)}, got {w.shape}")
+    check_memory(8 * n * (k + 1), f"logits (shape {lg.shape}: the gradient)")
     logp, grad = np.empty(n), np.empty((n, k))
-    _kernels().plackett_luce(np.ascontiguousarray(lg), od, np.ascontiguousarray(w), logp, grad)
-    return logp, grad
+    _kernels().plackett_luce(np.ascontiguousarray(lg.reshape(n, k)), od,
+                             np.ascontiguousarray(w.reshape(n, m)), logp, grad)
+    return logp.reshape(lead), grad.reshape(lg.shape)
 
 
 @dataclass(frozen=True)
@@ -574,6 +578,8 @@ def policy_value(task, policy, *, m: int = 5, samples: int = 64, seed: int = 0) 
     The noise is fixed by ``seed`` alone, so policies scored with one seed
     are compared on the same draws (common random numbers).
 
+    Returns NaN for a task of no requests.
+
     Parameters
     ----------
     task : LearningTask
@@ -591,7 +597,7 @@ def policy_value(task, policy, *, m: int = 5, samples: int = 64, seed: int = 0) 
     >>> v = np.array([[0., 1., 0., 1.]])
     >>> task = fc.learning.LearningTask(v, np.eye(2)[None])
     >>> fc.learning.policy_value(task, fc.learning.Policy.initial(task), m=1, samples=1000)
-    0.507
+    0.468
     """
     _check_task(task)
     if not isinstance(policy, Policy):
@@ -616,7 +622,7 @@ def policy_value(task, policy, *, m: int = 5, samples: int = 64, seed: int = 0) 
         noise = rng.gumbel(size=(b - a, samples, task.rewrites))
         order = _sample(task.features[a:b] @ (theta / scale), m, noise)
         total += task.values[np.arange(a, b)[:, None], _set_masks(order)].sum()
-    return total / (task.n_requests * samples) if task.n_requests else float("nan")
+    return float(total / (task.n_requests * samples)) if task.n_requests else float("nan")
 
 
 # --- the benchmark ---------------------------------------------------------------

@@ -75,6 +75,11 @@ def test_plackett_luce_gradient_matches_finite_differences():
         up, _ = L.plackett_luce(logits + step, order, weights)
         down, _ = L.plackett_luce(logits - step, order, weights)
         np.testing.assert_allclose(grad[:, j], (up - down) / (2 * h), rtol=1e-6, atol=1e-8)
+    # any leading shape: rows are independent
+    logp3, grad3 = L.plackett_luce(logits.reshape(2, 3, k), order.reshape(2, 3, m),
+                                   weights.reshape(2, 3, m))
+    np.testing.assert_array_equal(grad3.reshape(n, k), grad)
+    assert logp3.shape == (2, 3)
     # the gradient of a log-probability sums to 0 over the logits (shift invariance)
     np.testing.assert_allclose(L.plackett_luce(logits, order)[1].sum(axis=1), 0, atol=1e-12)
 
@@ -234,3 +239,8 @@ def test_benchmark_reports_every_credit_and_repeats(task):
 def test_bad_input_is_refused_by_name(call, name):
     with pytest.raises((ValueError, TypeError), match=name):
         call(_toy(32))
+
+
+def test_docstring_examples():
+    import doctest
+    assert doctest.testmod(L).failed == 0
