@@ -266,6 +266,7 @@ static FC_INLINE void roots(const double *x, double *y, int64_t n)
 /* Instances 0..n-1 of the block into ad, score, value, prerank [0..n). */
 static FC_CLONES void fill_block(Block *restrict B, int64_t n, int64_t per_topic,
                                  const double *restrict bid, const double *restrict ctr,
+                                 double noise, int expected_value,
                                  int64_t *restrict ad, double *restrict score,
                                  double *restrict value, double *restrict prerank)
 {
@@ -295,28 +296,30 @@ static FC_CLONES void fill_block(Block *restrict B, int64_t n, int64_t per_topic
         a = (on ? on_base : off_base) + rank;
         ca = ctr[a];
         ba = bid[a];
-        pctr = ca * synth_exp(0.3 * (radius * B->cos_u2[j])) * pick(on, 1.0, 0.4);
+        pctr = ca * synth_exp(noise * (radius * B->cos_u2[j])) * pick(on, 1.0, 0.4);
         pctr = pick(pctr > 1.0, 1.0, pctr);
         sc = ba * pctr;
         ad[j] = a;
         score[j] = sc;
         prerank[j] = synth_log(sc) + 0.5 * (radius * B->sin_u2[j]);
-        value[j] = pick(uniform_of(fc_mix64((B->clicks[j] ^ fc_mix64((uint64_t)a))
-                                           + FC_RNG_GOLDEN)) < ca, ba, 0.0);
+        value[j] = pick(expected_value, sc,
+                        pick(uniform_of(fc_mix64((B->clicks[j] ^ fc_mix64((uint64_t)a))
+                                                 + FC_RNG_GOLDEN)) < ca, ba, 0.0));
     }
 }
 
 int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics,
                              int64_t per_topic, const double *bid, const double *ctr,
-                             const int64_t *offsets, int64_t n_values, int64_t *ad,
-                             double *score, double *value, double *prerank,
-                             int64_t start, int64_t stop)
+                             double noise, int expected_value, const int64_t *offsets,
+                             int64_t n_values, int64_t *ad, double *score, double *value,
+                             double *prerank, int64_t start, int64_t stop)
 {
     int64_t r, j, x0, nb = 0;
     const double f_topics = (double)topics;
     Block B;
     if (!range_ok(first, m, start, stop) || topics < 1 || topics > FC_RNG_MAX_RANGE
-        || per_topic < 1 || per_topic > MAX_PER_TOPIC || !bid || !ctr || !offsets || !ad
+        || per_topic < 1 || per_topic > MAX_PER_TOPIC || !(noise >= 0.0)
+        || !(noise <= FC_SYNTHETIC_MAX_NOISE) || !bid || !ctr || !offsets || !ad
         || !score || !value || !prerank || offsets[start * m] < 0 || offsets[stop * m] > n_values)
         return FC_EINVAL;
     for (j = start * m; j < stop * m; j++)
@@ -347,8 +350,8 @@ int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics
                 nb += take;
                 left -= take;
                 if (nb == BLOCK) {
-                    fill_block(&B, nb, per_topic, bid, ctr, ad + x0, score + x0, value + x0,
-                               prerank + x0);
+                    fill_block(&B, nb, per_topic, bid, ctr, noise, expected_value != 0,
+                               ad + x0, score + x0, value + x0, prerank + x0);
                     x0 += nb;
                     nb = 0;
                 }
@@ -356,6 +359,7 @@ int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics
         }
     }
     if (nb > 0)
-        fill_block(&B, nb, per_topic, bid, ctr, ad + x0, score + x0, value + x0, prerank + x0);
+        fill_block(&B, nb, per_topic, bid, ctr, noise, expected_value != 0, ad + x0, score + x0,
+                   value + x0, prerank + x0);
     return FC_OK;
 }

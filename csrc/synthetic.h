@@ -22,12 +22,15 @@
  *                                        the 2^-53 grid: log1p(-u1)),
  *         z1 = rho cos(2 pi u2), z2 = rho sin(2 pi u2)       (Box-Muller:
  *                                        two independent N(0, 1)),
- *         pctr = min(ctr[ad] * exp(0.3 z1) * (on ? 1 : 0.4), 1),
+ *         pctr = min(ctr[ad] * exp(noise * z1) * (on ? 1 : 0.4), 1)
+ *                                       (noise 0.3 by default),
  *         score = bid[ad] * pctr, prerank = log(score) + 0.5 z2;
  *   s = 2 (clicks): with K its key, the ad is clicked in this request iff
  *       the uniform drawn first from the state K ^ mix64(ad) is < ctr[ad]
  *       (one draw per request and ad, shared by all its instances);
- *       value = bid[ad] if clicked, else 0.
+ *       value = bid[ad] if clicked, else 0 (click-realised value); with
+ *       expected_value nonzero, value = score (bid x pCTR, the expected
+ *       value per impression) and this stream is not read.
  * Every operation is one IEEE double operation in the order written
  * (products left to right), never fused (no FMA), and sqrt is the IEEE one;
  * log, exp, cos and sin are not the C library's but the functions below,
@@ -67,6 +70,8 @@
  * on several threads). Requires 1 <= m <= FC_AUCTION_MAX_ACTIONS,
  * 1 <= k <= FC_RNG_MAX_RANGE, 1 <= topics <= FC_RNG_MAX_RANGE,
  * 1 <= per_topic <= 2^51 (bid and ctr that long could not be held anyway),
+ * 0 <= noise <= FC_SYNTHETIC_MAX_NOISE (so that |noise z1| <= 708, z1 being
+ * below 8.6 in magnitude),
  * 0 <= first, stop <= FC_SYNTHETIC_MAX_INDEX, 0 <= start <= stop, non-NULL
  * arrays and 0 <= empty, short_frac with empty + short_frac <= 1; FC_EINVAL
  * otherwise (then nothing is written).
@@ -80,6 +85,9 @@
  * items 3 (first + row) + 2 stay below 2^63. */
 #define FC_SYNTHETIC_MAX_INDEX 1152921504606846976
 
+/* Largest pCTR noise (the log-sd of the per-instance pCTR factor). */
+#define FC_SYNTHETIC_MAX_NOISE 16
+
 /* lengths[r * m + i] = the list length of rewrite i of row r, rows start ..
  * stop-1. */
 int fc_synthetic_search_lengths(uint64_t seed, int64_t first, int m, int64_t k,
@@ -90,10 +98,12 @@ int fc_synthetic_search_lengths(uint64_t seed, int64_t first, int m, int64_t k,
  * x = offsets[r*m + i] .. offsets[r*m + i + 1] - 1 of ad, score, value and
  * prerank (n_values long each); offsets must be non-decreasing from >= 0
  * and end within n_values over the range (FC_EINVAL otherwise). bid and ctr
- * hold topics * per_topic entries. */
+ * hold topics * per_topic entries; noise is the log-sd of the pCTR factor
+ * and expected_value (0 or not) picks the value (see above). */
 int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics,
                              int64_t per_topic, const double *bid, const double *ctr,
-                             const int64_t *offsets, int64_t n_values, int64_t *ad,
+                             double noise, int expected_value, const int64_t *offsets,
+                             int64_t n_values, int64_t *ad,
                              double *score, double *value, double *prerank,
                              int64_t start, int64_t stop);
 

@@ -73,3 +73,6 @@ RNG_MAX_RANGE = 4294967296
 #: Largest first request index and request count of the sponsored-search
 #: generator (2**60): its stream items 3 * index + 2 stay below 2**63.
 SYNTHETIC_MAX_INDEX = 1152921504606846976
+#: Largest pCTR noise (log-sd) of the generator: |noise z| stays far below
+#: 708, the range of its exponential, for every Box-Muller z (|z| < 8.6).
+SYNTHETIC_MAX_NOISE = 16

@@ -93,6 +93,15 @@ MODE = Options("mode", ("filter", "rerun"),
                "filter the full pool's ranking per coalition, or rerun the pipeline on "
                "each coalition's own pool")
 
+# --- synthetic -------------------------------------------------------------
+SEARCH_PRESET = Options("preset", ("default", "realistic"),
+                        "synthetic sponsored-search preset: the generator's parameters and the "
+                        "auction its requests are replayed with (fastcredit.synthetic."
+                        "SEARCH_PRESETS)")
+SEARCH_VALUE = Options("value_model", ("click", "expected"),
+                       "value of a synthetic ad instance: its bid when clicked in the "
+                       "request (else 0), or its expected value per impression, bid x pCTR")
+
 # --- shaping -----------------------------------------------------------------
 NORMALIZE = Options("normalize", ("std", "maxabs", "none"),
                     "scale of the centred credit before the projection")

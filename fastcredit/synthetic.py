@@ -12,7 +12,10 @@ import numpy as _np
 from . import _parallel
 from ._constants import RNG_MAX_RANGE as _RNG_MAX_RANGE
 from ._constants import SYNTHETIC_MAX_INDEX as _SYNTHETIC_MAX_INDEX
+from ._constants import SYNTHETIC_MAX_NOISE as _SYNTHETIC_MAX_NOISE
 from ._params import ACTIONS as _ACTIONS
+from ._params import SEARCH_PRESET as _SEARCH_PRESET
+from ._params import SEARCH_VALUE as _SEARCH_VALUE
 from ._params import SEED as _SEED
 from ._validation import as_sequence as _as_sequence
 from ._validation import check_float as _check_float
@@ -30,55 +33,143 @@ from ._validation import float64_array as _float64_array
 # stream can be generated alone, on any threads.
 
 
-def sponsored_search(n_requests: int, m: int = 5, k: int = 20, seed: int = 0, *,
-                     start: int = 0, catalogue: int = 50_000, topics: int = 500,
-                     empty: float = 0.08, short: float = 0.12, threads=None,
-                     backend=None):
+@_dataclass(frozen=True)
+class SearchPreset:
+    """A named setting of :func:`sponsored_search` and of the auction its
+    requests are replayed with.
+
+    Attributes
+    ----------
+    name : str
+    generator : dict
+        Keyword arguments of :func:`sponsored_search` (all but n_requests,
+        seed, start, threads and backend).
+    replay : dict
+        Keyword arguments of :func:`fastcredit.auction_replay` (slots,
+        reserve, capacity, pricing); the mode is the caller's choice.
+    summary : str
+        One line saying what the preset is for.
+    """
+
+    name: str
+    generator: dict
+    replay: dict
+    summary: str
+
+
+#: The presets of :func:`sponsored_search`, by name.
+#:
+#: ``"default"``: click-realised values and a first-price top-4 auction with
+#: no reserve (the generator's original setting; the throughput benchmarks
+#: use it). Its replay landscape has only substitutes (a first-price sum of
+#: nonnegative values over a filtered ranking can only lose by merging
+#: pools) and many zero tables (a quarter of the requests earn nothing).
+#:
+#: ``"realistic"``: expected values (bid x pCTR), a top-4 generalised
+#: second-price auction with a reserve, strong per-rewrite pCTR noise (the
+#: same ad is retrieved by several rewrites with different scores) and a
+#: small catalogue per topic (rewrites share their top ads). The GSP price
+#: of a winner is the next ad's score, so adding a rewrite that brings a
+#: competitor raises prices: complements next to substitutes. Calibrated so
+#: that its replay landscape's statistics fall near the production figures
+#: of the set-intervention paper (docs/study.md gives the figures, the
+#: bands and the measured values).
+SEARCH_PRESETS = {
+    "default": SearchPreset(
+        "default",
+        dict(m=5, k=20, catalogue=50_000, topics=500, empty=0.08, short=0.12, noise=0.3,
+             value_model="click", bid_scale=1.0),
+        dict(slots=4, reserve=0.0, capacity=None, pricing="first"),
+        "click-realised values, first-price top-4 auction (substitutes only)"),
+    "realistic": SearchPreset(
+        "realistic",
+        dict(m=5, k=20, catalogue=5_000, topics=500, empty=0.12, short=0.12, noise=0.6,
+             value_model="expected", bid_scale=5.0),
+        dict(slots=4, reserve=0.75, capacity=None, pricing="gsp"),
+        "expected values, GSP top-4 auction with a reserve, noisy per-rewrite pCTR "
+        "(substitutes and complements; calibrated to the set-intervention paper)"),
+}
+
+
+def search_preset(preset: str = "default") -> SearchPreset:
+    """The :class:`SearchPreset` called ``preset`` (see :data:`SEARCH_PRESETS`).
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> preset = fc.synthetic.search_preset("realistic")
+    >>> pools = fc.synthetic.sponsored_search(100, preset="realistic", seed=1)
+    >>> fc.auction_replay(pools, mode="rerun", **preset.replay).shape
+    (100, 32)
+    """
+    return SEARCH_PRESETS[_SEARCH_PRESET.check(preset)]
+
+
+def sponsored_search(n_requests: int, m: int | None = None, k: int | None = None,
+                     seed: int = 0, *, preset: str = "default", start: int = 0,
+                     catalogue: int | None = None, topics: int | None = None,
+                     empty: float | None = None, short: float | None = None,
+                     noise: float | None = None, value_model: str | None = None,
+                     bid_scale: float | None = None, threads=None, backend=None):
     """Synthetic sponsored-search candidate pools (deterministic per seed).
 
     A catalogue of ``catalogue`` ads in ``topics`` equal topics, each ad with a
-    log-normal bid (sigma 0.8) and a Beta(2, 10) click-through rate, ads of a
-    topic numbered by popularity. Each request has a topic (skewed: low
-    topics are popular) and m rewrites; rewrite i keeps to the request's topic
-    with probability q_i ~ U(0.5, 0.95) per instance, else it draws from the
-    topic it drifted to, and within a topic ad rank = floor(size * u**1.5)
-    (popular ads recur, across and within rewrites). A rewrite retrieves
-    nothing with probability ``empty``, 1..k//2 ads with probability
-    ``short``, else k. Per instance:
+    log-normal bid (``bid_scale`` times lognormal(0, 0.8)) and a Beta(2, 10)
+    click-through rate, ads of a topic numbered by popularity. Each request
+    has a topic (skewed: low topics are popular) and m rewrites; rewrite i
+    keeps to the request's topic with probability q_i ~ U(0.5, 0.95) per
+    instance, else it draws from the topic it drifted to, and within a topic
+    ad rank = floor(size * u**1.5) (popular ads recur, across and within
+    rewrites). A rewrite retrieves nothing with probability ``empty``,
+    1..k//2 ads with probability ``short``, else k. Per instance:
 
-    * pCTR = ctr * exp(0.3 z) (times 0.4 off-topic), z ~ N(0, 1), capped at 1;
+    * pCTR = ctr * exp(noise z) (times 0.4 off-topic), z ~ N(0, 1), capped
+      at 1;
     * score = eCPM = bid * pCTR (differs across rewrites of the same ad, so
       ``filter`` and ``rerun`` replays differ);
     * prerank = log(score) + 0.5 z' (a noisy pre-ranker; z, z' the
       Box-Muller pair of two uniforms, independent N(0, 1));
-    * value = bid if the ad is clicked in this request (one Bernoulli(ctr)
-      draw per request and ad, shared by its instances), else 0.
+    * value (``value_model="click"``) = bid if the ad is clicked in this request
+      (one Bernoulli(ctr) draw per request and ad, shared by its instances),
+      else 0; (``value_model="expected"``) = score, the expected value of an
+      impression.
 
-    Exactly: the catalogue is ``bid = g.lognormal(0, 0.8, n)``, then ``ctr =
-    g.beta(2, 10, n)``, of ``g = numpy.random.default_rng(seed)``, n =
-    ``catalogue // topics * topics``; request q of the stream follows the
-    recipe of csrc/synthetic.h on the counter-based streams (seed, 3q + s),
-    one IEEE double operation at a time (no FMA), with IEEE sqrt and the
-    generator's own log, exp, sin and cos (polynomials documented there,
-    within 1.5 ulp of the exact values), not the C library's: the bits are
-    the same on both backends, every machine and every C library.
+    Exactly: the catalogue is ``bid = bid_scale * g.lognormal(0, 0.8, n)``,
+    then ``ctr = g.beta(2, 10, n)``, of ``g =
+    numpy.random.default_rng(seed)``, n = ``catalogue // topics * topics``;
+    request q of the stream follows the recipe of csrc/synthetic.h on the
+    counter-based streams (seed, 3q + s), one IEEE double operation at a
+    time (no FMA), with IEEE sqrt and the generator's own log, exp, sin and
+    cos (polynomials documented there, within 1.5 ulp of the exact values),
+    not the C library's: the bits are the same on both backends, every
+    machine and every C library.
 
     Parameters
     ----------
     n_requests : int
-    m, k : int
+    m, k : int, optional
         Rewrites per request (1..16) and candidates per rewrite.
     seed : int
         Fixes the catalogue and the stream of requests.
+    preset : {"default", "realistic"}
+        Where every parameter left as None takes its value from
+        (:data:`SEARCH_PRESETS`; ``search_preset(preset).replay`` are the
+        auction options the preset is meant to be replayed with).
     start : int
         Index of the first request in the stream: requests are keyed by
         (seed, index), so a long stream can be generated in parts, and
         ``sponsored_search(n, start=s)`` equals rows s..s+n-1 of a longer one.
-    catalogue, topics : int
+    catalogue, topics : int, optional
         Ads in the catalogue (at least ``topics``; ``catalogue // topics``
         per topic) and topics (at most 2**32).
-    empty, short : float
+    empty, short : float, optional
         Probabilities of an empty and of a short rewrite (sum at most 1).
+    noise : float, optional
+        Log-sd of the per-instance pCTR factor, 0..16.
+    value_model : {"click", "expected"}, optional
+        Click-realised or expected value (see above).
+    bid_scale : float, optional
+        Median bid (> 0): the unit of scores and values.
     threads : int, optional
         Threads to generate on (default: all cores); the result is the same.
     backend : {"c", "numba"}, optional
@@ -101,20 +192,29 @@ def sponsored_search(n_requests: int, m: int = 5, k: int = 20, seed: int = 0, *,
     """
     from ._backend import kernels, resolve
     from .auction import Pools
+    given = dict(m=m, k=k, catalogue=catalogue, topics=topics, empty=empty, short=short,
+                 noise=noise, value_model=value_model, bid_scale=bid_scale)
+    opts = {name: given[name] if given[name] is not None else default
+            for name, default in search_preset(preset).generator.items()}
     n_requests = _check_int(n_requests, "n_requests", lo=0, hi=_SYNTHETIC_MAX_INDEX)
-    m = _ACTIONS.check(m)
-    k = _check_int(k, "k", lo=1, hi=_RNG_MAX_RANGE)
+    m = _ACTIONS.check(opts["m"])
+    k = _check_int(opts["k"], "k", lo=1, hi=_RNG_MAX_RANGE)
     seed = _SEED.check(seed)
     start = _check_int(start, "start", lo=0, hi=_SYNTHETIC_MAX_INDEX)
-    topics = _check_int(topics, "topics", lo=1, hi=_RNG_MAX_RANGE)
-    catalogue = _check_int(catalogue, "catalogue", lo=1, hi=_SYNTHETIC_MAX_INDEX)
+    topics = _check_int(opts["topics"], "topics", lo=1, hi=_RNG_MAX_RANGE)
+    catalogue = _check_int(opts["catalogue"], "catalogue", lo=1, hi=_SYNTHETIC_MAX_INDEX)
     if catalogue < topics:
         raise ValueError(f"catalogue must be at least topics (one ad per topic): catalogue = "
                          f"{catalogue}, topics = {topics}")
-    empty = _check_float(empty, "empty", lo=0.0, hi=1.0)
-    short = _check_float(short, "short", lo=0.0, hi=1.0)
+    empty = _check_float(opts["empty"], "empty", lo=0.0, hi=1.0)
+    short = _check_float(opts["short"], "short", lo=0.0, hi=1.0)
     if empty + short > 1.0:
         raise ValueError(f"empty + short must be at most 1, got {empty + short}")
+    noise = _check_float(opts["noise"], "noise", lo=0.0, hi=float(_SYNTHETIC_MAX_NOISE))
+    expected_value = _SEARCH_VALUE.check(opts["value_model"]) == "expected"
+    bid_scale = _check_float(opts["bid_scale"], "bid_scale", lo=0.0)
+    if not bid_scale > 0.0:
+        raise ValueError(f"bid_scale must be > 0, got {bid_scale}")
     _check_memory(2 * 8 * catalogue, f"catalogue = {catalogue:,} (a bid and a CTR per ad)")
     _check_memory(2 * 8 * n_requests * m, f"n_requests = {n_requests:,} (the lengths and "
                                           f"offsets of its {n_requests * m:,} rewrites)")
@@ -122,7 +222,7 @@ def sponsored_search(n_requests: int, m: int = 5, k: int = 20, seed: int = 0, *,
     kern = kernels("synthetic", resolve("synthetic.sponsored_search", backend))
     per_topic = catalogue // topics
     cat = _np.random.default_rng(seed)
-    bid = cat.lognormal(0.0, 0.8, per_topic * topics)
+    bid = bid_scale * cat.lognormal(0.0, 0.8, per_topic * topics)   # x 1.0 is exact
     ctr = cat.beta(2.0, 10.0, per_topic * topics)
     lengths = _np.empty(n_requests * m, dtype=_np.int64)
     key = _np.uint64(seed)   # one Numba type for every seed in [0, 2**64)
@@ -138,7 +238,8 @@ def sponsored_search(n_requests: int, m: int = 5, k: int = 20, seed: int = 0, *,
     ad = _np.empty(n, dtype=_np.int64)
     score, value, prerank = _np.empty(n), _np.empty(n), _np.empty(n)
     _parallel.run(lambda a, b: kern.search_fill(key, start, m, topics, per_topic, bid, ctr,
-                                                offsets, ad, score, value, prerank, a, b),
+                                                noise, int(expected_value), offsets, ad,
+                                                score, value, prerank, a, b),
                   n_requests, nt, min_items=4096)
     return Pools(offsets, ad, score, value, m=m, prerank=prerank)
 

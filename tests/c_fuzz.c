@@ -2121,8 +2121,8 @@ static int64_t ref_length(uint64_t *state, int64_t k, double empty, double short
 }
 
 static void ref_fill_row(uint64_t seed, int64_t q, int m, int64_t topics, int64_t per_topic,
-                         const double *bid, const double *ctr, const int64_t *o, int64_t *ad,
-                         double *score, double *value, double *pre)
+                         const double *bid, const double *ctr, double noise, int expected,
+                         const int64_t *o, int64_t *ad, double *score, double *value, double *pre)
 {
     uint64_t st = fc_rng_key(seed, 3 * (uint64_t)q + 1);
     const uint64_t clicks = fc_rng_key(seed, 3 * (uint64_t)q + 2);
@@ -2143,14 +2143,14 @@ static void ref_fill_row(uint64_t seed, int64_t q, int m, int64_t topics, int64_
             if (rank > per_topic - 1) rank = per_topic - 1;
             a = (on ? home : drift) * per_topic + rank;
             rho = sqrt(-2.0 * log1p(-u1));
-            pctr = ctr[a] * exp(0.3 * (rho * cos(2.0 * 3.14159265358979323846 * u2))) *
+            pctr = ctr[a] * exp(noise * (rho * cos(2.0 * 3.14159265358979323846 * u2))) *
                    (on ? 1.0 : 0.4);
             if (pctr > 1.0) pctr = 1.0;
             ad[x] = a;
             score[x] = bid[a] * pctr;
             pre[x] = log(score[x]) + 0.5 * (rho * sin(2.0 * 3.14159265358979323846 * u2));
             cs = clicks ^ fc_mix64((uint64_t)a);
-            value[x] = fc_rng_uniform(&cs) < ctr[a] ? bid[a] : 0.0;
+            value[x] = expected ? score[x] : fc_rng_uniform(&cs) < ctr[a] ? bid[a] : 0.0;
         }
     }
 }
@@ -2178,6 +2178,8 @@ static void fuzz_synthetic(void)
     const int64_t topics = irange(1, 6), per_topic = irange(1, 7), n_cat = topics * per_topic;
     const uint64_t seed = u64();
     double empty = chance(20) ? 0.0 : unit(), short_frac = chance(20) ? 0.0 : unit() * (1.0 - empty);
+    const double noise = chance(10) ? 0.0 : chance(10) ? FC_SYNTHETIC_MAX_NOISE : 3.0 * unit();
+    const int expected = (int)irange(0, 1) * (chance(50) ? 1 : 7);   /* any nonzero int */
     int64_t *len = NEW(int64_t, n_rows * m), *off = NEW(int64_t, n_rows * m + 1);
     double *bid = NEW(double, n_cat), *ctr = NEW(double, n_cat);
     int64_t n_values, r, i, j, *ad, *rad;
@@ -2225,16 +2227,19 @@ static void fuzz_synthetic(void)
     memcpy(rv, value, (size_t)n_values * sizeof *value);
     memcpy(rp, pre, (size_t)n_values * sizeof *pre);
     CALL("fc_synthetic_search_fill");
-    CHECK(fc_synthetic_search_fill(seed, first, m, topics, per_topic, bid, ctr, off, n_values, ad,
-                                   score, value, pre, start, stop) == FC_OK,
+    CHECK(fc_synthetic_search_fill(seed, first, m, topics, per_topic, bid, ctr, noise, expected,
+                                   off, n_values, ad, score, value, pre, start, stop) == FC_OK,
           "valid call refused");
     for (r = start; r < stop; r++)
-        ref_fill_row(seed, first + r, m, topics, per_topic, bid, ctr, off + r * m, rad, rs, rv,
-                     rp);
+        ref_fill_row(seed, first + r, m, topics, per_topic, bid, ctr, noise, expected,
+                     off + r * m, rad, rs, rv, rp);
     /* the reference leaves the other values poisoned, as the kernel must */
     CHECK(memcmp(ad, rad, (size_t)n_values * sizeof *ad) == 0, "ad != documented generator");
     CHECK(near_or_same(score, rs, n_values), "score != documented generator");
-    CHECK(memcmp(value, rv, (size_t)n_values * sizeof *rv) == 0, "value != documented generator");
+    /* expected values are scores, which the reference computes by libm */
+    CHECK(expected ? near_or_same(value, rv, n_values)
+                   : memcmp(value, rv, (size_t)n_values * sizeof *rv) == 0,
+          "value != documented generator");
     CHECK(near_or_same(pre, rp, n_values), "prerank != documented generator");
     /* invalid calls */
     poison(len, lb);
@@ -2243,7 +2248,7 @@ static void fuzz_synthetic(void)
         int a_m = m;
         int64_t a_k = k, a_first = first, a_start = start, a_stop = stop, a_topics = topics;
         int64_t a_per = per_topic, a_nv = n_values, which_off = -1, saved = 0;
-        double a_empty = empty, a_short = short_frac;
+        double a_empty = empty, a_short = short_frac, a_noise = noise;
         int64_t *a_len = len;
         const double *a_bid = bid, *a_ctr = ctr;
         switch (u64() % 9) {
@@ -2267,7 +2272,11 @@ static void fuzz_synthetic(void)
             }
             a_topics = chance(50) ? 0 : (int64_t)FC_RNG_MAX_RANGE + 1;
             break;
-        case 7: a_per = -irange(0, 2); a_k = 0; break;
+        case 7:
+            a_per = -irange(0, 2);
+            a_k = 0;
+            if (chance(50)) a_noise = chance(50) ? -0.5 : chance(50) ? NAN : 16.5;
+            break;
         default:
             if (stop > start) { /* offsets of the range: not monotone, or past n_values */
                 if (chance(50)) {
@@ -2289,8 +2298,9 @@ static void fuzz_synthetic(void)
                                             a_start, a_stop),
                 len, lb, "invalid argument");
         CALL("fc_synthetic_search_fill");
-        REFUSED(fc_synthetic_search_fill(seed, a_first, a_m, a_topics, a_per, a_bid, a_ctr, off,
-                                         a_nv, ad, score, value, pre, a_start, a_stop),
+        REFUSED(fc_synthetic_search_fill(seed, a_first, a_m, a_topics, a_per, a_bid, a_ctr,
+                                         a_noise, expected, off, a_nv, ad, score, value, pre,
+                                         a_start, a_stop),
                 value, (size_t)n_values * sizeof *value, "invalid argument");
         if (which_off >= 0) off[which_off] = saved;
     }

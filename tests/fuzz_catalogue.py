@@ -541,6 +541,7 @@ RANGES = {
     "start": (0, 2**60, True, None), "catalogue": (1, None, True, None),
     "topics": (1, None, True, None), "empty": (0.0, 1.0, True, None),
     "short": (0.0, 1.0, True, None), "n_steps": (1, 64, True, None),
+    "noise": (0.0, 16.0, True, None), "bid_scale": (0.0, None, True, None),
     "pivot": (0, 63, True, None), "threshold": (0, None, True, None),
     "stream": (0, None, True, None), "action": (0, None, True, None),
     "successes": (0, None, True, None), "successes1": (0, None, True, None),

@@ -626,13 +626,13 @@ def allocation_pick(rule: str, counts, sums, costs, c: float, c_tok: float, seed
 
 # --- synthetic ----------------------------------------------------------------
 
-def sponsored_search_catalogue(seed: int, catalogue: int, topics: int):
+def sponsored_search_catalogue(seed: int, catalogue: int, topics: int, bid_scale: float = 1.0):
     """(bid, ctr) of fc.synthetic.sponsored_search: per_topic = catalogue //
-    topics; lognormal(0, 0.8) bids, then Beta(2, 10) click rates, of
-    numpy.random.default_rng(seed)."""
+    topics; bid_scale x lognormal(0, 0.8) bids, then Beta(2, 10) click
+    rates, of numpy.random.default_rng(seed)."""
     n = catalogue // topics * topics
     gen = np.random.default_rng(seed)
-    bid = gen.lognormal(0.0, 0.8, n)
+    bid = bid_scale * gen.lognormal(0.0, 0.8, n)
     return bid, gen.beta(2.0, 10.0, n)
 
 
@@ -781,7 +781,8 @@ def synthetic_sincos_2pi(u: float) -> tuple[float, float]:
 
 
 def sponsored_search_request(seed: int, q: int, m: int, k: int, empty: float, short: float,
-                             topics: int, per_topic: int, bid, ctr):
+                             topics: int, per_topic: int, bid, ctr, noise: float = 0.3,
+                             value: str = "click"):
     """Request q of the sponsored-search stream of ``seed`` by the recipe of
     csrc/synthetic.h, one Python float operation at a time: (list lengths of
     its m rewrites, [(ad, score, value, prerank)] of its instances)."""
@@ -814,11 +815,12 @@ def sponsored_search_request(seed: int, q: int, m: int, k: int, empty: float, sh
             radius = math.sqrt(-2.0 * synthetic_log(1.0 - u1))   # 1 - u1 is exact
             sin_u2, cos_u2 = synthetic_sincos_2pi(u2)
             z1, z2 = radius * cos_u2, radius * sin_u2
-            pctr = min(float(ctr[ad]) * synthetic_exp(0.3 * z1) * (1.0 if on_topic else 0.4),
+            pctr = min(float(ctr[ad]) * synthetic_exp(noise * z1) * (1.0 if on_topic else 0.4),
                        1.0)
             score = float(bid[ad]) * pctr
             click = Stream(0, 0)
             click.state = clicks ^ _mix64(ad)
-            value = float(bid[ad]) if uniform(click) < float(ctr[ad]) else 0.0
-            instances.append((ad, score, value, synthetic_log(score) + 0.5 * z2))
+            earned = (score if value == "expected"
+                      else float(bid[ad]) if uniform(click) < float(ctr[ad]) else 0.0)
+            instances.append((ad, score, earned, synthetic_log(score) + 0.5 * z2))
     return lengths, instances

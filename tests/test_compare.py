@@ -858,12 +858,16 @@ def audit_cases():
 def synthetic_case():
     """sponsored_search against the per-request recipe, bit for bit: the
     default shape near the end of the index range, every rewrite (m = 16)
-    with long lists over a tiny catalogue, and one ad."""
+    with long lists over a tiny catalogue, one ad, the realistic preset and
+    expected values under strong pCTR noise."""
     shapes = {"default-start-2e60": dict(n_requests=40, seed=5, start=2**60 - 40),
               "m16-k33-catalogue10": dict(n_requests=30, m=16, k=33, seed=2**64 - 1, topics=3,
                                           catalogue=10, empty=0.2, short=0.5),
               "m1-k1-one-ad": dict(n_requests=50, m=1, k=1, seed=0, topics=1, catalogue=1,
-                                   empty=0.3, short=0.3)}
+                                   empty=0.3, short=0.3),
+              "realistic": dict(n_requests=40, seed=7, preset="realistic"),
+              "expected-noise-2.5": dict(n_requests=30, m=3, k=9, seed=3, noise=2.5,
+                                         value_model="expected", bid_scale=0.01)}
     fields = ("offsets", "ad_id", "score", "value", "prerank")
 
     def call(backend):
@@ -876,15 +880,16 @@ def synthetic_case():
     def oracle():
         out = {}
         for name, kw in shapes.items():
-            opts = dict(m=5, k=20, start=0, catalogue=50_000, topics=500, empty=0.08,
-                        short=0.12) | kw
+            opts = (dict(start=0) | fc.synthetic.search_preset(kw.get("preset", "default")).generator
+                    | kw)
             bid, ctr = ref.sponsored_search_catalogue(opts["seed"], opts["catalogue"],
-                                                      opts["topics"])
+                                                      opts["topics"], opts["bid_scale"])
             lengths, rows = [], []
             for q in range(opts["start"], opts["start"] + opts["n_requests"]):
                 n, inst = ref.sponsored_search_request(
                     opts["seed"], q, opts["m"], opts["k"], opts["empty"], opts["short"],
-                    opts["topics"], opts["catalogue"] // opts["topics"], bid, ctr)
+                    opts["topics"], opts["catalogue"] // opts["topics"], bid, ctr,
+                    opts["noise"], opts["value_model"])
                 lengths += n
                 rows += inst
             cols = list(zip(*rows))
@@ -894,7 +899,7 @@ def synthetic_case():
                        for f, c in zip(fields[2:], cols[1:])}}
         return out
 
-    return Case(("synthetic.sponsored_search",), "three-shapes", call, oracle, rtol=0)
+    return Case(("synthetic.sponsored_search",), "five-shapes", call, oracle, rtol=0)
 
 
 CASES = table_cases() + sampling_cases() + auction_cases() + shaping_cases() + trees_cases() \

@@ -320,12 +320,14 @@ def test_c_kernels_refuse_inconsistent_arguments():
         kern.search_lengths(np.uint64(0), 0, 5, 20, 0.6, 0.6, lengths, 0, 2)
     bid, ctr = np.ones(4), np.full(4, 0.5)
     ad, out = np.zeros(3, dtype=np.int64), np.zeros(3)
+    fine = np.array([0, 1, 1, 2, 2, 3], dtype=np.int64)
     decreasing = np.array([0, 2, 1, 1, 1, 3], dtype=np.int64)
-    with pytest.raises(ValueError, match="rejected"):
-        kern.search_fill(np.uint64(0), 0, 5, 2, 2, bid, ctr, decreasing, ad, out, out, out, 0, 1)
     too_long = np.array([0, 1, 2, 3, 4, 5], dtype=np.int64)
-    with pytest.raises(ValueError, match="rejected"):
-        kern.search_fill(np.uint64(0), 0, 5, 2, 2, bid, ctr, too_long, ad, out, out, out, 0, 1)
+    for offsets, noise in ((decreasing, 0.3), (too_long, 0.3), (fine, -0.1), (fine, np.nan),
+                           (fine, 16.5)):
+        with pytest.raises(ValueError, match="rejected"):
+            kern.search_fill(np.uint64(0), 0, 5, 2, 2, bid, ctr, noise, 0, offsets, ad, out, out,
+                             out, 0, 1)
 
 
 def test_other_shapes():

@@ -10,9 +10,10 @@ def search_lengths(seed, first, m, k, empty, short, lengths, start, stop):
                                           start, stop), "fc_synthetic_search_lengths")
 
 
-def search_fill(seed, first, m, topics, per_topic, bid, ctr, offsets, ad, score, value,
-                prerank, start, stop):
+def search_fill(seed, first, m, topics, per_topic, bid, ctr, noise, expected_value, offsets,
+                ad, score, value, prerank, start, stop):
     check(lib.fc_synthetic_search_fill(
-        seed, first, m, topics, per_topic, ptr(bid), ptr(ctr), ptr(offsets), ad.shape[0],
+        seed, first, m, topics, per_topic, ptr(bid), ptr(ctr), noise, expected_value,
+        ptr(offsets), ad.shape[0],
         ptr(ad), ptr(score), ptr(value), ptr(prerank), start, stop),
         "fc_synthetic_search_fill")

@@ -6,9 +6,11 @@ so both give the same bits on every machine.
 Signatures (seed uint64; first, m, k, topics, per_topic, start, stop int):
     search_lengths(seed, first, m, k, empty, short, lengths, start, stop)
         lengths int64 (B*m,): rows start..stop-1 written.
-    search_fill(seed, first, m, topics, per_topic, bid, ctr, offsets, ad,
-                score, value, prerank, start, stop)
-        bid, ctr float64 (topics*per_topic,); offsets int64 (B*m + 1,); ad
+    search_fill(seed, first, m, topics, per_topic, bid, ctr, noise,
+                expected_value, offsets, ad, score, value, prerank, start, stop)
+        bid, ctr float64 (topics*per_topic,); noise float (the pCTR log-sd);
+        expected_value int (nonzero: value = score, else the click-realised
+        bid); offsets int64 (B*m + 1,); ad
         int64 and score, value, prerank float64 (offsets[-1],): the instances
         of rows start..stop-1 written.
 Row r is request first + r of the stream (seed); its randomness comes from
@@ -226,35 +228,36 @@ def _gather(n, ads, src, dst):
 
 
 @fast_jit
-def _finish_block(n, on, radius, sin_u2, cos_u2, clicks, ads, ca, ba, ad, score, value,
-                  prerank):
+def _finish_block(n, noise, expected_value, on, radius, sin_u2, cos_u2, clicks, ads, ca, ba, ad,
+                  score, value, prerank):
     """The rest, into ad, score, value, prerank [0..n) (views at the block's
     first output row: indices known >= 0, so the stores are contiguous)."""
     for j in range(n):
         a = ads[j]
-        pctr = ca[j] * _exp(0.3 * (radius[j] * cos_u2[j])) * _pick(on[j] != 0, 1.0, 0.4)
+        pctr = ca[j] * _exp(noise * (radius[j] * cos_u2[j])) * _pick(on[j] != 0, 1.0, 0.4)
         pctr = _pick(pctr > 1.0, 1.0, pctr)
         sc = ba[j] * pctr
         ad[j] = a
         score[j] = sc
         prerank[j] = _log(sc) + 0.5 * (radius[j] * sin_u2[j])
         uc = _uniform_of(rng.mix64((clicks[j] ^ rng.mix64(np.uint64(a))) + _G1))
-        value[j] = _pick(uc < ca[j], ba[j], 0.0)
+        value[j] = _pick(expected_value, sc, _pick(uc < ca[j], ba[j], 0.0))
 
 
 @fast_jit
-def _fill_block(n, x0, per_topic, bid, ctr, state, clicks, keep, on_base, off_base, on, radius,
-                sin_u2, cos_u2, ads, ca, ba, ad, score, value, prerank):
+def _fill_block(n, x0, per_topic, bid, ctr, noise, expected_value, state, clicks, keep, on_base,
+                off_base, on, radius, sin_u2, cos_u2, ads, ca, ba, ad, score, value, prerank):
     _draw_block(n, per_topic, state, keep, on_base, off_base, on, ads, radius, sin_u2, cos_u2)
     _gather(n, ads, ctr, ca)
     _gather(n, ads, bid, ba)
-    _finish_block(n, on, radius, sin_u2, cos_u2, clicks, ads, ca, ba, ad[x0:x0 + n],
-                  score[x0:x0 + n], value[x0:x0 + n], prerank[x0:x0 + n])
+    _finish_block(n, noise, expected_value, on, radius, sin_u2, cos_u2, clicks, ads, ca, ba,
+                  ad[x0:x0 + n], score[x0:x0 + n], value[x0:x0 + n], prerank[x0:x0 + n])
 
 
 @fast_jit
-def search_fill(seed, first, m, topics, per_topic, bid, ctr, offsets, ad, score, value,
-                prerank, start, stop):
+def search_fill(seed, first, m, topics, per_topic, bid, ctr, noise, expected_value, offsets, ad,
+                score, value, prerank, start, stop):
+    expected_value = np.int64(expected_value != 0)
     f_topics = np.float64(topics)
     state = np.empty(_BLOCK, dtype=np.uint64)
     clicks = np.empty(_BLOCK, dtype=np.uint64)
@@ -289,11 +292,12 @@ def search_fill(seed, first, m, topics, per_topic, bid, ctr, offsets, ad, score,
                 nb += take
                 left -= take
                 if nb == _BLOCK:
-                    _fill_block(nb, x0, per_topic, bid, ctr, state, clicks, keep, on_base,
-                                off_base, on, radius, sin_u2, cos_u2, ads, ca, ba, ad, score,
-                                value, prerank)
+                    _fill_block(nb, x0, per_topic, bid, ctr, noise, expected_value, state,
+                                clicks, keep, on_base, off_base, on, radius, sin_u2, cos_u2, ads,
+                                ca, ba, ad, score, value, prerank)
                     x0 += nb
                     nb = 0
     if nb > 0:
-        _fill_block(nb, x0, per_topic, bid, ctr, state, clicks, keep, on_base, off_base, on,
-                    radius, sin_u2, cos_u2, ads, ca, ba, ad, score, value, prerank)
+        _fill_block(nb, x0, per_topic, bid, ctr, noise, expected_value, state, clicks, keep,
+                    on_base, off_base, on, radius, sin_u2, cos_u2, ads, ca, ba, ad, score, value,
+                    prerank)
