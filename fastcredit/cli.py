@@ -553,6 +553,7 @@ def _add_learn_parser(sub) -> None:
                     "Banzhaf and Shapley credit), and print each one's held-out expected set "
                     "value, mean +- sd over runs, beside the initial policy "
                     "(fastcredit.learning.benchmark).")
+    _add_option(learn, "--preset", _params.SEARCH_PRESET, "realistic")
     _add_option(learn, "--requests", REQUESTS, 3000)
     _add_option(learn, "--rewrites", _params.REWRITES, 10)
     _add_option(learn, "--m", _params.ACTIONS, 5, "rewrites the policy picks per request")
@@ -574,8 +575,9 @@ def _add_learn_parser(sub) -> None:
                 "pools replayed once, then filtered) or rerun (exact counterfactuals)")
     _add_option(learn, "--eval-samples", _params.EVAL_SAMPLES, 64)
     _add_option(learn, "--held-out", _params.HELD_OUT, 0.3)
-    _add_option(learn, "--slots", _params.SLOTS, SLOTS)
-    _add_option(learn, "--pricing", _params.PRICING, "first")
+    for flag, declared in (("--slots", _params.SLOTS), ("--reserve", _params.RESERVE),
+                           ("--capacity", _params.CAPACITY), ("--pricing", _params.PRICING)):
+        _add_option(learn, flag, declared, None, f"{declared.help} (default: the preset's)")
     _add_option(learn, "--seed", _params.SEED, 0)
     _add_option(learn, "--threads", _params.THREADS, None)
     _add_quiet(learn)
@@ -603,16 +605,21 @@ def _learn(args) -> int:
         raise _UserError(f"--held-out {args.held_out} of --requests {args.requests:,} leaves "
                          f"{args.requests - n_test:,} for training and {n_test:,} held out; "
                          f"both need >= 1")
-    print(f"fastcredit learn: {args.requests:,} synthetic requests, m = {args.m} of "
-          f"K = {args.rewrites} candidate rewrites, top-{args.slots} {args.pricing}-price "
-          f"auction, {args.runs} runs of {args.steps} updates per advantage, seed {args.seed}")
-    pools = learning.benchmark_pools(args.requests, args.rewrites, args.seed)
+    auction = dict(synthetic.search_preset(args.preset).replay)
+    auction.update({k: getattr(args, k) for k in auction if getattr(args, k) is not None})
+    print(f"fastcredit learn: {args.requests:,} synthetic requests ({args.preset} preset), "
+          f"m = {args.m} of K = {args.rewrites} candidate rewrites, top-{auction['slots']} "
+          f"{auction['pricing']} auction (reserve {auction['reserve']:g}), {args.runs} runs "
+          f"of {args.steps} updates per advantage, seed {args.seed}")
+    pools = learning.benchmark_pools(args.requests, args.rewrites, args.seed,
+                                     preset=args.preset)
     result = learning.benchmark(
         pools, credits=credits, m=args.m, runs=args.runs, held_out=args.held_out,
-        steps=args.steps, checkpoints=checkpoints, batch=args.batch, group=args.group, lr=args.lr, beta=args.beta,
-        kappa=args.kappa, evaluator=args.evaluator, eval_samples=args.eval_samples,
-        slots=args.slots, pricing=args.pricing, seed=args.seed, threads=args.threads,
-        progress=None if args.quiet else lambda line: print(f"  {line}", file=sys.stderr))
+        steps=args.steps, checkpoints=checkpoints, batch=args.batch, group=args.group,
+        lr=args.lr, beta=args.beta, kappa=args.kappa, evaluator=args.evaluator,
+        eval_samples=args.eval_samples, seed=args.seed, threads=args.threads,
+        progress=None if args.quiet else lambda line: print(f"  {line}", file=sys.stderr),
+        **auction)
     print(result.table())
     print(f"{len(credits) * args.runs} training runs in {result.seconds:.1f} s")
     return 0

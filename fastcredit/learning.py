@@ -70,7 +70,7 @@ from .auction import Pools, auction_replay
 from .shaping import group_advantages, shape_advantages
 from .tables import banzhaf, leave_one_out, shapley, singleton
 
-__all__ = ["FEATURES", "CREDITS", "DATA_OPTIONS", "LearningTask", "Policy", "BenchmarkResult",
+__all__ = ["FEATURES", "CREDITS", "LearningTask", "Policy", "BenchmarkResult",
            "rewrite_features", "plackett_luce", "train_policy", "policy_value", "benchmark",
            "benchmark_pools"]
 
@@ -80,9 +80,6 @@ FEATURES = ("log1p(distinct ads)", "asinh(top score)", "asinh(sum of top-slots s
             "asinh(sum of its top-slots scores of such ads)")
 #: The per-action advantages compared, in the order results are reported.
 CREDITS = _params.CREDIT.values
-#: Options of :func:`fastcredit.synthetic.sponsored_search` that
-#: :func:`benchmark_pools` passes on (the data source of the benchmark).
-DATA_OPTIONS: dict = {}
 
 _RULES = {"singleton": singleton, "leave_one_out": leave_one_out, "banzhaf": banzhaf,
           "shapley": shapley}
@@ -263,10 +260,12 @@ class LearningTask:
                 f"n_features={self.n_features}, pools={self.pools is not None})")
 
 
-def benchmark_pools(n_requests: int, rewrites: int = 10, seed: int = 0) -> Pools:
+def benchmark_pools(n_requests: int, rewrites: int = 10, seed: int = 0, *,
+                    preset: str = "realistic") -> Pools:
     """The benchmark's data: ``n_requests`` synthetic requests of
-    ``rewrites`` candidate rewrites, :func:`fastcredit.synthetic.sponsored_search`
-    with the options :data:`DATA_OPTIONS`.
+    ``rewrites`` candidate rewrites each,
+    :func:`fastcredit.synthetic.sponsored_search` with the generator
+    ``preset`` (replay them with ``fastcredit.synthetic.search_preset(preset).replay``).
 
     Examples
     --------
@@ -275,7 +274,7 @@ def benchmark_pools(n_requests: int, rewrites: int = 10, seed: int = 0) -> Pools
     8
     """
     rewrites = REWRITES.check(rewrites)
-    return synthetic.sponsored_search(n_requests, m=rewrites, seed=seed, **DATA_OPTIONS)
+    return synthetic.sponsored_search(n_requests, m=rewrites, seed=seed, preset=preset)
 
 
 # --- the policy ------------------------------------------------------------------

@@ -277,11 +277,20 @@ def test_learn_prints_the_benchmark_table(capsys):
     assert captured.err == ""
     res = learning.benchmark(learning.benchmark_pools(60, rewrites=5, seed=3),
                              credits=("broadcast", "shapley"), m=2, runs=2, steps=3, batch=8,
-                             group=4, eval_samples=4, seed=3)
+                             group=4, eval_samples=4, seed=3,
+                             **fc.synthetic.search_preset("realistic").replay)
     assert res.checkpoints == (1, 3)
     assert res.table() in captured.out and "4 training runs in" in captured.out
     assert cli.main(LEARN + ["--credits", "shapley"]) == 0
     assert "shapley run 2/2: held-out set value" in capsys.readouterr().err
+    # the preset's auction unless an option overrides it
+    assert cli.main(LEARN + ["--preset", "default", "--pricing", "gsp", "--credits",
+                             "broadcast", "--quiet"]) == 0
+    res = learning.benchmark(learning.benchmark_pools(60, rewrites=5, seed=3, preset="default"),
+                             credits=("broadcast",), m=2, runs=2, steps=3, batch=8, group=4,
+                             eval_samples=4, seed=3, pricing="gsp")
+    out = capsys.readouterr().out
+    assert res.table() in out and "(default preset)" in out and "top-4 gsp auction" in out
 
 
 @pytest.mark.parametrize("argv, names", [
@@ -289,7 +298,7 @@ def test_learn_prints_the_benchmark_table(capsys):
     (["--requests", "1"], "--held-out"), (["--group", "1"], "--group"),
     (["--evaluator", "audit"], "--evaluator"), (["--lr", "-1"], "--lr"),
     (["--rewrites", "17"], "--rewrites"), (["--checkpoints", "2,x"], "--checkpoints"),
-    (["--checkpoints", "4"], "--checkpoints")])
+    (["--checkpoints", "4"], "--checkpoints"), (["--preset", "production"], "--preset")])
 def test_learn_refuses_bad_arguments_in_one_line(argv, names, capsys):
     try:
         code = cli.main(LEARN + argv)
