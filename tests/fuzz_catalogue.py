@@ -433,6 +433,7 @@ OVERRIDES: dict[str, object] = {
     "fastcredit.learning.benchmark.runs": 1,
     "fastcredit.learning.benchmark.eval_samples": 4,
     "fastcredit.learning.benchmark_pools.rewrites": 4,
+    "fastcredit.learning.Policy.after.updates": 1,
 }
 
 # Optional parameters the valid call needs.
@@ -464,8 +465,9 @@ INSTANCES: dict[str, Callable] = {
         __import__("fastcredit").pair_interactions(_table()), M),
     "DemoResult": _demo_result,
     "LearningTask": _learning_task,
-    "Policy": lambda c: __import__("fastcredit.learning").learning.Policy.initial(
-        __import__("fastcredit.learning").learning.LearningTask(_toy_values(), _toy_features())),
+    "Policy": lambda c: __import__("fastcredit.learning").learning.train_policy(
+        __import__("fastcredit.learning").learning.LearningTask(_toy_values(), _toy_features()),
+        m=1, steps=2, batch=2, evaluator="rerun"),
     "BenchmarkResult": _benchmark_result,
 }
 
@@ -556,6 +558,7 @@ RANGES = {
     "credits": (None, None, True, ("broadcast", "singleton", "leave_one_out", "banzhaf",
                                    "shapley")),
     "eval_samples": (1, 1 << 16, True, None), "stop": (0, None, True, None),
+    "updates": (0, None, True, None),
 }
 
 
