@@ -55,6 +55,9 @@ def plackett_luce(logits, order, weights, logp, grad):
 
 @jit
 def rewrite_features(offsets, ad_id, score, k, slots, out):
+    # No sorting (np.argsort alone takes seconds to compile): an ad's group is
+    # found by scanning the request's earlier instances, O(n**2) for n
+    # candidates of a request (hundreds), and the top-slots ads by selection.
     n_requests = out.shape[0]
     for r in range(n_requests):
         lo, hi = offsets[r * k], offsets[r * k + k]
@@ -63,55 +66,60 @@ def rewrite_features(offsets, ad_id, score, k, slots, out):
         for j in range(k):
             for x in range(offsets[r * k + j], offsets[r * k + j + 1]):
                 rewrite[x - lo] = j
-        # group the request's instances by ad: which rewrites retrieved each ad
-        by_ad = np.argsort(ad_id[lo:hi], kind="mergesort")
-        novel = np.zeros(n, dtype=np.bool_)
-        distinct = np.zeros(k)
-        distinct_novel = np.zeros(k)
-        g = 0
-        while g < n:
-            e = g
-            mask = np.uint64(0)
-            while e < n and ad_id[lo + by_ad[e]] == ad_id[lo + by_ad[g]]:
-                mask |= np.uint64(1) << np.uint64(rewrite[by_ad[e]])
-                e += 1
-            alone = (mask & (mask - np.uint64(1))) == np.uint64(0)
-            for j in range(k):
-                if (mask >> np.uint64(j)) & np.uint64(1):
-                    distinct[j] += 1.0
-                    if alone:
-                        distinct_novel[j] += 1.0
-            for x in range(g, e):
-                novel[by_ad[x]] = alone
-            g = e
+        # first[x]: the request's first instance of x's ad; retrieved_by[f]:
+        # the rewrites that retrieved the ad whose first instance is f
+        first = np.empty(n, dtype=np.int64)
+        retrieved_by = np.zeros(n, dtype=np.uint64)
+        for x in range(n):
+            first[x] = x
+            for y in range(x):
+                if ad_id[lo + y] == ad_id[lo + x]:
+                    first[x] = first[y]
+                    break
+            retrieved_by[first[x]] |= np.uint64(1) << np.uint64(rewrite[x])
+        novel = np.empty(n, dtype=np.bool_)
+        for x in range(n):
+            mask = retrieved_by[first[x]]
+            novel[x] = (mask & (mask - np.uint64(1))) == np.uint64(0)
         for j in range(k):
             a, b = offsets[r * k + j], offsets[r * k + j + 1]
+            distinct = 0.0
+            distinct_novel = 0.0
+            for x in range(a, b):
+                repeat = False
+                for y in range(a, x):
+                    if ad_id[y] == ad_id[x]:
+                        repeat = True
+                        break
+                if not repeat:
+                    distinct += 1.0
+                    if novel[x - lo]:
+                        distinct_novel += 1.0
+            # the top-slots distinct ads by best score (ties: lower ad_id)
+            used = np.zeros(b - a, dtype=np.bool_)
             best = 0.0
             top_sum = 0.0
             novel_sum = 0.0
-            taken = np.empty(min(slots, b - a), dtype=np.int64)
-            n_taken = 0
-            if b > a:
-                best = score[a:b].max()
-                # each ad's first instance in descending score order is its best
-                desc = np.argsort(-score[a:b], kind="mergesort")
-                for x in desc:
-                    if n_taken == taken.shape[0]:
-                        break
-                    ad = ad_id[a + x]
-                    seen = False
-                    for y in range(n_taken):
-                        if taken[y] == ad:
-                            seen = True
-                    if seen:
+            for t in range(min(slots, b - a)):
+                pick = -1
+                for x in range(a, b):
+                    if used[x - a]:
                         continue
-                    taken[n_taken] = ad
-                    n_taken += 1
-                    top_sum += score[a + x]
-                    if novel[a + x - lo]:
-                        novel_sum += score[a + x]
-            out[r, j, 0] = np.log1p(distinct[j])
+                    if pick < 0 or score[x] > score[pick] or (
+                            score[x] == score[pick] and ad_id[x] < ad_id[pick]):
+                        pick = x
+                if pick < 0:
+                    break
+                for x in range(a, b):
+                    if ad_id[x] == ad_id[pick]:
+                        used[x - a] = True
+                if t == 0:
+                    best = score[pick]
+                top_sum += score[pick]
+                if novel[pick - lo]:
+                    novel_sum += score[pick]
+            out[r, j, 0] = np.log1p(distinct)
             out[r, j, 1] = np.arcsinh(best)
             out[r, j, 2] = np.arcsinh(top_sum)
-            out[r, j, 3] = distinct_novel[j] / distinct[j] if distinct[j] > 0 else 0.0
+            out[r, j, 3] = distinct_novel / distinct if distinct > 0 else 0.0
             out[r, j, 4] = np.arcsinh(novel_sum)
