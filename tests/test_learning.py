@@ -112,6 +112,9 @@ def test_rewrite_features_of_a_hand_made_pool():
     # two slots: rewrite 0's best two distinct ads are 7 (3.0) and 8 (1.0, its own)
     f2 = L.rewrite_features(pools, slots=2)
     np.testing.assert_allclose(f2[0, 0, 2:], [np.arcsinh(4.0), 0.5, np.arcsinh(1.0)])
+    # equal scores: the lower ad id is taken first (ad 3, which only rewrite 0 retrieved)
+    tie = fc.Pools([0, 2, 3], ad_id=[5, 3, 5], score=[1.0, 1.0, 2.0], value=[1.0] * 3, m=2)
+    np.testing.assert_allclose(L.rewrite_features(tie, slots=1)[0, 0, 4], np.arcsinh(1.0))
 
 
 def test_task_values_are_the_rerun_tables(task):
