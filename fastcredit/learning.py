@@ -536,8 +536,7 @@ def train_policy(task, credit: str = "shapley", *, m: int = 5, steps: int = 300,
     kern = _kernels()
     scale = _feature_scale(task.features)
     features = task.features / scale
-    theta, mom, vel = np.zeros(task.n_features), np.zeros(task.n_features), \
-        np.zeros(task.n_features)
+    theta, mom, vel = (np.zeros(task.n_features) for _ in range(3))
     b1, b2, eps = _ADAM
     rng = np.random.default_rng(seed)
     perm, cursor = rng.permutation(task.n_requests), 0
