@@ -8,13 +8,14 @@ Families (each in C via cffi and in Numba, see docs/design.md):
 :mod:`~fastcredit.trees` counterfactual-tree credit and trial allocation,
 :mod:`~fastcredit.audit` credit audits and attribution statistics,
 :mod:`~fastcredit.synthetic` data and games with known answers;
+:mod:`~fastcredit.learning` is a credit-assignment learning benchmark over them;
 :mod:`~fastcredit.games` says what a game is and how each kind is evaluated.
 Optional integrations: :mod:`fastcredit.scoring` (Parquet), :mod:`fastcredit.dask`,
 :mod:`fastcredit.shapiq`, :mod:`fastcredit.trl` (per-action advantages in TRL's
 ``GRPOTrainer``; verl recipes in docs/trainers.md).
 """
 from . import audit
-from . import games, synthetic
+from . import games, learning, synthetic
 from ._backend import available_backends
 from ._native import get_include, get_library, get_library_dir
 from .auction import AuctionWinners, Pools, auction_replay, auction_winners
@@ -54,4 +55,4 @@ __all__ = ["available_backends",
            "token_counts",
            # trees
            "AgentUCT", "TreeCredit", "UCT", "Uniform", "actor_centered_credit",
-           "games", "synthetic"] + audit.__all__
+           "games", "learning", "synthetic"] + audit.__all__

@@ -137,3 +137,19 @@ CREDIT_RULE = Options("credit_rule", RULE.values,
 SHAPING_BETA = Real("shaping_beta", None, None,
                     "weight of the shaped credit in the per-action advantage (not a KL "
                     "coefficient)")
+
+# --- learning benchmark ------------------------------------------------------
+CREDIT = Options("credit", ("broadcast", "singleton", "leave_one_out", "banzhaf", "shapley"),
+                 "per-action advantage of the policy gradient: the set's group-relative "
+                 "advantage (broadcast) or it shaped by a credit rule's bounded zero-sum offsets")
+REWRITES = Integer("rewrites", 2, C.AUCTION_MAX_ACTIONS,
+                   "candidate rewrites per request the policy chooses from")
+STEPS = Integer("steps", 1, 1 << 24, "policy-gradient updates per training run")
+BATCH = Integer("batch", 1, 1 << 24, "requests per policy-gradient update")
+GROUP = Integer("group", 2, 1 << 16, "sets sampled per request and update (the GRPO group)")
+LEARNING_RATE = Real("lr", 0.0, 1e3, "Adam step size of the policy's weights (a step moves "
+                     "each weight by about lr)")
+RUNS = Integer("runs", 1, 1000, "training runs (seeds) per credit rule")
+EVAL_SAMPLES = Integer("eval_samples", 1, 1 << 16,
+                       "sets sampled per held-out request to estimate the expected set value")
+HELD_OUT = Real("held_out", 0.0, 1.0, "share of the requests held out for evaluation")

@@ -61,6 +61,7 @@ import numpy as np
 HERE = pathlib.Path(__file__).resolve()
 
 PUBLIC_MODULES = ("fastcredit", "fastcredit.audit", "fastcredit.synthetic", "fastcredit.games",
+                  "fastcredit.learning",
                   "fastcredit.scoring", "fastcredit.dask", "fastcredit.shapiq", "fastcredit.cli",
                   "fastcredit.trl")
 
@@ -302,6 +303,27 @@ def _parquet_source(ctx):
                                                                      progress=False))
 
 
+def _toy_values(ctx=None):
+    """Set values of the 2 requests of M rewrites of POOL: rewrite 0 carries
+    all the value."""
+    return np.tile((np.arange(1 << M) & 1).astype(np.float64), (2, 1))
+
+
+def _toy_features(ctx=None):
+    return np.tile(np.eye(M)[:, :2], (2, 1, 1))
+
+
+def _learning_task(ctx=None):
+    from fastcredit import learning
+    return learning.LearningTask.from_pools(_pools())
+
+
+def _benchmark_result(ctx=None):
+    from fastcredit import learning
+    return learning.benchmark(_pools(), credits=("broadcast", "shapley"), m=1, runs=2, steps=2,
+                              eval_samples=4)
+
+
 def _demo_result(ctx):
     from fastcredit.cli import compute_demo
     return compute_demo(10, 0)
@@ -394,6 +416,13 @@ EXAMPLES: dict[str, object] = {
     "source": _parquet_source,
     "data": _parquet_source,
     "destination": lambda c: c.path("out", ".parquet"),
+    # learning
+    "task": _learning_task,
+    "features": _toy_features,
+    "policy": lambda c: __import__("fastcredit.learning").learning.Policy.initial(
+        _learning_task()),
+    "logits": lambda c: _rng(23).normal(size=(B, 5)),
+    "order": lambda c: np.array([[4, 0], [1, 2], [3, 4], [0, 1]]),
     "argv": lambda c: ["synth", c.path("synth", ".parquet"), "--requests", "3", "--m", "3",
                        "--k", "4", "--seed", "1", "--row-group", "2"],
 }
@@ -412,6 +441,20 @@ OVERRIDES: dict[str, object] = {
     "fastcredit.scoring.ScoreConfig.base": "base_advantage",
     "fastcredit.contrastive_effects.offsets":
         lambda c: With(np.array(OFF12), {"resampled": _rng(21).uniform(size=12)}),
+    "fastcredit.learning.LearningTask.values": _toy_values,
+    "fastcredit.learning.LearningTask.requests.start": 0,
+    "fastcredit.learning.LearningTask.requests.stop": 1,
+    "fastcredit.learning.plackett_luce.weights": lambda c: _rng(24).normal(size=(B, 2)),
+    "fastcredit.learning.train_policy.m": 1,
+    "fastcredit.learning.train_policy.steps": 2,
+    "fastcredit.learning.train_policy.batch": 2,
+    "fastcredit.learning.policy_value.m": 1,
+    "fastcredit.learning.benchmark.m": 1,
+    "fastcredit.learning.benchmark.steps": 2,
+    "fastcredit.learning.benchmark.runs": 1,
+    "fastcredit.learning.benchmark.eval_samples": 4,
+    "fastcredit.learning.benchmark_pools.rewrites": 4,
+    "fastcredit.learning.Policy.after.updates": 1,
 }
 
 # Optional parameters the valid call needs.
@@ -422,6 +465,9 @@ BASE: dict[str, tuple] = {
     "fastcredit.actor_centered_credit": ("pi", "offsets"),
     "fastcredit.shapiq.exact_values": ("n_players",),
     "fastcredit.cli.main": ("argv",),
+    "fastcredit.learning.train_policy": ("m", "steps", "batch"),
+    "fastcredit.learning.policy_value": ("m",),
+    "fastcredit.learning.benchmark": ("m", "steps", "runs", "eval_samples"),
 }
 
 # An instance for the methods of a class, by class name.
@@ -438,6 +484,11 @@ INSTANCES: dict[str, Callable] = {
     "TableGame": lambda c: resolve("fastcredit.shapiq.TableGame")(_table1()),
     "DemoResult": _demo_result,
     "CreditShaping": lambda c: resolve("fastcredit.trl.CreditShaping")(),
+    "LearningTask": _learning_task,
+    "Policy": lambda c: __import__("fastcredit.learning").learning.train_policy(
+        __import__("fastcredit.learning").learning.LearningTask(_toy_values(), _toy_features()),
+        m=1, steps=2, batch=2, evaluator="rerun"),
+    "BenchmarkResult": _benchmark_result,
 }
 
 # Parameters whose objects a call may legitimately change.
@@ -450,7 +501,9 @@ VOLATILE = {"seconds", "peak_rss_bytes", "started", "times", "game_id"}
 NAN_FIELDS = {"resolution"}
 # Counts of work, not of memory (by name or "target.param"): a huge one is a
 # long run, not a defect, so huge values are not tried.
-WORK_COUNTS = {"permutations", "budget", "fastcredit.cli.write_synthetic.n_requests"}
+WORK_COUNTS = {"permutations", "budget", "fastcredit.cli.write_synthetic.n_requests",
+               "steps", "runs", "group", "samples", "eval_samples",
+               "fastcredit.learning.benchmark_pools.n_requests"}
 # Targets documented to return NaN for degenerate but finite input (short or
 # constant trajectories, constant references): no NaN check on their results
 # beyond comparisons with a repaired input.
@@ -525,6 +578,10 @@ RANGES = {
     "index": (None, None, True, ("SV", "BV")),
     "rules": (None, None, True, ("shapley", "banzhaf", "singleton", "leave_one_out")),
     "shaping_rule": (None, None, True, ("shapley", "banzhaf", "singleton", "leave_one_out")),
+    "credits": (None, None, True, ("broadcast", "singleton", "leave_one_out", "banzhaf",
+                                   "shapley")),
+    "eval_samples": (1, 1 << 16, True, None), "stop": (0, None, True, None),
+    "updates": (0, None, True, None),
 }
 
 

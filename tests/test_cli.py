@@ -212,6 +212,52 @@ def test_main_rejects_bad_arguments(argv, names, capsys):
     assert len(lines) == 1 and names in lines[0] and "Traceback" not in captured.err
 
 
+# --- learn -------------------------------------------------------------------
+
+LEARN = ["learn", "--requests", "60", "--rewrites", "5", "--m", "2", "--runs", "2",
+         "--steps", "3", "--batch", "8", "--group", "4", "--eval-samples", "4", "--seed", "3"]
+
+
+def test_learn_prints_the_benchmark_table(capsys):
+    from fastcredit import learning
+    assert cli.main(LEARN + ["--credits", "broadcast,shapley", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    res = learning.benchmark(learning.benchmark_pools(60, rewrites=5, seed=3),
+                             credits=("broadcast", "shapley"), m=2, runs=2, steps=3, batch=8,
+                             group=4, eval_samples=4, seed=3,
+                             **fc.synthetic.search_preset("realistic").replay)
+    assert res.checkpoints == (1, 3)
+    assert res.table() in captured.out and "4 training runs in" in captured.out
+    assert cli.main(LEARN + ["--credits", "shapley"]) == 0
+    assert "shapley run 2/2: held-out set value" in capsys.readouterr().err
+    # the preset's auction unless an option overrides it
+    assert cli.main(LEARN + ["--preset", "default", "--pricing", "gsp", "--credits",
+                             "broadcast", "--quiet"]) == 0
+    res = learning.benchmark(learning.benchmark_pools(60, rewrites=5, seed=3, preset="default"),
+                             credits=("broadcast",), m=2, runs=2, steps=3, batch=8, group=4,
+                             eval_samples=4, seed=3, pricing="gsp")
+    out = capsys.readouterr().out
+    assert res.table() in out and "(default preset)" in out and "top-4 gsp auction" in out
+
+
+@pytest.mark.parametrize("argv, names", [
+    (["--credits", "casi"], "--credits"), (["--m", "5"], "--m"),
+    (["--requests", "1"], "--held-out"), (["--group", "1"], "--group"),
+    (["--evaluator", "audit"], "--evaluator"), (["--lr", "-1"], "--lr"),
+    (["--rewrites", "17"], "--rewrites"), (["--checkpoints", "2,x"], "--checkpoints"),
+    (["--checkpoints", "4"], "--checkpoints"), (["--preset", "production"], "--preset")])
+def test_learn_refuses_bad_arguments_in_one_line(argv, names, capsys):
+    try:
+        code = cli.main(LEARN + argv)
+    except SystemExit as exc:   # refused by the parser
+        code = exc.code
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and names in lines[0] and "Traceback" not in captured.err
+
+
 # --- progress, --version, --quiet, help ------------------------------------------
 
 class _Terminal(io.StringIO):
@@ -255,7 +301,7 @@ def test_version(capsys):
 def test_every_option_has_help():
     parser = cli._parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    assert sorted(commands.choices) == ["demo", "score", "synth", "warm"]
+    assert sorted(commands.choices) == ["demo", "learn", "score", "synth", "warm"]
     for name, sub in [("fastcredit", parser)] + sorted(commands.choices.items()):
         for action in sub._actions:
             assert action.help and action.help.strip(), (name, action.dest)
