@@ -2,7 +2,9 @@
 
 fastcredit synth writes synthetic requests to Parquet and fastcredit score
 scores a Parquet file or dataset of requests into Parquet (see
-fastcredit.scoring).
+fastcredit.scoring); fastcredit learn trains a policy with each credit rule's
+advantages and reports held-out set value (fastcredit.learning); fastcredit
+warm compiles the Numba kernels ahead of time.
 
 fastcredit demo is the main job: it generates synthetic sponsored-search
 requests (m = 5 query rewrites x k = 20 candidate ads each; the realistic
