@@ -326,7 +326,7 @@ def subset_position(players, m: int) -> np.ndarray:
     k = arr.shape[-1]
     if k > m:
         raise ValueError(f"players must hold at most m = {m} players per subset, got {k}")
-    rows = arr.reshape(-1, k)
+    rows = arr.reshape(math.prod(arr.shape[:-1]), k)
     bad = np.flatnonzero(((rows < 0) | (rows >= m)).any(axis=1))
     if bad.size:
         raise ValueError(f"players must be in 0..{m - 1}: subset {int(bad[0])} is "
