@@ -397,7 +397,8 @@ def interactions(v, index: str = "SII", order: int = 2, *, backend=None,
 
     n_games = flat.shape[0]
     counts = [math.comb(m, s) for s in range(order + 1)]
-    scratch = (1 << m) * 8 * (nt + (1 if to_moebius else 0))
+    busy = min(nt, max(n_games, order + 1))     # threads that get work, each a scratch
+    scratch = (1 << m) * 8 * (busy + (1 if to_moebius else 0))
     check_memory(n_games * sum(counts) * 8 + scratch,
                  f"interactions of v ({n_games:,} games of m = {m} players up to order "
                  f"{order})")
