@@ -25,7 +25,8 @@ from .audit import (Alignment, BootstrapCI, ContrastiveEffects, Fidelity, HolmRe
                     replay_advantage, shuffle_within, spearman_audit, wilson_interval,
                     within_spearman)
 from .games import masks_to_bool
-from .interactions import Interactions, interactions, subset_players, subset_position
+from .interactions import (Interactions, LeastCore, egalitarian_least_core, interactions,
+                           subset_players, subset_position)
 from .sampling import ShapleyEstimate, permutation_shapley
 from .shaping import (group_advantages, project_zero_sum, shape_advantages, token_advantages,
                       token_counts)
@@ -44,7 +45,8 @@ __all__ = ["available_backends",
            "moebius", "pair_interactions", "semivalue", "shapley", "shapley_weights",
            "singleton", "size_resolved", "table_from_function",
            # interactions
-           "Interactions", "interactions", "subset_players", "subset_position",
+           "Interactions", "LeastCore", "egalitarian_least_core", "interactions",
+           "subset_players", "subset_position",
            # sampling
            "ShapleyEstimate", "permutation_shapley",
            # auction

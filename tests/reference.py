@@ -1046,3 +1046,33 @@ def interaction_index(v, index: str, order: int) -> list:
     return {"SII": sii, "BII": bii, "CHII": chii, "Co-Moebius": co_moebius,
             "Moebius": moebius_orders, "STII": stii, "k-SII": k_sii, "FSII": fsii,
             "FBII": fbii, "kADD-SHAP": kadd_shap}[index](v, order)
+
+
+def egalitarian_least_core(v):
+    """shapiq's ELC program (min ||x|| + e, x(S) + e >= v(S) - v(0) for S
+    other than 0 and N, x(N) = v(N) - v(0), e >= 0) handed to SLSQP with
+    exact gradients and a tight tolerance; returns (x, e)."""
+    from scipy.optimize import minimize
+    v = np.asarray(v, dtype=np.float64)
+    m = len(v).bit_length() - 1
+    d = v - v[0]
+    rows = [[float(s >> i & 1) for i in range(m)] + [1.0] for s in range(1, (1 << m) - 1)]
+    a = np.array(rows).reshape(-1, m + 1)
+    b = d[1:-1]
+
+    def norm_plus_e(z):
+        return np.linalg.norm(z[:m]) + z[m]
+
+    def gradient(z):
+        n = np.linalg.norm(z[:m])
+        return np.r_[z[:m] / n if n > 0 else np.zeros(m), 1.0]
+
+    cons = [{"type": "ineq", "fun": lambda z: a @ z - b, "jac": lambda z: a},
+            {"type": "eq", "fun": lambda z: np.array([z[:m].sum() - d[-1]]),
+             "jac": lambda z: np.r_[np.ones(m), 0.0][None]}]
+    start = np.r_[np.full(m, d[-1] / m), max(0.0, float(np.max(b - a[:, :m].sum(1) * d[-1] / m,
+                                                                 initial=0.0)))]
+    res = minimize(norm_plus_e, start, jac=gradient, constraints=cons,
+                   bounds=[(None, None)] * m + [(0, None)], method="SLSQP",
+                   options={"ftol": 1e-15, "maxiter": 2000})
+    return res.x[:m], res.x[m]

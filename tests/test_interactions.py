@@ -279,3 +279,62 @@ def test_memory_check_names_v(monkeypatch):
     monkeypatch.setattr(_validation, "_available_memory", lambda: 1 << 20)
     with pytest.raises(ValueError, match="interactions of v .* GiB"):
         fc.interactions(np.zeros((4, 1 << 16)), "SII", 2)
+
+
+# --- egalitarian least core ----------------------------------------------------------
+
+def objective(x, e):
+    return float(np.linalg.norm(x)) + float(e)
+
+
+@pytest.mark.parametrize("m", [2, 3, 5, 7])
+def test_least_core_is_feasible_and_optimal(m):
+    v = np.random.default_rng(30 + m).normal(size=(2, 1 << m))
+    res = fc.egalitarian_least_core(v)
+    assert res.values.shape == (2, m) and res.subsidy.shape == (2,)
+    for g in range(2):
+        d = v[g] - v[g, 0]
+        x, e = res.values[g], res.subsidy[g]
+        masks = np.arange(1, (1 << m) - 1)
+        alloc = ((masks[:, None] >> np.arange(m)) & 1) @ x
+        assert e >= 0 and (alloc + e >= d[masks] - 1e-9).all()
+        assert x.sum() == pytest.approx(d[-1], abs=1e-12)
+        want_x, want_e = ref.egalitarian_least_core(v[g])
+        assert objective(x, e) <= objective(want_x, want_e) + 1e-12
+        np.testing.assert_allclose(x, want_x, atol=1e-6)
+
+
+def test_least_core_of_a_symmetric_convex_game_is_the_equal_split():
+    m = 5
+    v = np.bitwise_count(np.arange(1 << m)).astype(float) ** 2
+    res = fc.egalitarian_least_core(v)
+    np.testing.assert_allclose(res.values, np.full(m, 5.0), atol=1e-9)
+    assert res.subsidy == pytest.approx(0.0, abs=1e-9)
+
+
+def test_least_core_matches_shapiq():
+    """shapiq solves the same program with SLSQP at its default tolerance: its
+    allocation is within 1e-3 of ours, and ours is at least as good."""
+    shapiq = pytest.importorskip("shapiq")
+    for m in (3, 4, 6, 8):
+        v = np.random.default_rng(m).normal(size=1 << m)
+        v[0] = 0.0
+
+        def game(coalitions, v=v, m=m):
+            return v[(coalitions.astype(np.int64) << np.arange(m)).sum(1)]
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            computer = shapiq.ExactComputer(game, n_players=m)
+            iv = computer("ELC", 1)
+        ours = fc.egalitarian_least_core(v)
+        np.testing.assert_allclose(ours.values, iv.values, atol=1e-3)
+        theirs = objective(iv.values, computer._elc_stability_subsidy)
+        assert objective(ours.values, ours.subsidy) <= theirs + 1e-12
+
+
+def test_least_core_refuses():
+    with pytest.raises(ValueError, match="v has m = 17"):
+        fc.egalitarian_least_core(np.zeros(1 << 17))
+    with pytest.raises(ValueError, match="v must be finite"):
+        fc.egalitarian_least_core(np.array([0.0, 1.0, np.inf, 2.0]))
