@@ -32,17 +32,22 @@ static int args_ok(int64_t n_games, int m, const double *up, const uint64_t *mas
 }
 
 #define DEFINE_GRADED_SUMS(REAL, SFX)                                                         \
-    /* The one-mask sum, in index order. */                                                  \
+    /* The one-mask sum, in index order, by blocks of 256 entries. */                        \
     static double direct_##SFX(const REAL *x, int m, const double *up, const double *down,   \
-                               uint64_t s)                                                   \
+                               uint64_t s, const int *pc8)                                   \
     {                                                                                        \
-        const int64_t n = (int64_t)1 << m;                                                   \
-        int64_t w;                                                                           \
+        const int bb = m < 8 ? m : 8;                                                        \
+        const int64_t bs = (int64_t)1 << bb, n = (int64_t)1 << m;                            \
+        int64_t base, j;                                                                     \
         double acc = 0.0;                                                                    \
-        for (w = 0; w < n; w++) {                                                            \
-            const uint64_t u = (uint64_t)w;                                                  \
-            if ((u & s) == s) acc += up[popcount64(u)] * (double)x[w];                       \
-            if (down && (u & s) == 0) acc += down[popcount64(u)] * (double)x[w];             \
+        for (base = 0; base < n; base += bs) {                                               \
+            const int h = popcount64((uint64_t)base);                                        \
+            for (j = 0; j < bs; j++) {                                                       \
+                const uint64_t u = (uint64_t)(base + j);                                     \
+                const int c = h + pc8[j];                                                    \
+                if ((u & s) == s) acc += up[c] * (double)x[base + j];                        \
+                if (down && (u & s) == 0) acc += down[c] * (double)x[base + j];              \
+            }                                                                                \
         }                                                                                    \
         return acc;                                                                          \
     }                                                                                        \
@@ -83,7 +88,7 @@ static int args_ok(int64_t n_games, int m, const double *up, const uint64_t *mas
             const REAL *xg = x + g * n;                                                      \
             double *og = out + g * n_masks;                                                  \
             if (n_masks == 1) {                                                              \
-                og[0] = direct_##SFX(xg, m, up, down, masks[0]);                             \
+                og[0] = direct_##SFX(xg, m, up, down, masks[0], pc8);                             \
                 continue;                                                                    \
             }                                                                                \
             if (n_masks == 0) continue;                                                      \

@@ -421,7 +421,9 @@ def interactions(v, index: str = "SII", order: int = 2, *, backend=None,
                  f"interactions of v ({n_games:,} games of m = {m} players up to order "
                  f"{order})")
     values = [np.empty((n_games, c)) for c in counts]
-    sizes = list(range(0 if own_empty else 1, order + 1))
+    # the empty set (one direct sum) last, so that threads splitting the sizes
+    # each get whole transforms
+    sizes = list(range(1, order + 1)) + ([0] if own_empty else [])
     masks = {s: _subset_masks(m, s) for s in sizes}
     no_down = np.zeros(0)
     rows = [(up[s], no_down if down is None else down[s]) for s in range(order + 1)]

@@ -20,17 +20,21 @@ jit = njit(cache=True, nogil=True)
 
 
 @jit
-def _direct(x, g, m, up, down, s):
-    """The one-mask sum, in index order."""
+def _direct(x, g, m, up, down, s, pc8):
+    """The one-mask sum, in index order, by blocks of 256 entries."""
+    bb = min(m, 8)
+    bs = 1 << bb
     acc = 0.0
     has_down = down.shape[0] > 0
-    for w in range(1 << m):
-        u = np.uint64(w)
-        c = _popcount(u)
-        if (u & s) == s:
-            acc += up[c] * np.float64(x[g, w])
-        if has_down and (u & s) == np.uint64(0):
-            acc += down[c] * np.float64(x[g, w])
+    for base in range(0, 1 << m, bs):
+        h = _popcount(base)
+        for j in range(bs):
+            u = np.uint64(base + j)
+            c = h + pc8[j]
+            if (u & s) == s:
+                acc += up[c] * np.float64(x[g, base + j])
+            if has_down and (u & s) == np.uint64(0):
+                acc += down[c] * np.float64(x[g, base + j])
     return acc
 
 
@@ -65,7 +69,7 @@ def graded_sums(x, up, down, masks, work, out):
         pc8[j] = _popcount(j)
     for g in range(x.shape[0]):
         if n_masks == 1:
-            out[g, 0] = _direct(x, g, m, up, down, masks[0])
+            out[g, 0] = _direct(x, g, m, up, down, masks[0], pc8)
             continue
         if n_masks == 0:
             continue
