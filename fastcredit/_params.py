@@ -87,6 +87,9 @@ INDEX = Options("index", ("SII", "BII", "CHII", "Co-Moebius", "SGV", "BGV", "CHG
                 "exact interaction index or generalized value (shapiq's names)")
 ORDER = Integer("order", 1, C.MAX_TABLE_PLAYERS,
                 "highest interaction order computed (at most the number of players)")
+PENALTY = Real("penalty", 1.0, None,
+               "FSII and kADD-SHAP: weight of v(empty) and v(N) in the least squares instead of "
+               "fitting them exactly (shapiq's ExactComputer uses 1e8)")
 
 # --- auction -----------------------------------------------------------------
 ACTIONS = Integer("m", 1, C.AUCTION_MAX_ACTIONS, "actions (query rewrites) per request")

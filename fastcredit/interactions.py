@@ -97,8 +97,9 @@ import numpy as np
 
 from . import _parallel
 from ._backend import kernels, resolve
-from ._params import INDEX, ORDER, TABLE_PLAYERS
+from ._params import INDEX, ORDER, PENALTY, TABLE_PLAYERS
 from ._validation import check_int, check_memory, coalition_table, int_array
+from .tables import from_moebius
 
 __all__ = ["Interactions", "LeastCore", "egalitarian_least_core", "interactions",
            "subset_players", "subset_position"]
@@ -362,7 +363,7 @@ def subset_position(players, m: int) -> np.ndarray:
 
 # --- the computation ----------------------------------------------------------
 
-def interactions(v, index: str = "SII", order: int = 2, *, backend=None,
+def interactions(v, index: str = "SII", order: int = 2, *, penalty=None, backend=None,
                  threads=None) -> Interactions:
     r"""Exact interaction index of every order up to ``order``.
 
@@ -379,6 +380,12 @@ def interactions(v, index: str = "SII", order: int = 2, *, backend=None,
     order : int
         Highest order, 1 <= order <= m. SV and BV are values: their order is
         1 whatever is asked (as in shapiq).
+    penalty : float, optional
+        FSII and kADD-SHAP only: None (default) fits v(∅) and v(N) exactly,
+        as the indices are defined; a weight >= 1 puts them in the least
+        squares with that weight instead. shapiq's ExactComputer uses 1e8,
+        which moves its values by about 1e-9 relative: ``penalty=1e8``
+        reproduces them (to rounding).
     threads : int, optional
         Threads to split the work over (games of a batch, or the subset sizes
         of one large game); default all cores.
@@ -407,7 +414,20 @@ def interactions(v, index: str = "SII", order: int = 2, *, backend=None,
         raise ValueError(f"order must be at most the number of players m = {m}, got {order}")
     if index in ("SV", "BV"):
         order = 1
+    if penalty is not None:
+        penalty = PENALTY.check(penalty)
+        if index not in ("FSII", "kADD-SHAP"):
+            raise ValueError(f"penalty applies to FSII and kADD-SHAP only, not to {index}")
     nt = _parallel.n_threads(threads)
+    values = _exact(flat, m, index, order, nt, backend)
+    if penalty is not None and m >= 2 and flat.shape[0]:
+        _penalise(values, flat, m, index, order, penalty, nt, backend)
+    return Interactions(index=index, order=order, m=m,
+                        values=tuple(val.reshape(lead + (val.shape[1],)) for val in values))
+
+
+def _exact(flat, m, index, order, nt, backend):
+    """The values of every size, (n_games, C(m, s)) each."""
     source, up, down, own_empty = weight_tables(index, m, order)
     graded = kernels("interactions", resolve("interactions.graded", backend)).graded_sums
     to_moebius = (kernels("tables", resolve("tables.moebius", backend)).moebius
@@ -466,8 +486,65 @@ def interactions(v, index: str = "SII", order: int = 2, *, backend=None,
                     sums(x, s, g, work)
 
             _parallel.run(by_sizes, len(sizes), nt)
-    return Interactions(index=index, order=order, m=m,
-                        values=tuple(val.reshape(lead + (val.shape[1],)) for val in values))
+    return values
+
+
+# --- shapiq's penalised FSII and kADD-SHAP ---------------------------------------
+# With weight M on v(∅) and v(N) instead of the two constraints, the fit moves
+# within the k-additive games along the fits g_∅, g_N of the unit games e_∅,
+# e_N (the constrained fit is linear in the target and the two pinned
+# values): f_M = f* + δ_∅ g_∅ + δ_N g_N, and δ minimises the interior loss
+# plus M |δ|², a 2 x 2 system: (H + M I) δ = q with q_j = <v - f*, g_j> and
+# H_jl = <g_j, g_l> (interior Shapley-kernel inner products). g_∅, g_N are
+# symmetric, so everything but q is a function of sizes; q needs the
+# residual v - f* summed by coalition size (one zeta transform). kADD-SHAP has
+# no intercept (its ∅ row is zero): only δ_N, added through the SII of g_N.
+
+
+@functools.lru_cache(maxsize=64)
+def _unit_fits(m, order):
+    """Per size: the FSII coefficients G_∅(t), G_N(t) (t = 0..order) of the
+    unit games, their fitted games g(c) (c = 0..m), the interior kernel
+    weights mu(c) and the SII of g_N by size (for kADD-SHAP)."""
+    g_coef = {j: [sum(math.comb(m - t, u - t) * _w_fsii(m, order, t, u) * a(u)
+                      for u in range(t, m + 1)) for t in range(order + 1)]
+              for j, a in (("empty", lambda u: (-1) ** u), ("full", lambda u: int(u == m)))}
+    fitted = {j: [sum(math.comb(c, t) * g[t] for t in range(min(order, c) + 1))
+                  for c in range(m + 1)] for j, g in g_coef.items()}
+    mu = [Fraction(0)] + [Fraction(1, (m - 1) * math.comb(m - 2, c - 1))
+                          for c in range(1, m)] + [Fraction(0)]
+    sii_full = [sum(math.comb(m - s, t - s) * g_coef["full"][t] * Fraction(1, t - s + 1)
+                    for t in range(s, order + 1)) for s in range(order + 1)]
+    as_float = lambda xs: np.array([float(x) for x in xs])  # noqa: E731
+    return ({j: as_float(g) for j, g in g_coef.items()},
+            {j: as_float(g) for j, g in fitted.items()}, as_float(mu), as_float(sii_full))
+
+
+def _penalise(values, flat, m, index, order, penalty, nt, backend):
+    exact = values if index == "FSII" else _exact(flat, m, "FSII", order, nt, backend)
+    coef, fitted, mu, sii_full = _unit_fits(m, order)
+    n = 1 << m
+    check_memory(2 * flat.shape[0] * n * 8, f"the penalised fit of v ({flat.shape[0]:,} games "
+                                            f"of m = {m} players)")
+    b = np.zeros((flat.shape[0], n))
+    for s in range(order + 1):
+        b[:, _subset_masks(m, s).astype(np.int64)] = exact[s]
+    resid = flat - from_moebius(b, threads=nt, backend=backend)
+    size = np.bitwise_count(np.arange(n))
+    by_size = np.zeros((flat.shape[0], m + 1))
+    for c in range(1, m):
+        by_size[:, c] = resid[:, size == c].sum(axis=1)
+    counts = np.array([math.comb(m, c) for c in range(m + 1)], dtype=np.float64)
+    keys = ("empty", "full") if index == "FSII" else ("full",)
+    q = np.stack([by_size @ (mu * fitted[j]) for j in keys], axis=1)
+    h = np.array([[np.sum(counts * mu * fitted[i] * fitted[j]) for j in keys] for i in keys])
+    delta = np.linalg.solve(h + penalty * np.eye(len(keys)), q.T).T
+    for s in range(1, order + 1):
+        if index == "FSII":
+            shift = delta[:, 0] * coef["empty"][s] + delta[:, 1] * coef["full"][s]
+        else:
+            shift = delta[:, 0] * sii_full[s]
+        values[s] += shift[:, None]
 
 
 # --- the egalitarian least core -------------------------------------------------

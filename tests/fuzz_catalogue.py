@@ -313,6 +313,7 @@ EXAMPLES: dict[str, object] = {
     # interactions
     "index": "SII",
     "order": 2,
+    "penalty": 1e8,
     "k": 2,
     "players": lambda c: np.array([[0, 1], [1, 2], [0, 2]]),
     "fn": lambda c: mask_game,
@@ -394,6 +395,7 @@ EXAMPLES: dict[str, object] = {
 
 # Where one name means something else, by "target.param".
 OVERRIDES: dict[str, object] = {
+    "fastcredit.interactions.index": "FSII",     # the index that takes a penalty
     "fastcredit.shapiq.TableGame.v": lambda c: _table1(),
     "fastcredit.shapiq.PermutationSamplingSV.approximate.game": lambda c: bool_game,
     "fastcredit.dask.score_parquet.destination": lambda c: c.path("scored", ".dir"),
@@ -404,6 +406,7 @@ OVERRIDES: dict[str, object] = {
 
 # Optional parameters the valid call needs.
 BASE: dict[str, tuple] = {
+    "fastcredit.interactions": ("index",),
     "fastcredit.Pools": ("m",),
     "fastcredit.group_advantages": ("group_size",),
     "fastcredit.project_zero_sum": ("kappa",),

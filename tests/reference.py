@@ -937,6 +937,8 @@ def _fit(design, target, weights, exact_rows):
     the minimum-norm solution when rank deficient)."""
     w = np.sqrt(weights)
     a = design * w[:, None]
+    if not exact_rows:      # least squares on the weighted rows (no normal equations)
+        return np.linalg.lstsq(a, target * w, rcond=None)[0]
     c = design[exact_rows]
     n, q = design.shape[1], len(exact_rows)
     kkt = np.block([[a.T @ a, c.T], [c, np.zeros((q, q))]])
@@ -960,14 +962,18 @@ def _shapley_kernel(m: int) -> np.ndarray:
     return w
 
 
-def fsii(v, order: int) -> list:
+def fsii(v, order: int, penalty=None) -> list:
     """Faith-Shap (Tsai, Yeh & Ravikumar 2023): the coefficients of the
     k-additive game nearest v in the Shapley-kernel weighted squares, v(0)
-    and v(N) fitted exactly; S empty: v(0)."""
+    and v(N) fitted exactly (or, with ``penalty``, weighted by it); S empty:
+    v(0)."""
     v = np.asarray(v, dtype=np.float64)
     m = len(v).bit_length() - 1
     design = _design(m, order, lambda c, s: float(c & s == s))
-    out = _split(_fit(design, v, _shapley_kernel(m), [0, (1 << m) - 1]), m, order)
+    weights, exact = _shapley_kernel(m), [0, (1 << m) - 1]
+    if penalty is not None:
+        weights[exact], exact = penalty, []
+    out = _split(_fit(design, v, weights, exact), m, order)
     out[0] = np.array([v[0]])
     return out
 
@@ -980,11 +986,11 @@ def fbii(v, order: int) -> list:
     return _split(_fit(design, v, np.ones(1 << m), []), m, order)
 
 
-def kadd_shap(v, order: int) -> list:
+def kadd_shap(v, order: int, penalty=None) -> list:
     """kADD-SHAP (Pelegrina, Duarte & Grabisch 2023): the Shapley-kernel fit
     of v - v(0) by the k-additive games written in the interaction basis,
     column S at coalition C = sum_{l=1}^{|C & S|} C(|C & S|, l) B_{|S|-l},
-    v(N) fitted exactly; S empty: v(0)."""
+    v(N) fitted exactly (or weighted by ``penalty``); S empty: v(0)."""
     v = np.asarray(v, dtype=np.float64)
     m = len(v).bit_length() - 1
     b = bernoulli_numbers(order)
@@ -994,7 +1000,10 @@ def kadd_shap(v, order: int) -> list:
         return sum(math.comb(j, l) * b[k - l] for l in range(1, j + 1))
 
     design = _design(m, order, column)
-    out = _split(_fit(design, v - v[0], _shapley_kernel(m), [(1 << m) - 1]), m, order)
+    weights, exact = _shapley_kernel(m), [(1 << m) - 1]
+    if penalty is not None:
+        weights[exact], exact = penalty, []
+    out = _split(_fit(design, v - v[0], weights, exact), m, order)
     out[0] = np.array([v[0]])
     return out
 
