@@ -78,6 +78,12 @@ sum_{j=1}^{min(k,m-r)} C(m-r,j), computed in rationals.
 FSII and kADD-SHAP are the exact solutions of the constrained regressions;
 shapiq's ExactComputer solves them with a finite weight 1e8 on v(∅) and v(N)
 instead of the constraint, which moves its values by about 1e-9 relative.
+``penalty=1e8`` solves shapiq's problem instead, in closed form: a 2 x 2
+correction along the fits of the two unit games (see ``_penalise``), one more
+zeta transform.
+
+``egalitarian_least_core(v)`` is shapiq's ELC (a convex program, not a
+linear one; see its docstring).
 
 Numerics: the cardinal indices sum Moebius coefficients, which grow like
 2^(|U|/2) for noisy games, so the absolute rounding error grows with m
