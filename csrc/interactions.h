@@ -28,7 +28,9 @@
  *                      + sum_{T disjoint from masks[p]} down[|T|] x(T).
  * up and down hold m + 1 weights; down may be NULL (no second sum). work is
  * scratch of 2^m doubles, overwritten. One mask is summed directly (O(2^m));
- * more go through one zeta transform of work per game (O(m 2^m)).
+ * masks that are all single players in one pass (O(2^m), the sums over W
+ * containing i folded block by block); other masks go through one zeta
+ * transform of work per game (O(m 2^m)).
  * FC_EINVAL, writing nothing, for m out of range, n_games < 0, n_masks < 0,
  * a mask with bits at or above m, or a NULL array (other than down). */
 int fc_graded_sums_f64(const double *x, int64_t n_games, int m, const double *up,

@@ -2405,7 +2405,8 @@ static int probe(const char *name)
 
 /* ---- interactions ------------------------------------------------------------------ */
 
-/* The definition of fc_graded_sums for one game and one mask. */
+/* The definition of fc_graded_sums for one game and one mask, and the scale
+ * of its rounding error. */
 static double ref_graded(const double *x, int m, const double *up, const double *down,
                          uint64_t s, double *scale)
 {
@@ -2418,10 +2419,10 @@ static double ref_graded(const double *x, int m, const double *up, const double 
             acc += up[c] * x[w];
             *scale += fabs(up[c] * x[w]);
         }
-        if (down && ((uint64_t)w & s) == 0) {
-            acc += down[c] * x[w];
-            *scale += fabs(down[c] * x[w]);
-        }
+        /* the one-player path sums down over every T (and takes the ones
+         * that meet S back out), so its rounding scales with all of them */
+        if (down) *scale += fabs(down[c] * x[w]);
+        if (down && ((uint64_t)w & s) == 0) acc += down[c] * x[w];
     }
     return acc;
 }
