@@ -315,7 +315,10 @@ def subset_players(m: int, k: int) -> np.ndarray:
     return flat.reshape(count, k)
 
 
+@functools.lru_cache(maxsize=128)
 def _subset_masks(m, k):
+    """uint64 masks of the k-subsets in lexicographic order (cached; never
+    written to)."""
     players = subset_players(m, k)
     return np.bitwise_or.reduce(np.left_shift(np.uint64(1), players.astype(np.uint64)), axis=1,
                                 initial=np.uint64(0))
