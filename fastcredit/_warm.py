@@ -109,6 +109,9 @@ def _calls():
         "tables.size_resolved": [lambda v=v: fc.size_resolved(v, **nb) for v in tables],
         "tables.moebius": [lambda v=v: (fc.moebius(v, **nb), fc.from_moebius(v, **nb))
                            for v in tables],
+        "interactions.graded": [lambda v=v: (fc.interactions(v, "SII", 2, **nb),
+                                             fc.interactions(v, "SGV", 2, **nb))
+                                for v in tables],
         "auction.replay": [lambda: fc.auction_replay(pools, slots=1, **nb),
                            lambda: fc.auction_winners(pools, slots=1, **nb)],
         "sampling.tables": [lambda v=v: fc.permutation_shapley(v, permutations=2, **nb)

@@ -33,7 +33,7 @@
  * tie-break for zero-weight coordinates to the probes and
  * tests/test_shaping.py (with inputs whose sums are exact).
  *
- * Families: rng, tables, audit, sampling, shaping, trees, auction and (when
+ * Families: rng, tables, audit, sampling, shaping, trees, auction, interactions and (when
  * fastcredit.h has it) synthetic; every public kernel of each runs in every
  * iteration.
  */
@@ -2427,6 +2427,115 @@ static int probe(const char *name)
     return 0;
 }
 
+/* ---- interactions ------------------------------------------------------------------ */
+
+/* The definition of fc_graded_sums for one game and one mask, and the scale
+ * of its rounding error. */
+static double ref_graded(const double *x, int m, const double *up, const double *down,
+                         uint64_t s, double *scale)
+{
+    double acc = 0.0;
+    int64_t w;
+    *scale = 0.0;
+    for (w = 0; w < ((int64_t)1 << m); w++) {
+        const int c = popcount64((uint64_t)w);
+        if (((uint64_t)w & s) == s) {
+            acc += up[c] * x[w];
+            *scale += fabs(up[c] * x[w]);
+        }
+        /* the one-player path sums down over every T (and takes the ones
+         * that meet S back out), so its rounding scales with all of them */
+        if (down) *scale += fabs(down[c] * x[w]);
+        if (down && ((uint64_t)w & s) == 0) acc += down[c] * x[w];
+    }
+    return acc;
+}
+
+static void fuzz_interactions(void)
+{
+    const int m = (int)(chance(5) ? irange(11, 13) : irange(1, 10));
+    const int64_t n_games = m > 10 ? 1 : irange(0, 3), len = n_games << m;
+    const int64_t n_masks = chance(20) ? irange(0, 1) : irange(2, 7);
+    const int specials = chance(20), with_down = chance(50);
+    float *x32 = NEW(float, len);
+    double *x = NEW(double, len), *up = NEW(double, m + 1), *down = NEW(double, m + 1);
+    double *work = NEW(double, (int64_t)1 << m);
+    double *o1 = NEW(double, n_games * n_masks), *o2 = NEW(double, n_games * n_masks);
+    uint64_t *masks = NEW(uint64_t, n_masks);
+    const int s = (int)irange(0, m);
+    int64_t j, g, p;
+    int i;
+
+    for (j = 0; j < len; j++) {
+        x32[j] = (float)value(specials);
+        x[j] = (double)x32[j];
+    }
+    for (i = 0; i <= m; i++) {
+        up[i] = value(0);
+        down[i] = value(0);
+    }
+    /* masks of one size s (as fastcredit asks), duplicates allowed */
+    for (p = 0; p < n_masks; p++) {
+        uint64_t mask = 0;
+        while (popcount64(mask) < s) mask |= (uint64_t)1 << irange(0, m - 1);
+        masks[p] = mask;
+    }
+    CALL("fc_graded_sums_f64");
+    CHECK(fc_graded_sums_f64(x, n_games, m, up, with_down ? down : NULL, masks, n_masks, work,
+                             o1) == FC_OK, "valid graded sums refused");
+    CALL("fc_graded_sums_f32");
+    CHECK(fc_graded_sums_f32(x32, n_games, m, up, with_down ? down : NULL, masks, n_masks,
+                             work, o2) == FC_OK, "valid graded sums refused");
+    CHECK(same_array(o1, o2, n_games * n_masks), "graded sums f32 != f64");
+    if (!specials)
+        for (g = 0; g < n_games; g++)
+            for (p = 0; p < n_masks; p++) {
+                double scale;
+                const double want = ref_graded(x + (g << m), m, up, with_down ? down : NULL,
+                                               masks[p], &scale);
+                CHECK(close_to(o1[g * n_masks + p], want,
+                               4.0 * DBL_EPSILON * (m + 2) * ((int64_t)1 << m) * scale + 1e-300),
+                      "graded sums != definition");
+            }
+
+    /* structurally invalid calls */
+    {
+        const size_t ob = (size_t)(n_games * n_masks) * sizeof(double);
+        const int bm = bad_table_m();
+        const int64_t bad_n = chance(50) ? -1 : INT64_MIN;
+        uint64_t *bad_masks = NEW(uint64_t, 1);
+        bad_masks[0] = (uint64_t)1 << (m + (int)irange(0, 63 - m));
+        poison(o1, ob);
+        CALL("fc_graded_sums_f64");
+        REFUSED(fc_graded_sums_f64(x, n_games, bm, up, down, masks, n_masks, work, o1), o1, ob,
+                "bad m");
+        REFUSED(fc_graded_sums_f64(x, bad_n, m, up, down, masks, n_masks, work, o1), o1, ob,
+                "negative n_games");
+        REFUSED(fc_graded_sums_f64(x, n_games, m, up, down, masks, bad_n, work, o1), o1, ob,
+                "negative n_masks");
+        REFUSED(fc_graded_sums_f64(x, n_games, m, up, down, bad_masks, 1, work, o1), o1, ob,
+                "mask beyond m");
+        REFUSED(fc_graded_sums_f64(x, n_games, m, NULL, down, masks, n_masks, work, o1), o1,
+                ob, "NULL up");
+        CALL("fc_graded_sums_f32");
+        REFUSED(fc_graded_sums_f32(NULL, n_games, m, up, down, masks, n_masks, work, o1), o1,
+                ob, "NULL table");
+        REFUSED(fc_graded_sums_f32(x32, n_games, m, up, down, masks, n_masks, NULL, o1), o1,
+                ob, "NULL work");
+        REFUSED(fc_graded_sums_f32(x32, n_games, m, up, down, masks, n_masks, work, NULL), o1,
+                ob, "NULL out");
+        free(bad_masks);
+    }
+    free(x32);
+    free(x);
+    free(up);
+    free(down);
+    free(work);
+    free(o1);
+    free(o2);
+    free(masks);
+}
+
 /* ---- driver ---------------------------------------------------------------------------- */
 
 typedef struct {
@@ -2437,7 +2546,7 @@ typedef struct {
 static const Family families[] = {
     {"rng", fuzz_rng},           {"tables", fuzz_tables}, {"audit", fuzz_audit},
     {"sampling", fuzz_sampling}, {"shaping", fuzz_shaping}, {"trees", fuzz_trees},
-    {"auction", fuzz_auction},
+    {"auction", fuzz_auction},  {"interactions", fuzz_interactions},
 #ifdef FASTCREDIT_SYNTHETIC_H
     {"synthetic", fuzz_synthetic},
 #endif

@@ -255,7 +255,23 @@ CASES.update({
         None),
     "table_from_function-njit": Case(lambda b, t: fc.table_from_function(_njit_game(), 15,
                                                                          threads=t), None),
+    # interactions: batches split by game (Moebius and graded sums, or the
+    # table itself), one large game split by subset size (6 sizes)
+    "interactions-kSII-batch": Case(lambda b, t: fc.interactions(small_games(), "k-SII", 3,
+                                                                 threads=t, backend=b),
+                                    ("tables.moebius", "interactions.graded")),
+    "interactions-JointSV-batch": Case(lambda b, t: fc.interactions(small_games(), "JointSV", 2,
+                                                                    threads=t, backend=b),
+                                       ("interactions.graded",)),
+    "interactions-STII-one-game": Case(lambda b, t: fc.interactions(interactions_game(), "STII",
+                                                                    6, threads=t, backend=b),
+                                       ("tables.moebius", "interactions.graded"), pieces=6),
 })
+
+
+@_memo
+def interactions_game():
+    return _rng(9).normal(size=1 << 14)
 
 
 @_memo
