@@ -1,0 +1,262 @@
+r"""shapiq's ExactComputer on fastcredit's kernels.
+
+The game is evaluated once on all 2**n coalitions (bool matrices, in chunks),
+giving the coalition table v; every index is then one kernel call on v:
+Shapley and Banzhaf values (:func:`fastcredit.shapley`,
+:func:`fastcredit.banzhaf`), the Moebius transform (:func:`fastcredit.moebius`,
+O(n 2**n)), and every other interaction index and generalized value of
+shapiq (SII, BII, CHII, Co-Moebius, k-SII, STII, FSII, FBII, kADD-SHAP, SGV,
+BGV, CHGV, IGV, EGV, JointSV) from :func:`fastcredit.interactions`, where
+shapiq loops over pairs of coalitions in Python.
+
+The results are shapiq's own ``InteractionValues``, built with the same
+arguments shapiq builds them with (index, orders, lookup in shapiq's powerset
+order, baseline value, ``estimated=False``), so shapiq's conventions for the
+empty interaction apply unchanged.
+"""
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+import shapiq
+from shapiq.interaction_values import InteractionValues
+
+from .. import tables
+from .._params import BACKEND, THREADS
+from .._validation import check_choice, check_int, check_memory
+from ._common import powerset_lookup, powerset_masks
+
+__all__ = ["ExactComputer", "exact_values"]
+
+#: Indices whose empty interaction is the index's own value at S = {} (shapiq
+#: keeps it); every other index reports v(empty) there.
+_EMPTY_IS_COMPUTED = ("SII", "BII", "FBII")
+
+
+class ExactComputer(shapiq.ExactComputer):
+    """Drop-in for ``shapiq.ExactComputer``: the same constructor, calls and
+    results, computed by fastcredit's kernels.
+
+    Parameters
+    ----------
+    game : shapiq.Game or callable
+        ``game(coalitions)`` on a bool matrix (k, n_players).
+    n_players : int, optional
+        Required when ``game`` is not a shapiq Game; 1 <= n_players <= 30
+        (the table of 2**n values must fit in memory).
+    evaluate_game : bool
+        Evaluate the game now rather than at the first call.
+    threads : int, optional
+        Threads of the kernels (default all cores).
+    backend : {None, "c", "numba"}
+
+    Calling ``computer(index, order)`` returns shapiq's ``InteractionValues``
+    for every index shapiq offers (``order`` None means n_players); an unknown
+    index raises shapiq's ValueError. ``game_values``, ``coalition_lookup``,
+    ``baseline_value`` and shapiq's other methods are available as in shapiq.
+    The egalitarian least core ("ELC") is shapiq's own linear program over
+    the table computed here.
+    """
+
+    def __init__(self, game, n_players: int | None = None, *, evaluate_game: bool = False,
+                 threads: int | None = None, backend: str | None = None):
+        if not callable(game):
+            raise TypeError(f"game must be callable, got {type(game).__name__}")
+        if n_players is None:
+            n_players = getattr(game, "n_players", None) if isinstance(game, shapiq.Game) \
+                else None
+            if n_players is None:
+                raise ValueError("n_players must be specified if game is not a Game object.")
+        n_players = check_int(n_players, "n_players", lo=1, hi=30)
+        check_memory(8 << n_players, f"the table of 2**{n_players} game values")
+        self._threads = THREADS.check(threads)
+        self._backend = BACKEND.check(backend)
+        self._table = None
+        super().__init__(game, n_players, evaluate_game=evaluate_game)
+
+    # -- the game, evaluated once -------------------------------------------------
+
+    @property
+    def table(self) -> np.ndarray:
+        """The game's coalition table v (2**n,), indexed by bitmask."""
+        if self._table is None:
+            self._table = tables._table_from_function(
+                self._game_fun, self.n_players, coalitions="bool", threads=self._threads,
+                name="game")
+        return self._table
+
+    def compute_game_values(self):
+        """(baseline, values in shapiq's powerset order, coalition lookup)."""
+        v = self.table
+        return float(v[0]), v[powerset_masks(self.n_players)], _LazyLookup(self.n_players)
+
+    # -- the indices --------------------------------------------------------------
+
+    def _interactions(self, index, order):
+        """The index's values for sizes 0..order, concatenated in shapiq's
+        order, with the empty entry as shapiq reports it."""
+        order = check_int(order, "order", lo=1, hi=self.n_players)
+        from .. import interactions
+        res = interactions.interactions(self.table, index=index, order=order,
+                                        threads=self._threads, backend=self._backend)
+        values = np.concatenate([np.ravel(part) for part in res.values])
+        if index not in _EMPTY_IS_COMPUTED:
+            values[0] = self.baseline_value
+        return values, order
+
+    def _build(self, index, order, values, baseline=None):
+        result = InteractionValues(
+            values=values, index=index, max_order=order, min_order=0,
+            n_players=self.n_players, interaction_lookup=powerset_lookup(self.n_players, 0, order),
+            estimated=False,
+            baseline_value=self.baseline_value if baseline is None else baseline)
+        self._computed[(index, order)] = copy.deepcopy(result)
+        return result
+
+    @property
+    def moebius_transform(self) -> InteractionValues:
+        """The Moebius transform a(S) of every coalition (all orders)."""
+        a = tables.moebius(self.table, threads=self._threads, backend=self._backend)
+        return self._build("Moebius", self.n_players, a[powerset_masks(self.n_players)])
+
+    def base_interaction(self, index, order):
+        """SII, BII, CHII, Co-Moebius or Moebius up to ``order``."""
+        index = check_choice(index, "index", ("SII", "BII", "CHII", "Moebius", "Co-Moebius"))
+        values, order = self._interactions(index, order)
+        if index == "CHII":
+            warnings.warn(f"CHII is not defined for the empty set. Setting to the baseline "
+                          f"value {self.baseline_value}.", stacklevel=2)
+        return self._build(index, order, values)
+
+    def shapley_base_interaction(self, index, order):
+        return self.base_interaction(index, order)
+
+    def base_generalized_value(self, index, order):
+        """SGV, BGV, CHGV, IGV or EGV up to ``order``."""
+        index = check_choice(index, "index", ("SGV", "BGV", "CHGV", "IGV", "EGV"))
+        values, order = self._interactions(index, order)
+        return self._build(index, order, values)
+
+    def shapley_interactions(self, index, order):
+        """k-SII, STII, FSII or kADD-SHAP up to ``order``."""
+        index = check_choice(index, "index", ("k-SII", "STII", "FSII", "kADD-SHAP"))
+        values, order = self._interactions(index, order)
+        return self._build(index, order, values)
+
+    def compute_fii(self, index, order):
+        """FSII or FBII up to ``order`` (FBII's empty entry, its intercept,
+        is also its baseline, as in shapiq)."""
+        index = check_choice(index, "index", ("FSII", "FBII"))
+        values, order = self._interactions(index, order)
+        return self._build(index, order, values,
+                           baseline=float(values[0]) if index == "FBII" else None)
+
+    def compute_stii(self, order):
+        return self.shapley_interactions("STII", order)
+
+    def compute_kadd_shap(self, order):
+        return self.shapley_interactions("kADD-SHAP", order)
+
+    def compute_joint_sv(self, order):
+        values, order = self._interactions("JointSV", order)
+        return self._build("JointSV", order, values)
+
+    def shapley_generalized_value(self, order):
+        return self.compute_joint_sv(order)
+
+    def probabilistic_value(self, index):
+        """Shapley ("SV") or Banzhaf ("BV") values. The empty entry is, as in
+        shapiq, v(empty) for SV and BII({}) = the mean of v for BV."""
+        index = check_choice(index, "index", ("SV", "BV"))
+        rule = tables.shapley if index == "SV" else tables.banzhaf
+        v = self.table
+        phi = rule(v, threads=self._threads, backend=self._backend)
+        first = self.baseline_value if index == "SV" else float(v.mean())
+        return self._build(index, 1, np.concatenate([[first], phi]))
+
+
+class _LazyLookup(dict):
+    """shapiq's coalition lookup (coalition tuple -> position in
+    ``game_values``), built on first use: 2**n tuples are slow to make and
+    fastcredit's kernels never read them."""
+
+    def __init__(self, n):
+        super().__init__()
+        self._n = n
+
+    def _fill(self):
+        if not super().__len__():
+            super().update(powerset_lookup(self._n, 0, self._n))
+
+    def __getitem__(self, key):
+        self._fill()
+        return super().__getitem__(key)
+
+    def __iter__(self):
+        self._fill()
+        return super().__iter__()
+
+    def __len__(self):
+        self._fill()
+        return super().__len__()
+
+    def __contains__(self, key):
+        self._fill()
+        return super().__contains__(key)
+
+    def items(self):
+        self._fill()
+        return super().items()
+
+    def keys(self):
+        self._fill()
+        return super().keys()
+
+    def values(self):
+        self._fill()
+        return super().values()
+
+    def get(self, key, default=None):
+        self._fill()
+        return super().get(key, default)
+
+
+def exact_values(game, index: str = "SV", *, n_players: int | None = None,
+                 threads: int | None = None, backend: str | None = None):
+    r"""Exact Shapley or Banzhaf values of a shapiq game, as InteractionValues.
+
+    The order-1 shortcut of :class:`ExactComputer`: the game is evaluated once
+    on all 2**m coalitions, then :func:`fastcredit.shapley` /
+    :func:`fastcredit.banzhaf` run on the table in O(2**m).
+
+    Parameters
+    ----------
+    game : shapiq.Game or callable
+        Called as ``game(coalitions)`` with a bool matrix (n, m).
+    index : {"SV", "BV"}
+    n_players : int, optional
+        Needed when ``game`` has no ``n_players`` attribute; 1 <= m <= 30.
+
+    Returns
+    -------
+    shapiq.InteractionValues
+        Orders 0..1, entry ``()`` = v(empty) = baseline (as shapiq's
+        ExactComputer).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastcredit.shapiq import exact_values
+    >>> iv = exact_values(lambda c: c.sum(1) ** 2.0, "SV", n_players=3)
+    >>> iv.values
+    array([0., 3., 3., 3.])
+    """
+    index = check_choice(index, "index", ("SV", "BV"))
+    if n_players is None:
+        n_players = getattr(game, "n_players", None)
+        if n_players is None:
+            raise ValueError("n_players is required when game is not a shapiq Game")
+    computer = ExactComputer(game, n_players, threads=threads, backend=backend)
+    return computer(index, 1)
