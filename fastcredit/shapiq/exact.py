@@ -88,9 +88,20 @@ class ExactComputer(shapiq.ExactComputer):
         return self._table
 
     def compute_game_values(self):
-        """(baseline, values in shapiq's powerset order, coalition lookup)."""
+        """(baseline, values in shapiq's powerset order, None): the coalition
+        lookup is built when first read (2**n tuples are slow to make, and
+        fastcredit's kernels never read them)."""
         v = self.table
-        return float(v[0]), v[powerset_masks(self.n_players)], _LazyLookup(self.n_players)
+        return float(v[0]), v[powerset_masks(self.n_players)], None
+
+    @property
+    def coalition_lookup(self) -> dict:
+        """shapiq's lookup: coalition tuple -> position in ``game_values``."""
+        if not self._game_is_computed:
+            self._evaluate_game()
+        if self._coalition_lookup is None:
+            self._coalition_lookup = powerset_lookup(self.n_players, 0, self.n_players)
+        return self._coalition_lookup
 
     # -- the indices --------------------------------------------------------------
 
@@ -175,52 +186,6 @@ class ExactComputer(shapiq.ExactComputer):
         phi = rule(v, threads=self._threads, backend=self._backend)
         first = self.baseline_value if index == "SV" else float(v.mean())
         return self._build(index, 1, np.concatenate([[first], phi]))
-
-
-class _LazyLookup(dict):
-    """shapiq's coalition lookup (coalition tuple -> position in
-    ``game_values``), built on first use: 2**n tuples are slow to make and
-    fastcredit's kernels never read them."""
-
-    def __init__(self, n):
-        super().__init__()
-        self._n = n
-
-    def _fill(self):
-        if not super().__len__():
-            super().update(powerset_lookup(self._n, 0, self._n))
-
-    def __getitem__(self, key):
-        self._fill()
-        return super().__getitem__(key)
-
-    def __iter__(self):
-        self._fill()
-        return super().__iter__()
-
-    def __len__(self):
-        self._fill()
-        return super().__len__()
-
-    def __contains__(self, key):
-        self._fill()
-        return super().__contains__(key)
-
-    def items(self):
-        self._fill()
-        return super().items()
-
-    def keys(self):
-        self._fill()
-        return super().keys()
-
-    def values(self):
-        self._fill()
-        return super().values()
-
-    def get(self, key, default=None):
-        self._fill()
-        return super().get(key, default)
 
 
 def exact_values(game, index: str = "SV", *, n_players: int | None = None,
