@@ -21,7 +21,7 @@ Requires the optional extra: ``pip install fastcredit[shapiq]``.
 from __future__ import annotations
 
 try:
-    import shapiq  # noqa: F401
+    import shapiq  # noqa: F401  (the extra must be installed)
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("fastcredit.shapiq needs shapiq: pip install 'fastcredit[shapiq]'") from exc
 

@@ -116,11 +116,18 @@ def combination_rank(players: np.ndarray, n: int, binom: np.ndarray) -> np.ndarr
 
 def combinations(n: int, s: int) -> np.ndarray:
     """All subsets of size s of 0..n-1, (C(n, s), s) int64, in
-    ``itertools.combinations`` order (each row sorted)."""
-    from itertools import chain, combinations as combos
-    flat = np.fromiter(chain.from_iterable(combos(range(n), s)), dtype=np.int64,
-                       count=math.comb(n, s) * s)
-    return flat.reshape(math.comb(n, s), s)
+    ``itertools.combinations`` order (each row sorted): each subset of size
+    t - 1 extended by every player after its last, size by size."""
+    rows = np.zeros((1, 0), dtype=np.int64)
+    for t in range(s):
+        last = rows[:, -1] if t else np.full(len(rows), -1)
+        extensions = n - 1 - last - (s - 1 - t)        # leave room for the rest
+        keep = extensions > 0
+        rows, last, extensions = rows[keep], last[keep], extensions[keep]
+        start = np.repeat(np.cumsum(extensions) - extensions, extensions)
+        nxt = np.repeat(last + 1, extensions) + np.arange(int(extensions.sum())) - start
+        rows = np.column_stack([np.repeat(rows, extensions, axis=0), nxt])
+    return rows
 
 
 def powerset_masks(n: int, lo: int = 0, hi: int | None = None) -> np.ndarray:

@@ -16,7 +16,7 @@ empty interaction apply unchanged.
 """
 from __future__ import annotations
 
-import copy
+import math
 import warnings
 
 import numpy as np
@@ -54,10 +54,12 @@ class ExactComputer(shapiq.ExactComputer):
 
     Calling ``computer(index, order)`` returns shapiq's ``InteractionValues``
     for every index shapiq offers (``order`` None means n_players); an unknown
-    index raises shapiq's ValueError. ``game_values``, ``coalition_lookup``,
-    ``baseline_value`` and shapiq's other methods are available as in shapiq.
-    The egalitarian least core ("ELC") is shapiq's own linear program over
-    the table computed here.
+    index raises shapiq's ValueError, an order outside 1..n_players a
+    ValueError naming ``order``. ``game_values``, ``coalition_lookup``,
+    ``baseline_value`` and ``moebius_transform`` are as in shapiq. shapiq's
+    named methods (``shapley_interactions``, ``base_interaction``, ...) and the
+    egalitarian least core ("ELC") are shapiq's own code, run on the game
+    values computed here.
     """
 
     def __init__(self, game, n_players: int | None = None, *, evaluate_game: bool = False,
@@ -76,6 +78,13 @@ class ExactComputer(shapiq.ExactComputer):
         self._table = None
         super().__init__(game, n_players, evaluate_game=evaluate_game)
 
+    @staticmethod
+    def get_n_interactions(n_players: int) -> np.ndarray:
+        """Interactions of size at most s, for s = 0..n_players (shapiq's,
+        with exact integer binomials)."""
+        n_players = check_int(n_players, "n_players", lo=0, hi=30)
+        return np.cumsum([math.comb(n_players, s) for s in range(n_players + 1)])
+
     # -- the game, evaluated once -------------------------------------------------
 
     @property
@@ -87,12 +96,15 @@ class ExactComputer(shapiq.ExactComputer):
                 name="game")
         return self._table
 
-    def compute_game_values(self):
-        """(baseline, values in shapiq's powerset order, None): the coalition
-        lookup is built when first read (2**n tuples are slow to make, and
-        fastcredit's kernels never read them)."""
+    def _evaluate_game(self):
+        """shapiq's hook: baseline, game values in shapiq's powerset order;
+        the coalition lookup is built when first read (2**n tuples are slow
+        to make, and fastcredit's kernels never read them)."""
         v = self.table
-        return float(v[0]), v[powerset_masks(self.n_players)], None
+        self._baseline_value = float(v[0])
+        self._game_values = v[powerset_masks(self.n_players)]
+        self._coalition_lookup = None
+        self._game_is_computed = True
 
     @property
     def coalition_lookup(self) -> dict:
@@ -105,87 +117,65 @@ class ExactComputer(shapiq.ExactComputer):
 
     # -- the indices --------------------------------------------------------------
 
-    def _interactions(self, index, order):
-        """The index's values for sizes 0..order, concatenated in shapiq's
-        order, with the empty entry as shapiq reports it."""
+    def __call__(self, index, order=None):
+        """The exact ``index`` up to ``order`` (None: n_players), as shapiq's
+        ``InteractionValues``; cached, and returned as a copy, as in shapiq."""
+        if order is None:
+            order = self.n_players
+        if not isinstance(index, str) or index not in self.valid_indices:
+            raise ValueError("Index or value not supported.")
+        if index == "ELC":
+            return super().__call__(index, order)
         order = check_int(order, "order", lo=1, hi=self.n_players)
-        from .. import interactions
-        res = interactions.interactions(self.table, index=index, order=order,
-                                        threads=self._threads, backend=self._backend)
-        values = np.concatenate([np.ravel(part) for part in res.values])
-        if index not in _EMPTY_IS_COMPUTED:
-            values[0] = self.baseline_value
-        return values, order
-
-    def _build(self, index, order, values, baseline=None):
-        result = InteractionValues(
-            values=values, index=index, max_order=order, min_order=0,
-            n_players=self.n_players, interaction_lookup=powerset_lookup(self.n_players, 0, order),
-            estimated=False,
-            baseline_value=self.baseline_value if baseline is None else baseline)
-        self._computed[(index, order)] = copy.deepcopy(result)
-        return result
+        if (index, order) not in self._computed:
+            self._computed[(index, order)] = self._compute(index, order)
+        return _copy(self._computed[(index, order)])
 
     @property
     def moebius_transform(self) -> InteractionValues:
         """The Moebius transform a(S) of every coalition (all orders)."""
-        a = tables.moebius(self.table, threads=self._threads, backend=self._backend)
-        return self._build("Moebius", self.n_players, a[powerset_masks(self.n_players)])
+        return self("Moebius", self.n_players)
 
-    def base_interaction(self, index, order):
-        """SII, BII, CHII, Co-Moebius or Moebius up to ``order``."""
-        index = check_choice(index, "index", ("SII", "BII", "CHII", "Moebius", "Co-Moebius"))
-        values, order = self._interactions(index, order)
-        if index == "CHII":
-            warnings.warn(f"CHII is not defined for the empty set. Setting to the baseline "
-                          f"value {self.baseline_value}.", stacklevel=2)
-        return self._build(index, order, values)
+    def _compute(self, index, order):
+        n, baseline = self.n_players, self.baseline_value
+        if index == "Moebius":          # shapiq reports every order, whatever ``order`` is
+            order = n
+            values = tables.moebius(self.table, threads=self._threads,
+                                    backend=self._backend)[powerset_masks(n)]
+        elif index in ("SV", "BV"):
+            order = 1
+            rule = tables.shapley if index == "SV" else tables.banzhaf
+            v = self.table
+            phi = rule(v, threads=self._threads, backend=self._backend)
+            # shapiq's empty entries: v({}) for SV, BII({}) = the mean of v for BV
+            values = np.concatenate([[baseline if index == "SV" else float(v.mean())], phi])
+        else:
+            from .. import interactions
+            res = interactions.interactions(self.table, index=index, order=order,
+                                            threads=self._threads, backend=self._backend)
+            values = np.concatenate([np.ravel(part) for part in res.values])
+            if index not in _EMPTY_IS_COMPUTED:
+                values[0] = baseline
+            if index == "CHII":
+                warnings.warn(f"CHII is not defined for the empty set. Setting to the "
+                              f"baseline value {baseline}.", stacklevel=3)
+            if index == "FBII":         # its intercept is its baseline, as in shapiq
+                baseline = float(values[0])
+        return InteractionValues(
+            values=values, index=index, max_order=order, min_order=0, n_players=n,
+            interaction_lookup=powerset_lookup(n, 0, order), estimated=False,
+            baseline_value=baseline)
 
-    def shapley_base_interaction(self, index, order):
-        return self.base_interaction(index, order)
 
-    def base_generalized_value(self, index, order):
-        """SGV, BGV, CHGV, IGV or EGV up to ``order``."""
-        index = check_choice(index, "index", ("SGV", "BGV", "CHGV", "IGV", "EGV"))
-        values, order = self._interactions(index, order)
-        return self._build(index, order, values)
-
-    def shapley_interactions(self, index, order):
-        """k-SII, STII, FSII or kADD-SHAP up to ``order``."""
-        index = check_choice(index, "index", ("k-SII", "STII", "FSII", "kADD-SHAP"))
-        values, order = self._interactions(index, order)
-        return self._build(index, order, values)
-
-    def compute_fii(self, index, order):
-        """FSII or FBII up to ``order`` (FBII's empty entry, its intercept,
-        is also its baseline, as in shapiq)."""
-        index = check_choice(index, "index", ("FSII", "FBII"))
-        values, order = self._interactions(index, order)
-        return self._build(index, order, values,
-                           baseline=float(values[0]) if index == "FBII" else None)
-
-    def compute_stii(self, order):
-        return self.shapley_interactions("STII", order)
-
-    def compute_kadd_shap(self, order):
-        return self.shapley_interactions("kADD-SHAP", order)
-
-    def compute_joint_sv(self, order):
-        values, order = self._interactions("JointSV", order)
-        return self._build("JointSV", order, values)
-
-    def shapley_generalized_value(self, order):
-        return self.compute_joint_sv(order)
-
-    def probabilistic_value(self, index):
-        """Shapley ("SV") or Banzhaf ("BV") values. The empty entry is, as in
-        shapiq, v(empty) for SV and BII({}) = the mean of v for BV."""
-        index = check_choice(index, "index", ("SV", "BV"))
-        rule = tables.shapley if index == "SV" else tables.banzhaf
-        v = self.table
-        phi = rule(v, threads=self._threads, backend=self._backend)
-        first = self.baseline_value if index == "SV" else float(v.mean())
-        return self._build(index, 1, np.concatenate([[first], phi]))
+def _copy(result: InteractionValues) -> InteractionValues:
+    """A copy sharing nothing mutable with ``result`` (what shapiq's deepcopy
+    gives): its one mutable part is the dict of interactions, whose keys are
+    tuples of ints and values floats. (InteractionValues' own ``__copy__``
+    is a deepcopy, which costs more than computing most indices.)"""
+    out = object.__new__(type(result))
+    out.__dict__.update(result.__dict__)
+    out.interactions = dict(result.interactions)
+    return out
 
 
 def exact_values(game, index: str = "SV", *, n_players: int | None = None,

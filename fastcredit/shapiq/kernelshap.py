@@ -161,41 +161,44 @@ class KernelSHAP(_ShapiqKernelSHAP):
             to_sample = [k for k, f in zip(to_sample, full) if not f]
         enumerated = np.concatenate([_masks_of_size(n, k) for k in sorted(set(enumerate_sizes))])
         if not to_sample or left <= 0:
-            return enumerated, (np.zeros((0,) + enumerated.shape[1:], enumerated.dtype),
-                                np.zeros(0)), prob
+            return enumerated, (enumerated[:0], np.zeros(0)), prob
         return enumerated, self._draw(left, to_sample, prob), prob
 
     def _draw(self, target, sizes, prob):
         """Draw coalitions (sizes by ``prob``, members uniform), each followed
         by its complement with the pairing trick when that size is sampled,
-        until ``target`` distinct ones; (distinct masks, draw counts)."""
+        until ``target`` distinct ones; (distinct keys, draw counts)."""
         n = self.n
         rng = self._rng
         sampled = np.zeros(n + 1, bool)
         sampled[sizes] = True
-        seen = np.zeros((0, _words(n)), np.uint64)
+        seen = _pack(np.zeros((0, n), bool))
         kept = []
         n_new = 0
         while n_new < target:
             chunk = max(64, 2 * (target - n_new))
             size = rng.choice(np.arange(n + 1), size=chunk, p=prob)
-            rank = np.argsort(rng.random((chunk, n)), axis=1).argsort(axis=1)
-            rows = rank < size[:, None]
+            # the ``size`` players with the smallest of n uniform keys: a uniform subset
+            keys = rng.random((chunk, n))
+            rows = keys <= np.sort(keys, axis=1)[np.arange(chunk), size - 1][:, None]
             if self.pairing_trick:
                 pair = np.stack([rows, ~rows], axis=1).reshape(-1, n)
                 keep = np.ones(len(pair), bool)
                 keep[1::2] = sampled[n - size]
                 rows = pair[keep]
             masks = _pack(rows)
-            new = _first_seen(masks, seen)
+            _, first = np.unique(masks, return_index=True)
+            new = np.zeros(len(masks), bool)
+            new[first] = True
+            new &= ~np.isin(masks, seen)
             total = np.cumsum(new)
             if n_new + total[-1] >= target:
                 stop = int(np.searchsorted(total, target - n_new)) + 1
                 masks, new = masks[:stop], new[:stop]
             kept.append(masks)
-            seen = np.unique(np.concatenate([seen, masks[new]]), axis=0)
+            seen = np.union1d(seen, masks[new])
             n_new += int(new.sum())
-        distinct, counts = np.unique(np.concatenate(kept), axis=0, return_counts=True)
+        distinct, counts = np.unique(np.concatenate(kept), return_counts=True)
         return distinct, counts.astype(float)
 
 
@@ -211,24 +214,21 @@ def _check_weights(weights, n):
     return w.copy()
 
 
-def _words(n):
-    return (n + 63) // 64
-
-
 def _pack(rows):
-    """Bool rows (k, n) as (k, ceil(n/64)) uint64 keys: bit i of word i // 64."""
+    """Bool rows (k, n) as one sortable key each: uint64 masks for n <= 64,
+    else the rows' packed bytes as a void scalar."""
     k, n = rows.shape
-    words = np.zeros((k, _words(n)), np.uint64)
-    for w in range(_words(n)):
-        part = rows[:, 64 * w:64 * (w + 1)].astype(np.uint64)
-        words[:, w] = (part << np.arange(part.shape[1], dtype=np.uint64)).sum(axis=1,
-                                                                              dtype=np.uint64)
-    return words
+    width = max(8, -(-n // 64) * 8)
+    packed = np.zeros((k, width), np.uint8)
+    packed[:, :-(-n // 8)] = np.packbits(rows, axis=1, bitorder="little")
+    return packed.view(np.uint64)[:, 0].copy() if width == 8 else \
+        packed.view(np.dtype((np.void, width)))[:, 0].copy()
 
 
-def _rows(words, n):
-    bits = np.arange(n)
-    return ((words[:, bits // 64] >> (bits % 64).astype(np.uint64)) & np.uint64(1)).astype(bool)
+def _rows(keys, n):
+    """The bool rows (k, n) of keys made by :func:`_pack`."""
+    raw = keys.view(np.uint8).reshape(len(keys), -1)
+    return np.unpackbits(raw, axis=1, count=n, bitorder="little").astype(bool)
 
 
 def _masks_of_size(n, k):
@@ -240,23 +240,10 @@ def _masks_of_size(n, k):
     return _pack(rows)
 
 
-def _first_seen(masks, seen):
-    """Whether each key is new: not in ``seen`` (sorted unique) and not
-    earlier in ``masks``."""
-    _, first = np.unique(masks, axis=0, return_index=True)
-    new = np.zeros(len(masks), bool)
-    new[first] = True
-    if len(seen):
-        both = np.concatenate([seen, masks])
-        _, inverse = np.unique(both, axis=0, return_inverse=True)
-        new &= ~np.isin(inverse[len(seen):], inverse[:len(seen)])
-    return new
-
-
 def _constrained_wls(x, y, w, total):
     """argmin sum_j w_j (y_j - x_j . phi)^2 subject to sum(phi) = total, by
     its KKT system (least squares when the sample leaves it singular)."""
-    n = x.shape[1] if x.ndim == 2 else 0
+    n = x.shape[1]
     xf = x.astype(np.float64)
     kkt = np.zeros((n + 1, n + 1))
     kkt[:n, :n] = xf.T @ (w[:, None] * xf)

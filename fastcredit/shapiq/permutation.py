@@ -101,8 +101,10 @@ class PermutationSamplingSV(_ShapiqSV):
     random_state : int, optional
         Seed; None draws fresh randomness.
     antithetic : bool
-        Walk each drawn order and its reverse (a variance reduction; the
-        estimator stays unbiased and the budget accounting unchanged).
+        Walk each drawn order and its reverse (unbiased, same budget
+        accounting; lowers the variance for games close to additive and can
+        raise it for others). Off by default: then the permutations are
+        shapiq's own draws, and a ``random_state`` gives shapiq's estimate.
     **kwargs
         shapiq's compatibility keywords (``max_order=1``, ``index="SV"``,
         ``top_order=False``); anything else is refused.
@@ -113,7 +115,7 @@ class PermutationSamplingSV(_ShapiqSV):
         As shapiq's (``iteration_cost`` = n - 1).
     """
 
-    def __init__(self, n: int, random_state: int | None = None, *, antithetic: bool = True,
+    def __init__(self, n: int, random_state: int | None = None, *, antithetic: bool = False,
                  **kwargs):
         n = FUNCTION_PLAYERS.check(n, "n")
         random_state = _random_state(random_state)
