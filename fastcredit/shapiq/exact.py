@@ -25,7 +25,7 @@ from shapiq.interaction_values import InteractionValues
 
 from .. import tables
 from .._params import BACKEND, THREADS
-from .._validation import check_choice, check_int, check_memory
+from .._validation import check_bool, check_choice, check_int, check_memory
 from ._common import powerset_lookup, powerset_masks
 
 __all__ = ["ExactComputer", "exact_values"]
@@ -73,6 +73,7 @@ class ExactComputer(shapiq.ExactComputer):
                 raise ValueError("n_players must be specified if game is not a Game object.")
         n_players = check_int(n_players, "n_players", lo=1, hi=30)
         check_memory(8 << n_players, f"the table of 2**{n_players} game values")
+        evaluate_game = check_bool(evaluate_game, "evaluate_game")
         self._threads = THREADS.check(threads)
         self._backend = BACKEND.check(backend)
         self._table = None
@@ -82,7 +83,7 @@ class ExactComputer(shapiq.ExactComputer):
     def get_n_interactions(n_players: int) -> np.ndarray:
         """Interactions of size at most s, for s = 0..n_players (shapiq's,
         with exact integer binomials)."""
-        n_players = check_int(n_players, "n_players", lo=0, hi=30)
+        n_players = check_int(n_players, "n_players", lo=1, hi=30)
         return np.cumsum([math.comb(n_players, s) for s in range(n_players + 1)])
 
     # -- the game, evaluated once -------------------------------------------------
