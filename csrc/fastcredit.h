@@ -33,6 +33,7 @@ extern "C" {
  * of the C ABI has C linkage when this header is included from C++. */
 #include "rng.h"
 #include "tables.h"
+#include "interactions.h"
 #include "audit.h"
 #include "sampling.h"
 #include "shaping.h"

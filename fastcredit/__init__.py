@@ -2,6 +2,7 @@
 
 Families (each in C via cffi and in Numba, see docs/design.md):
 :mod:`~fastcredit.tables` exact credit over coalition tables,
+:mod:`~fastcredit.interactions` exact interaction indices of every order (shapiq's indices),
 :mod:`~fastcredit.sampling` permutation-sampling Shapley,
 :mod:`~fastcredit.auction` auction replay over cached candidate pools,
 :mod:`~fastcredit.shaping` advantage shaping for RL trainers,
@@ -24,6 +25,8 @@ from .audit import (Alignment, BootstrapCI, ContrastiveEffects, Fidelity, HolmRe
                     replay_advantage, shuffle_within, spearman_audit, wilson_interval,
                     within_spearman)
 from .games import masks_to_bool
+from .interactions import (Interactions, LeastCore, egalitarian_least_core, interactions,
+                           subset_players, subset_position)
 from .sampling import ShapleyEstimate, permutation_shapley
 from .shaping import (group_advantages, project_zero_sum, shape_advantages, token_advantages,
                       token_counts)
@@ -41,6 +44,9 @@ __all__ = ["available_backends",
            "banzhaf", "banzhaf_weights", "from_moebius", "leave_one_out", "masks_to_bool",
            "moebius", "pair_interactions", "semivalue", "shapley", "shapley_weights",
            "singleton", "size_resolved", "table_from_function",
+           # interactions
+           "Interactions", "LeastCore", "egalitarian_least_core", "interactions",
+           "subset_players", "subset_position",
            # sampling
            "ShapleyEstimate", "permutation_shapley",
            # auction

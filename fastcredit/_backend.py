@@ -32,6 +32,7 @@ FASTEST: dict[str, str] = {
     "tables.gather": "c",
     "tables.size_resolved": "numba",
     "tables.moebius": "c",
+    "interactions.graded": "c",
     "auction.replay": "c",
     "sampling.tables": "numba",
     "sampling.permutations": "c",
@@ -98,15 +99,19 @@ def _twins(backend: str) -> dict:
     """family -> the module of ``backend``'s kernels. Imported on first use,
     so the C extension is loaded, or Numba imported, only when asked for."""
     if backend == "c":
-        from ._c import auction, audit, sampling, shaping, synthetic, tables, trees
+        from ._c import (auction, audit, interactions, sampling, shaping, synthetic, tables,
+                         trees)
     else:
-        from ._numba import auction, audit, sampling, shaping, synthetic, tables, trees
-    return {"auction": auction, "audit": audit, "sampling": sampling, "shaping": shaping,
+        from ._numba import (auction, audit, interactions, sampling, shaping, synthetic,
+                             tables, trees)
+    return {"auction": auction, "audit": audit, "interactions": interactions,
+            "sampling": sampling, "shaping": shaping,
             "synthetic": synthetic, "tables": tables, "trees": trees}
 
 
 #: The kernel families; each has a twin module in fastcredit._c and fastcredit._numba.
-FAMILIES = ("auction", "audit", "sampling", "shaping", "synthetic", "tables", "trees")
+FAMILIES = ("auction", "audit", "interactions", "sampling", "shaping", "synthetic", "tables",
+            "trees")
 
 
 def kernels(family: str, backend: str):

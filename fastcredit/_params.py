@@ -78,6 +78,16 @@ COALITIONS = Options("coalitions", ("mask", "bool"),
                      "how a Python value function receives coalitions: uint64 masks, or "
                      "a bool matrix (n, m)")
 
+# --- interactions ------------------------------------------------------------
+#: The exact interaction indices and generalized values of fc.interactions, named
+#: as shapiq 1.4.1 names them (its IndexType, without ELC: fc.egalitarian_least_core).
+INDEX = Options("index", ("SII", "BII", "CHII", "Co-Moebius", "SGV", "BGV", "CHGV", "IGV",
+                          "EGV", "k-SII", "STII", "FSII", "FBII", "kADD-SHAP", "JointSV",
+                          "Moebius", "SV", "BV"),
+                "exact interaction index or generalized value (shapiq's names)")
+ORDER = Integer("order", 1, C.MAX_TABLE_PLAYERS,
+                "highest interaction order computed (at most the number of players)")
+
 # --- auction -----------------------------------------------------------------
 ACTIONS = Integer("m", 1, C.AUCTION_MAX_ACTIONS, "actions (query rewrites) per request")
 SLOTS = Integer("slots", 1, 1 << 20, "auction slots: the top-N ranked ads win")

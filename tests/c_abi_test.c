@@ -849,10 +849,52 @@ static void check_synthetic(void)
 }
 #endif
 
+/* ---- interactions -------------------------------------------------------- */
+
+static void check_interactions(void)
+{
+    /* glove game: v = 1 on {0,2} (mask 5), {1,2} (6) and N (7); dividends
+     * a(5) = a(6) = 1, a(7) = -1. SII of order 2 weighs a(U) by
+     * 1 / (|U| - |S| + 1): SII(0,2) = 1 - 1/2, SII(0,1) = -1/2; order 1 is
+     * Shapley (1/6, 1/6, 2/3). */
+    const double glove[8] = {0, 0, 0, 0, 0, 1, 1, 1};
+    const float glove32[8] = {0, 0, 0, 0, 0, 1, 1, 1};
+    const double up1[4] = {0, 1, 0.5, 1.0 / 3}, up2[4] = {0, 0, 1, 0.5};
+    const uint64_t singles[3] = {1, 2, 4}, pairs[3] = {3, 5, 6}, bad[1] = {8};
+    /* SGV of order 1 from the table: up[|W|] = 1 / (3 C(2, |W| - 1)) on v(W),
+     * down[|T|] = -1 / (3 C(2, |T|)) on v(T), T disjoint from S */
+    const double sgv_up[4] = {0, 1.0 / 3, 1.0 / 6, 1.0 / 3};
+    const double sgv_down[4] = {-1.0 / 3, -1.0 / 6, -1.0 / 3, 0};
+    double a[8], work[8], out[3];
+    expect(fc_moebius_f64(glove, 1, 3, a) == FC_OK, "interactions: dividends");
+    expect(fc_graded_sums_f64(a, 1, 3, up1, NULL, singles, 3, work, out) == FC_OK &&
+           near(out[0], 1.0 / 6) && near(out[1], 1.0 / 6) && near(out[2], 2.0 / 3),
+           "graded sums: SII order 1 = Shapley");
+    expect(fc_graded_sums_f64(a, 1, 3, up2, NULL, pairs, 3, work, out) == FC_OK &&
+           near(out[0], -0.5) && near(out[1], 0.5) && near(out[2], 0.5),
+           "graded sums: SII of the pairs");
+    expect(fc_graded_sums_f64(a, 1, 3, up2, NULL, pairs + 1, 1, work, out) == FC_OK &&
+           near(out[0], 0.5), "graded sums: one mask, summed directly");
+    expect(fc_graded_sums_f32(glove32, 1, 3, sgv_up, sgv_down, singles, 3, work, out) == FC_OK &&
+           near(out[0], 1.0 / 6) && near(out[2], 2.0 / 3), "graded sums f32: SGV = Shapley");
+    out[0] = SENTINEL;
+    expect(fc_graded_sums_f64(a, 1, 3, up1, NULL, bad, 1, work, out) == FC_EINVAL &&
+           fc_graded_sums_f64(a, 1, 0, up1, NULL, singles, 3, work, out) == FC_EINVAL &&
+           fc_graded_sums_f64(a, 1, 31, up1, NULL, singles, 3, work, out) == FC_EINVAL &&
+           fc_graded_sums_f64(a, -1, 3, up1, NULL, singles, 3, work, out) == FC_EINVAL &&
+           fc_graded_sums_f64(a, 1, 3, up1, NULL, singles, -1, work, out) == FC_EINVAL &&
+           fc_graded_sums_f64(a, 1, 3, NULL, NULL, singles, 3, work, out) == FC_EINVAL &&
+           fc_graded_sums_f64(a, 1, 3, up1, NULL, singles, 3, NULL, out) == FC_EINVAL &&
+           fc_graded_sums_f64(NULL, 1, 3, up1, NULL, singles, 3, work, out) == FC_EINVAL,
+           "graded sums: mask out of range, m, n_games, n_masks, NULL refused");
+    expect(out[0] == SENTINEL, "graded sums: nothing written on error");
+}
+
 int main(void)
 {
     check_rng();
     check_tables();
+    check_interactions();
     check_replay_advantage();
     check_spearman();
     check_resampling();

@@ -164,6 +164,10 @@ def resolve(dotted: str):
             obj = importlib.import_module(".".join(parts[:i]))
         except ImportError:
             continue
+        if i == len(parts) and i > 1:
+            # a package's function that shadows its submodule of the same name
+            # (fastcredit.interactions) is what the name means
+            obj = getattr(importlib.import_module(".".join(parts[:-1])), parts[-1], obj)
         for attr in parts[i:]:
             obj = getattr(obj, attr)
         return obj
@@ -306,6 +310,11 @@ EXAMPLES: dict[str, object] = {
     "weights": lambda c: np.array([1.0, 2.0, 0.5]),
     "m": M,
     "masks": lambda c: np.arange(1 << M),
+    # interactions
+    "index": "SII",
+    "order": 2,
+    "k": 2,
+    "players": lambda c: np.array([[0, 1], [1, 2], [0, 2]]),
     "fn": lambda c: mask_game,
     "game": lambda c: bool_game if c.has("n_players") else _table(),
     "coalitions": lambda c: np.array([[0, 0, 0], [1, 0, 1], [1, 1, 1], [0, 1, 0], [1, 1, 0]],
@@ -459,7 +468,9 @@ NAN_DOCUMENTED = {"fastcredit.alignment", "fastcredit.alignment_controls",
 EQUIVALENT = {"fastcredit.token_counts.m": ("token_action",)}
 # Where one parameter name has another documented range (lo, hi, finite, choices).
 RANGE_OVERRIDES = {"fastcredit.project_zero_sum.kappa": (0.0, None, False, None),
-                   "fastcredit.derangement.n": (2, 2**32, True, None)}
+                   "fastcredit.derangement.n": (2, 2**32, True, None),
+                   "fastcredit.shapiq.exact_values.index": (None, None, True, ("SV", "BV")),
+                   "fastcredit.subset_players.k": (0, None, True, None)}
 
 
 def _declarations() -> dict:

@@ -822,3 +822,257 @@ def sponsored_search_request(seed: int, q: int, m: int, k: int, empty: float, sh
             value = float(bid[ad]) if uniform(click) < float(ctr[ad]) else 0.0
             instances.append((ad, score, value, synthetic_log(score) + 0.5 * z2))
     return lengths, instances
+
+
+# --- interactions -------------------------------------------------------------
+# Every index straight from its definition over coalitions (discrete
+# derivatives, marginal contributions, weighted least squares); no Moebius
+# weights, no shapiq. Results are lists over orders k = 0..order of arrays in
+# itertools.combinations order.
+
+def subsets(m: int, k: int) -> list[int]:
+    """The masks of the k-subsets of range(m) in lexicographic order."""
+    return [sum(1 << i for i in c) for c in itertools.combinations(range(m), k)]
+
+
+def discrete_derivative(v, s_mask: int, t_mask: int) -> float:
+    """Delta_S v(T) = sum over L subset of S of (-1)^|S - L| v(T + L)."""
+    return sum((-1) ** bin(s_mask & ~sub).count("1") * v[t_mask | sub]
+               for sub in range(s_mask + 1) if sub & s_mask == sub)
+
+
+def cardinal_index(v, order: int, weight, empty=None) -> list:
+    """I(S) = sum over T subset of N - S of weight(|S|, |T|) Delta_S v(T) for
+    1 <= |S| <= order (and S empty unless ``empty`` gives its value)."""
+    v = np.asarray(v, dtype=np.float64)
+    m = len(v).bit_length() - 1
+    full = (1 << m) - 1
+    out = []
+    for k in range(order + 1):
+        row = []
+        for s in subsets(m, k):
+            if k == 0 and empty is not None:
+                row.append(empty)
+                continue
+            rest = full & ~s
+            row.append(sum(weight(k, bin(t).count("1")) * discrete_derivative(v, s, t)
+                           for t in range(rest + 1) if t & rest == t))
+        out.append(np.array(row))
+    return out
+
+
+def sii(v, order: int) -> list:
+    """Shapley interaction index (Grabisch & Roubens 1999)."""
+    m = len(v).bit_length() - 1
+    return cardinal_index(v, order, lambda s, t: math.factorial(m - s - t) * math.factorial(t)
+                          / math.factorial(m - s + 1))
+
+
+def bii(v, order: int) -> list:
+    m = len(v).bit_length() - 1
+    return cardinal_index(v, order, lambda s, t: 0.5 ** (m - s))
+
+
+def chii(v, order: int) -> list:
+    """Chaining interaction index (Marichal & Roubens 1999); S empty: v(0)."""
+    m = len(v).bit_length() - 1
+    return cardinal_index(v, order, lambda s, t: s / ((s + t) * math.comb(m, s + t)),
+                          empty=float(v[0]))
+
+
+def co_moebius(v, order: int) -> list:
+    """Delta_S v(N - S); S empty: v(0)."""
+    m = len(v).bit_length() - 1
+    return cardinal_index(v, order, lambda s, t: float(t == m - s), empty=float(v[0]))
+
+
+def moebius_orders(v, order: int) -> list:
+    """Delta_S v(empty) = a(S) (S empty: v(0))."""
+    return cardinal_index(v, order, lambda s, t: float(t == 0), empty=float(v[0]))
+
+
+def stii(v, order: int) -> list:
+    """Shapley-Taylor (Sundararajan et al. 2020): a(S) below the top order;
+    at |S| = order, sum over T subset of N - S of order / (m C(m-1, |T|))
+    Delta_S v(T)."""
+    m = len(v).bit_length() - 1
+    low = moebius_orders(v, order)
+    top = cardinal_index(v, order, lambda s, t: order / (m * math.comb(m - 1, t))
+                         if s == order else 0.0)
+    return low[:order] + [top[order]]
+
+
+def bernoulli_numbers(n: int) -> list[float]:
+    """B_0..B_n, B_1 = -1/2 (by the recurrence sum_j C(n+1, j) B_j = 0)."""
+    b = [1.0]
+    for j in range(1, n + 1):
+        b.append(-sum(math.comb(j + 1, i) * b[i] for i in range(j)) / (j + 1))
+    return b
+
+
+def k_sii(v, order: int) -> list:
+    """k-SII: SII aggregated (Bordt & von Luxburg 2023): for 1 <= |S| <=
+    order, sum over T superset of S, |T| <= order, of B_{|T|-|S|} SII(T)."""
+    m = len(v).bit_length() - 1
+    base = sii(v, order)
+    b = bernoulli_numbers(order)
+    pos = {s: (k, p) for k in range(order + 1) for p, s in enumerate(subsets(m, k))}
+    out = [np.array([float(v[0])])] + [np.zeros(math.comb(m, k)) for k in range(1, order + 1)]
+    for t, (kt, pt) in pos.items():
+        for s, (ks, ps) in pos.items():
+            if ks >= 1 and s & t == s:
+                out[ks][ps] += b[kt - ks] * base[kt][pt]
+    return out
+
+
+def _design(m: int, order: int, column):
+    """Rows: coalitions 0..2**m-1; columns: the subsets of size <= order."""
+    cols = [s for k in range(order + 1) for s in subsets(m, k)]
+    return np.array([[column(c, s) for s in cols] for c in range(1 << m)], dtype=np.float64)
+
+
+def _fit(design, target, weights, exact_rows):
+    """argmin sum_rows weights (target - design beta)^2 subject to the rows in
+    ``exact_rows`` fitted exactly (KKT system, solved by least squares for
+    the minimum-norm solution when rank deficient)."""
+    w = np.sqrt(weights)
+    a = design * w[:, None]
+    c = design[exact_rows]
+    n, q = design.shape[1], len(exact_rows)
+    kkt = np.block([[a.T @ a, c.T], [c, np.zeros((q, q))]])
+    rhs = np.concatenate([a.T @ (target * w), target[exact_rows]])
+    return np.linalg.lstsq(kkt, rhs, rcond=None)[0][:n]
+
+
+def _split(beta, m: int, order: int) -> list:
+    out, at = [], 0
+    for k in range(order + 1):
+        out.append(np.array(beta[at:at + math.comb(m, k)]))
+        at += math.comb(m, k)
+    return out
+
+
+def _shapley_kernel(m: int) -> np.ndarray:
+    size = np.array([bin(c).count("1") for c in range(1 << m)])
+    w = np.zeros(1 << m)
+    inner = (size > 0) & (size < m)
+    w[inner] = [1.0 / ((m - 1) * math.comb(m - 2, int(k) - 1)) for k in size[inner]]
+    return w
+
+
+def fsii(v, order: int) -> list:
+    """Faith-Shap (Tsai, Yeh & Ravikumar 2023): the coefficients of the
+    k-additive game nearest v in the Shapley-kernel weighted squares, v(0)
+    and v(N) fitted exactly; S empty: v(0)."""
+    v = np.asarray(v, dtype=np.float64)
+    m = len(v).bit_length() - 1
+    design = _design(m, order, lambda c, s: float(c & s == s))
+    out = _split(_fit(design, v, _shapley_kernel(m), [0, (1 << m) - 1]), m, order)
+    out[0] = np.array([v[0]])
+    return out
+
+
+def fbii(v, order: int) -> list:
+    """Faith-Banzhaf: the same fit with uniform weights and no constraint."""
+    v = np.asarray(v, dtype=np.float64)
+    m = len(v).bit_length() - 1
+    design = _design(m, order, lambda c, s: float(c & s == s))
+    return _split(_fit(design, v, np.ones(1 << m), []), m, order)
+
+
+def kadd_shap(v, order: int) -> list:
+    """kADD-SHAP (Pelegrina, Duarte & Grabisch 2023): the Shapley-kernel fit
+    of v - v(0) by the k-additive games written in the interaction basis,
+    column S at coalition C = sum_{l=1}^{|C & S|} C(|C & S|, l) B_{|S|-l},
+    v(N) fitted exactly; S empty: v(0)."""
+    v = np.asarray(v, dtype=np.float64)
+    m = len(v).bit_length() - 1
+    b = bernoulli_numbers(order)
+
+    def column(c, s):
+        j, k = bin(c & s).count("1"), bin(s).count("1")
+        return sum(math.comb(j, l) * b[k - l] for l in range(1, j + 1))
+
+    design = _design(m, order, column)
+    out = _split(_fit(design, v - v[0], _shapley_kernel(m), [(1 << m) - 1]), m, order)
+    out[0] = np.array([v[0]])
+    return out
+
+
+def generalized_value(v, order: int, weight) -> list:
+    """sum over T subset of N - S of weight(|S|, |T|) (v(T + S) - v(T)) for
+    1 <= |S| <= order; S empty: v(0)."""
+    v = np.asarray(v, dtype=np.float64)
+    m = len(v).bit_length() - 1
+    full = (1 << m) - 1
+    out = [np.array([v[0]])]
+    for k in range(1, order + 1):
+        row = []
+        for s in subsets(m, k):
+            rest = full & ~s
+            row.append(sum(weight(k, bin(t).count("1")) * (v[t | s] - v[t])
+                           for t in range(rest + 1) if t & rest == t))
+        out.append(np.array(row))
+    return out
+
+
+def joint_sv_weights(m: int, order: int) -> list[float]:
+    """q_t of the joint Shapley value (Harris, Pymar & Rowat 2022, eq. (4)),
+    t = 0..m-1."""
+    q = [1.0 / sum(math.comb(m, j) for j in range(1, order + 1))]
+    for r in range(1, m):
+        q.append(sum(math.comb(r, j) * q[j] for j in range(max(r - order, 0), r))
+                 / sum(math.comb(m - r, j) for j in range(1, min(order, m - r) + 1)))
+    return q
+
+
+def interaction_index(v, index: str, order: int) -> list:
+    """Any index of fc.interactions, by name, from its definition."""
+    m = len(v).bit_length() - 1
+    gv = {"SGV": lambda s, t: 1.0 / ((m - s + 1) * math.comb(m - s, t)),
+          "BGV": lambda s, t: 0.5 ** (m - s),
+          "CHGV": lambda s, t: s / ((s + t) * math.comb(m, s + t)),
+          "IGV": lambda s, t: float(t == 0),
+          "EGV": lambda s, t: float(t == m - s)}
+    if index in gv:
+        return generalized_value(v, order, gv[index])
+    if index == "JointSV":
+        q = joint_sv_weights(m, order)
+        return generalized_value(v, order, lambda s, t: q[t])
+    if index == "SV":
+        return [np.array([float(v[0])]), sii(v, 1)[1]]
+    if index == "BV":
+        return bii(v, 1)
+    return {"SII": sii, "BII": bii, "CHII": chii, "Co-Moebius": co_moebius,
+            "Moebius": moebius_orders, "STII": stii, "k-SII": k_sii, "FSII": fsii,
+            "FBII": fbii, "kADD-SHAP": kadd_shap}[index](v, order)
+
+
+def egalitarian_least_core(v):
+    """shapiq's ELC program (min ||x|| + e, x(S) + e >= v(S) - v(0) for S
+    other than 0 and N, x(N) = v(N) - v(0), e >= 0) handed to SLSQP with
+    exact gradients and a tight tolerance; returns (x, e)."""
+    from scipy.optimize import minimize
+    v = np.asarray(v, dtype=np.float64)
+    m = len(v).bit_length() - 1
+    d = v - v[0]
+    rows = [[float(s >> i & 1) for i in range(m)] + [1.0] for s in range(1, (1 << m) - 1)]
+    a = np.array(rows).reshape(-1, m + 1)
+    b = d[1:-1]
+
+    def norm_plus_e(z):
+        return np.linalg.norm(z[:m]) + z[m]
+
+    def gradient(z):
+        n = np.linalg.norm(z[:m])
+        return np.r_[z[:m] / n if n > 0 else np.zeros(m), 1.0]
+
+    cons = [{"type": "ineq", "fun": lambda z: a @ z - b, "jac": lambda z: a},
+            {"type": "eq", "fun": lambda z: np.array([z[:m].sum() - d[-1]]),
+             "jac": lambda z: np.r_[np.ones(m), 0.0][None]}]
+    start = np.r_[np.full(m, d[-1] / m), max(0.0, float(np.max(b - a[:, :m].sum(1) * d[-1] / m,
+                                                                 initial=0.0)))]
+    res = minimize(norm_plus_e, start, jac=gradient, constraints=cons,
+                   bounds=[(None, None)] * m + [(0, None)], method="SLSQP",
+                   options={"ftol": 1e-15, "maxiter": 2000})
+    return res.x[:m], res.x[m]

@@ -68,6 +68,8 @@ STRICTNESS = {
     "tables.gather": BITS,
     "tables.size_resolved": BITS,
     "tables.moebius": BITS,
+    # interactions: the same weighting loop and the zeta transform of tables
+    "interactions.graded": BITS,
     # sampling: the same counter-based draws (csrc/rng.h), the same walks and
     # running sums
     "sampling.tables": BITS,
@@ -205,6 +207,48 @@ def table_cases():
               table_case("banzhaf", "m17-split-2threads", {"m17": _rng(26).normal(size=1 << 17)},
                          threads=2),
               semivalue_case()]
+    return cases
+
+
+# --- interactions -------------------------------------------------------------
+
+def interactions_case(index, order, inputs, threads=None):
+    """fc.interactions on each input against the definitions of
+    tests/reference.py, game by game."""
+    def call(backend):
+        return {f"{k}.{j}": x for k, v in inputs.items() for j, x in enumerate(
+            fc.interactions(v, index, order, backend=backend, threads=threads).values)}
+
+    def oracle():
+        out = {}
+        for k, v in inputs.items():
+            v = np.asarray(v, dtype=np.float64)
+            games = [ref.interaction_index(g, index, order) for g in v.reshape(-1, v.shape[-1])]
+            m = v.shape[-1].bit_length() - 1
+            for j in range(order + 1):
+                out[f"{k}.{j}"] = np.array([g[j] for g in games]).reshape(
+                    v.shape[:-1] + (math.comb(m, j),))
+        return out
+
+    cardinal = index not in ("SGV", "BGV", "CHGV", "IGV", "EGV", "JointSV")
+    kernels = ("tables.moebius", "interactions.graded") if cardinal else ("interactions.graded",)
+    return Case(kernels, f"{index}-order{order}", call, oracle)
+
+
+def interactions_cases():
+    r = _rng(60)
+    inputs = {"m3": r.normal(size=(4, 8)), "m5_f32_lead": r.normal(size=(2, 3, 32)).astype(
+        np.float32), "m6_offset": r.normal(size=(3, 64)) * 1e3 + 5e3,
+        "empty": np.zeros((0, 16))}
+    cases = [interactions_case(index, 2, inputs)
+             for index in ("SII", "BII", "CHII", "Co-Moebius", "k-SII", "STII", "FSII", "FBII",
+                           "kADD-SHAP", "Moebius", "SGV", "BGV", "CHGV", "IGV", "EGV",
+                           "JointSV")]
+    cases += [interactions_case("SV", 1, {"m1": r.normal(size=(3, 2)), "m4": r.normal(size=16)}),
+              interactions_case("BV", 1, {"m7": r.normal(size=(2, 128))}),
+              interactions_case("STII", 3, {"m9": r.normal(size=(2, 512))}, threads=2),
+              interactions_case("JointSV", 3, {"m8_f32": r.normal(size=(2, 256)).astype(
+                  np.float32)}, threads=2)]
     return cases
 
 
@@ -897,7 +941,7 @@ def synthetic_case():
     return Case(("synthetic.sponsored_search",), "three-shapes", call, oracle, rtol=0)
 
 
-CASES = table_cases() + sampling_cases() + auction_cases() + shaping_cases() + trees_cases() \
+CASES = table_cases() + interactions_cases() + sampling_cases() + auction_cases() + shaping_cases() + trees_cases() \
     + audit_cases() + [synthetic_case()]
 
 

@@ -1,0 +1,579 @@
+r"""Exact interaction indices of every order, for one game or a batch.
+
+``fc.interactions(v, index, order)`` computes, for every subset S of at most
+``order`` players, the interaction index I(S) of the games ``v`` (coalition
+tables ``(..., 2**m)``). Index names are shapiq's (1.4.1), and so are the
+definitions: each was checked against shapiq's ``ExactComputer`` and the
+papers it cites (tests/test_interactions.py).
+
+Output layout
+-------------
+``values[k]`` has shape ``(..., C(m, k))`` for k = 0..order, the subsets of
+size k in lexicographic order (``itertools.combinations(range(m), k)``);
+``subset_players(m, k)`` maps positions to players and ``subset_position``
+back. Concatenated over k this is shapiq's layout (its ``powerset`` order).
+
+The empty set
+-------------
+``values[0]`` is the index's own value of the empty set for SII, BII, FBII and
+BV (SII(∅) = sum_U a(U)/(|U|+1), BII(∅) and BV(∅) = the mean of v over all
+coalitions, FBII(∅) = the intercept of the fit) and the baseline v(∅) for
+every other index, as shapiq's ExactComputer reports them. (shapiq renames an
+order-1 SII to SV and then reports v(∅); ``fc.interactions(v, "SV")`` does.)
+
+The one transform
+-----------------
+With a(U) the Moebius transform of v (``fc.moebius``), every *cardinal*
+index is a size-weighted sum over supersets,
+
+    I(S) = sum_{U ⊇ S} w(|S|, |U|) a(U),
+
+because a discrete derivative is Δ_S v(T) = sum_{S ⊆ U ⊆ S ∪ T} a(U), so an
+index sum_{T ⊆ N∖S} p(|T|) Δ_S v(T) weighs a(U) by
+w(s, u) = sum_j C(m-u, j) p(u-s+j). The *generalized values*
+GV(S) = sum_{T ⊆ N∖S} p(|T|) (v(T ∪ S) - v(T)) are, with W = T ∪ S,
+
+    GV(S) = sum_{W ⊇ S} p(|W|-|S|) v(W) - sum_{T ∩ S = ∅} p(|T|) v(T).
+
+Both are ``sum_{W ⊇ S} up[|W|] x(W) + sum_{T ∩ S = ∅} down[|T|] x(T)`` for
+x = a or x = v. Writing Q = N ∖ W in the first sum, both become one sum over
+the subsets Q of N ∖ S of y(Q) = up[m-|Q|] x(N∖Q) + down[|Q|] x(Q): one zeta
+(subset-sum) transform of y per subset size s, read at the complements of the
+size-s subsets. That is the one compiled kernel (``fc_graded_sums``): O(m 2^m)
+per game and size, O(order m 2^m) in all, never a loop over pairs of sets.
+The weight tables are computed here exactly (rationals, rounded once), one
+function per index:
+
+=========== ===================================================================
+index       w(s, u) on a(U), U ⊇ S  (s = |S| >= 1 unless said; k = order)
+=========== ===================================================================
+Moebius     [u = s]
+Co-Moebius  1                       (Co-Moebius(S) = Δ_S v(N∖S) = sum_{U ⊇ S} a(U))
+SII         1 / (u - s + 1)         (Grabisch & Roubens 1999; s = 0 too)
+BII         2^-(u - s)              (s = 0 too)
+CHII        s / u                   (Marichal & Roubens 1999)
+STII        [u = s] for s < k; 1 / C(u, k) for s = k   (Sundararajan et al. 2020)
+k-SII       sum_{t=s}^{min(k,u)} C(u-s, t-s) B_{t-s} / (u-t+1), B = Bernoulli
+            numbers (B_1 = -1/2): shapiq's aggregation of SII (Bordt & von
+            Luxburg 2023) folded into the weights
+FSII        [u = s] for u <= k; else (-1)^(k-s) s/(k+s) C(k,s) C(u-1,k) / C(u+k-1,k+s)
+            (Tsai, Yeh & Ravikumar 2023, Faith-Shap, the closed form of the
+            Shapley-kernel least squares with v(∅), v(N) fitted exactly)
+FBII        [u = s] for u <= k; else (-1)^(k-s) C(u-s-1, k-s) / 2^(u-s) (s = 0
+            too): the uniform least squares is the projection on the Fourier
+            characters of degree <= k, rewritten in the Moebius basis
+kADD-SHAP   sum_{t=s}^{min(k,u)} C(u-s, t-s) FSII_w(t, u) / (t-s+1): the SII of
+            the Shapley-kernel best k-additive game, which is what Pelegrina et
+            al.'s (2023) Bernoulli-design least squares returns
+SV, BV      SII, BII of order 1
+=========== ===================================================================
+
+Generalized values, p(t, s) on T ⊆ N∖S (Marichal 2000; Marichal, Kojadinovic
+& Fujimoto 2007): SGV 1/((m-s+1) C(m-s, t)), BGV 2^-(m-s), CHGV
+s/((s+t) C(m, s+t)), IGV [t = 0] (v(S) - v(∅)), EGV [t = m-s]
+(v(N) - v(N∖S)), JointSV q_t of Harris, Pymar & Rowat (2022), the recursion
+q_0 = 1/sum_{j=1}^k C(m,j), q_r = sum_{j=max(r-k,0)}^{r-1} C(r,j) q_j /
+sum_{j=1}^{min(k,m-r)} C(m-r,j), computed in rationals.
+
+FSII and kADD-SHAP are the exact solutions of the constrained regressions;
+shapiq's ExactComputer solves them with a finite weight 1e8 on v(∅) and v(N)
+instead of the constraint, which moves its values by about 1e-9 relative.
+
+Numerics: the cardinal indices sum Moebius coefficients, which grow like
+2^(|U|/2) for noisy games, so the absolute rounding error grows with m
+(about 1e-10 at m = 20 for a game of unit scale). A non-finite v(S) makes
+every Moebius coefficient above S non-finite: inf in v becomes NaN in the
+cardinal indices of the subsets below it.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from . import _parallel
+from ._backend import kernels, resolve
+from ._params import INDEX, ORDER, TABLE_PLAYERS
+from ._validation import check_int, check_memory, coalition_table, int_array
+
+__all__ = ["Interactions", "LeastCore", "egalitarian_least_core", "interactions",
+           "subset_players", "subset_position"]
+
+# Games are transformed in chunks of about this many table entries (the
+# Moebius coefficients of a chunk stay in cache for all sizes s).
+_CHUNK_ENTRIES = 1 << 16
+# From this size on, few games are split over threads by subset size.
+_SPLIT_SIZES_M = 14
+# A thread gets at least this many table entries of a batch.
+_MIN_ENTRIES_PER_THREAD = 1 << 15
+
+
+@dataclass(frozen=True)
+class Interactions:
+    """Exact interaction values of a game or a batch of games.
+
+    Attributes
+    ----------
+    index : str
+        The index (shapiq's name).
+    order : int
+        The highest order computed (1 for SV and BV).
+    m : int
+        The number of players.
+    values : tuple of ndarray
+        ``values[k]``: float64 of shape ``(..., C(m, k))``, k = 0..order, the
+        subsets of size k in the order of ``subset_players(m, k)``.
+    """
+    index: str
+    order: int
+    m: int
+    values: tuple
+
+    def __repr__(self) -> str:
+        lead = self.values[0].shape[:-1]
+        return (f"Interactions(index={self.index!r}, order={self.order}, m={self.m}, "
+                f"batch shape {lead})")
+
+
+@dataclass(frozen=True)
+class LeastCore:
+    """The egalitarian least core of a game or a batch (see
+    :func:`egalitarian_least_core`).
+
+    Attributes
+    ----------
+    values : ndarray, shape (..., m)
+        The allocation x to the players (of the game normalised to v(∅) = 0).
+    subsidy : ndarray, shape (...)
+        The subsidy e >= 0 it needs: x(S) + e >= v(S) - v(∅) for every
+        coalition S other than ∅ and N.
+    """
+    values: np.ndarray
+    subsidy: np.ndarray
+
+
+# --- weights ------------------------------------------------------------------
+# Moebius-domain weights w(m, k, s, u): I(S) = sum_{U ⊇ S} w a(U), |S| = s, |U| = u.
+
+def _w_moebius(m, k, s, u):
+    return Fraction(int(u == s))
+
+
+def _w_co_moebius(m, k, s, u):
+    return Fraction(1)
+
+
+def _w_sii(m, k, s, u):
+    return Fraction(1, u - s + 1)
+
+
+def _w_bii(m, k, s, u):
+    return Fraction(1, 2 ** (u - s))
+
+
+def _w_chii(m, k, s, u):
+    return Fraction(s, u)
+
+
+def _w_stii(m, k, s, u):
+    return Fraction(int(u == s)) if s < k else Fraction(1, math.comb(u, k))
+
+
+def _w_fsii(m, k, s, u):
+    if u <= k:
+        return Fraction(int(u == s))
+    return ((-1) ** (k - s) * Fraction(s, k + s) * math.comb(k, s)
+            * Fraction(math.comb(u - 1, k), math.comb(u + k - 1, k + s)))
+
+
+def _w_fbii(m, k, s, u):
+    if u <= k:
+        return Fraction(int(u == s))
+    return Fraction((-1) ** (k - s) * math.comb(u - s - 1, k - s), 2 ** (u - s))
+
+
+@functools.cache
+def _bernoulli(n):
+    """B_0..B_n with B_1 = -1/2 (scipy.special.bernoulli's convention)."""
+    b = [Fraction(1)]
+    for j in range(1, n + 1):
+        b.append(-sum(math.comb(j + 1, i) * b[i] for i in range(j)) / (j + 1))
+    return b
+
+
+def _w_k_sii(m, k, s, u):
+    b = _bernoulli(k)
+    return sum(math.comb(u - s, t - s) * b[t - s] * _w_sii(m, k, t, u)
+               for t in range(s, min(k, u) + 1))
+
+
+def _w_kadd_shap(m, k, s, u):
+    return sum(math.comb(u - s, t - s) * Fraction(1, t - s + 1) * _w_fsii(m, k, t, u)
+               for t in range(s, min(k, u) + 1))
+
+
+#: index -> (Moebius weight, whether values[0] is the index's own empty-set value)
+_CARDINAL = {"Moebius": (_w_moebius, False), "Co-Moebius": (_w_co_moebius, False),
+             "SII": (_w_sii, True), "BII": (_w_bii, True), "CHII": (_w_chii, False),
+             "STII": (_w_stii, False), "k-SII": (_w_k_sii, False), "FSII": (_w_fsii, False),
+             "FBII": (_w_fbii, True), "kADD-SHAP": (_w_kadd_shap, False),
+             "SV": (_w_sii, False), "BV": (_w_bii, True)}
+
+# Generalized values: the weight p(m, k, s, t) of v(T ∪ S) - v(T), T ⊆ N∖S, |T| = t.
+
+
+def _p_sgv(m, k, s, t):
+    return Fraction(1, (m - s + 1) * math.comb(m - s, t))
+
+
+def _p_bgv(m, k, s, t):
+    return Fraction(1, 2 ** (m - s))
+
+
+def _p_chgv(m, k, s, t):
+    return Fraction(s, (s + t) * math.comb(m, s + t))
+
+
+def _p_igv(m, k, s, t):
+    return Fraction(int(t == 0))
+
+
+def _p_egv(m, k, s, t):
+    return Fraction(int(t == m - s))
+
+
+@functools.cache
+def _joint_sv_weights(m, k):
+    q = [Fraction(1, sum(math.comb(m, j) for j in range(1, k + 1)))]
+    for r in range(1, m):
+        q.append(sum(math.comb(r, j) * q[j] for j in range(max(r - k, 0), r))
+                 / sum(math.comb(m - r, j) for j in range(1, min(k, m - r) + 1)))
+    return q
+
+
+def _p_joint_sv(m, k, s, t):
+    return _joint_sv_weights(m, k)[t]
+
+
+_GENERALIZED = {"SGV": _p_sgv, "BGV": _p_bgv, "CHGV": _p_chgv, "IGV": _p_igv, "EGV": _p_egv,
+                "JointSV": _p_joint_sv}
+
+
+@functools.lru_cache(maxsize=64)
+def weight_tables(index: str, m: int, order: int):
+    """``(source, up, down, own_empty)`` of an index: the sizes s = 1..order
+    (and 0 when ``own_empty``) are ``sum_{W ⊇ S} up[s, |W|] x(W) +
+    sum_{T ∩ S = ∅} down[s, |T|] x(T)`` with x the Moebius transform
+    (``source == "moebius"``) or the table itself; ``down`` is None when it
+    is all zero. Weights are exact rationals rounded once to float64."""
+    up = np.zeros((order + 1, m + 1))
+    if index in _CARDINAL:
+        w, own_empty = _CARDINAL[index]
+        for s in range(0 if own_empty else 1, order + 1):
+            up[s, s:] = [float(w(m, order, s, u)) for u in range(s, m + 1)]
+        return "moebius", up, None, own_empty
+    p = _GENERALIZED[index]
+    down = np.zeros((order + 1, m + 1))
+    for s in range(1, order + 1):
+        weights = [p(m, order, s, t) for t in range(m - s + 1)]
+        up[s, s:] = [float(x) for x in weights]
+        down[s, :m - s + 1] = [-float(x) for x in weights]
+    return "table", up, down, False
+
+
+# --- subsets ------------------------------------------------------------------
+
+def subset_players(m: int, k: int) -> np.ndarray:
+    """The subsets of k of the players 0..m-1 in lexicographic order.
+
+    Returns an int64 array of shape ``(C(m, k), k)``: row p holds the players
+    (ascending) of the subset at position p of ``Interactions.values[k]``.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> fc.subset_players(3, 2).tolist()
+    [[0, 1], [0, 2], [1, 2]]
+    """
+    m = TABLE_PLAYERS.check(m)
+    k = check_int(k, "k", lo=0, hi=m)
+    count = math.comb(m, k)
+    check_memory(count * k * 8, f"subset_players({m}, {k}) (an int64 array of {count:,} x {k})")
+    flat = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(m), k)),
+                       dtype=np.int64, count=count * k)
+    return flat.reshape(count, k)
+
+
+def _subset_masks(m, k):
+    players = subset_players(m, k)
+    return np.bitwise_or.reduce(np.left_shift(np.uint64(1), players.astype(np.uint64)), axis=1,
+                                initial=np.uint64(0))
+
+
+def subset_position(players, m: int) -> np.ndarray:
+    """Positions of subsets in the lexicographic order of ``subset_players``.
+
+    Parameters
+    ----------
+    players : array_like of int, shape (..., k)
+        Each row: the players of one subset, ascending, without duplicates,
+        in 0..m-1.
+    m : int
+        The number of players.
+
+    Returns
+    -------
+    ndarray of int64, shape (...): the position p with
+    ``subset_players(m, k)[p] == row``.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> int(fc.subset_position([1, 2], 3))
+    2
+    """
+    m = TABLE_PLAYERS.check(m)
+    arr = int_array(players, "players")
+    if arr.ndim == 0:
+        raise ValueError("players must have a last axis holding the players of each subset, "
+                         "got a scalar")
+    k = arr.shape[-1]
+    if k > m:
+        raise ValueError(f"players must hold at most m = {m} players per subset, got {k}")
+    rows = arr.reshape(math.prod(arr.shape[:-1]), k)
+    bad = np.flatnonzero(((rows < 0) | (rows >= m)).any(axis=1))
+    if bad.size:
+        raise ValueError(f"players must be in 0..{m - 1}: subset {int(bad[0])} is "
+                         f"{rows[bad[0]].tolist()}")
+    bad = np.flatnonzero((np.diff(rows, axis=1) <= 0).any(axis=1))
+    if bad.size:
+        raise ValueError(f"players must be sorted ascending without duplicates: subset "
+                         f"{int(bad[0])} is {rows[bad[0]].tolist()}")
+    # lexicographic rank = C(m, k) - 1 - sum_i C(m - 1 - c_i, k - i)
+    binom = np.array([[math.comb(n, j) for j in range(k + 1)] for n in range(m + 1)],
+                     dtype=np.int64)
+    pos = math.comb(m, k) - 1 - binom[m - 1 - rows, k - np.arange(k)].sum(axis=1)
+    return pos.reshape(arr.shape[:-1])
+
+
+# --- the computation ----------------------------------------------------------
+
+def interactions(v, index: str = "SII", order: int = 2, *, backend=None,
+                 threads=None) -> Interactions:
+    r"""Exact interaction index of every order up to ``order``.
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 2**m)
+        Coalition tables (float64 or float32), any leading batch shape,
+        1 <= m <= 30.
+    index : str
+        One of shapiq's names: "SII", "BII", "CHII", "Co-Moebius", "SGV",
+        "BGV", "CHGV", "IGV", "EGV", "k-SII", "STII", "FSII", "FBII",
+        "kADD-SHAP", "JointSV", "Moebius", "SV", "BV" (definitions in the
+        module docstring).
+    order : int
+        Highest order, 1 <= order <= m. SV and BV are values: their order is
+        1 whatever is asked (as in shapiq).
+    threads : int, optional
+        Threads to split the work over (games of a batch, or the subset sizes
+        of one large game); default all cores.
+    backend : {None, "c", "numba"}
+
+    Returns
+    -------
+    Interactions
+        ``values[k]`` of shape ``(..., C(m, k))`` float64, k = 0..order.
+
+    Cost: O(order m 2**m) per game (one zeta transform per subset size) and
+    memory for the Moebius coefficients plus one 2**m scratch per thread.
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> v = np.array([0., 1., 2., 4.])        # v({0,1}) = 4
+    >>> res = fc.interactions(v, "SII", order=2)
+    >>> res.values[1], res.values[2]          # Shapley values, then a({0,1})
+    (array([1.5, 2.5]), array([1.]))
+    """
+    flat, m, lead = coalition_table(v)
+    index = INDEX.check(index)
+    order = ORDER.check(order)
+    if order > m:
+        raise ValueError(f"order must be at most the number of players m = {m}, got {order}")
+    if index in ("SV", "BV"):
+        order = 1
+    nt = _parallel.n_threads(threads)
+    source, up, down, own_empty = weight_tables(index, m, order)
+    graded = kernels("interactions", resolve("interactions.graded", backend)).graded_sums
+    to_moebius = (kernels("tables", resolve("tables.moebius", backend)).moebius
+                  if source == "moebius" else None)
+
+    n_games = flat.shape[0]
+    counts = [math.comb(m, s) for s in range(order + 1)]
+    busy = min(nt, max(n_games, order + 1))     # threads that get work, each a scratch
+    scratch = (1 << m) * 8 * (busy + (1 if to_moebius else 0))
+    check_memory(n_games * sum(counts) * 8 + scratch,
+                 f"interactions of v ({n_games:,} games of m = {m} players up to order "
+                 f"{order})")
+    values = [np.empty((n_games, c)) for c in counts]
+    sizes = list(range(0 if own_empty else 1, order + 1))
+    masks = {s: _subset_masks(m, s) for s in sizes}
+    no_down = np.zeros(0)
+    rows = [(up[s], no_down if down is None else down[s]) for s in range(order + 1)]
+    if not own_empty:
+        values[0][:, 0] = flat[:, 0]
+
+    def sums(x, s, first, work):
+        w_up, w_down = rows[s]
+        graded(x, w_up, w_down, masks[s], work, values[s][first:first + x.shape[0]])
+
+    def by_games(a, b):
+        step = max(1, _CHUNK_ENTRIES >> m)
+        work = np.empty(1 << m)
+        buf = np.empty((min(step, b - a), 1 << m)) if to_moebius else None
+        for c0 in range(a, b, step):
+            c1 = min(b, c0 + step)
+            x = flat[c0:c1]
+            if to_moebius:
+                to_moebius(x, buf[:c1 - c0])
+                x = buf[:c1 - c0]
+            for s in sizes:
+                sums(x, s, c0, work)
+
+    if n_games == 0 or not sizes:
+        pass
+    elif n_games >= nt or m < _SPLIT_SIZES_M or len(sizes) == 1:
+        _parallel.run(by_games, n_games, nt,
+                      min_items=max(1, _MIN_ENTRIES_PER_THREAD >> m))
+    else:
+        for g in range(n_games):
+            x = flat[g:g + 1]
+            if to_moebius:
+                a = np.empty((1, 1 << m))
+                to_moebius(x, a)
+                x = a
+
+            def by_sizes(i, j, x=x, g=g):
+                work = np.empty(1 << m)
+                for s in sizes[i:j]:
+                    sums(x, s, g, work)
+
+            _parallel.run(by_sizes, len(sizes), nt)
+    return Interactions(index=index, order=order, m=m,
+                        values=tuple(val.reshape(lead + (val.shape[1],)) for val in values))
+
+
+# --- the egalitarian least core -------------------------------------------------
+
+#: Most players of fc.egalitarian_least_core (one constraint per coalition).
+ELC_MAX_PLAYERS = 16
+
+
+def _least_distance(g, h):
+    """argmin ||x|| subject to g x >= h, by Lawson & Hanson's reduction of
+    least-distance programming to non-negative least squares (Solving Least
+    Squares Problems, 1974, ch. 23): finite and exact up to rounding."""
+    from scipy.optimize import nnls
+    n = g.shape[1]
+    e = np.vstack([g.T, h[None, :]])
+    f = np.zeros(n + 1)
+    f[n] = 1.0
+    u = nnls(e, f, maxiter=50 * e.shape[1])[0]
+    r = e @ u - f
+    return -r[:n] / r[n]
+
+
+def _egalitarian_least_core_of(d, m):
+    """(x, e) for one normalised game d (d(∅) = 0): the least core's subsidy
+    e* by an LP, then a golden-section search over e in [e*, e_max] of the
+    convex ||x(e)|| + e, x(e) the least-norm allocation with subsidy e (from
+    e_max on, the equal split, which only grows the objective)."""
+    from scipy.optimize import linprog
+    n = 1 << m
+    c = float(d[-1])
+    inner = np.arange(1, n - 1)
+    a = ((inner[:, None] >> np.arange(m)) & 1).astype(np.float64)
+    b = d[inner]
+    lp = linprog(np.r_[np.zeros(m), 1.0], A_ub=-np.hstack([a, np.ones((n - 2, 1))]), b_ub=-b,
+                 A_eq=np.r_[np.ones(m), 0.0][None], b_eq=[c],
+                 bounds=[(None, None)] * m + [(0, None)], method="highs")
+    if lp.status != 0:
+        raise ValueError(f"the least core LP failed: {lp.message}")
+    g = np.vstack([a, np.ones((1, m)), -np.ones((1, m))])
+
+    def allocation(e):
+        return _least_distance(g, np.r_[b - e, c, -c])
+
+    def objective(e):
+        return float(np.linalg.norm(allocation(e))) + e
+
+    lo = float(lp.x[m])
+    hi = max(lo, float(np.max(b - a.sum(1) * c / m, initial=0.0)))
+    ratio = (math.sqrt(5) - 1) / 2
+    x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    f1, f2 = objective(x1), objective(x2)
+    while hi - lo > 1e-13 * max(1.0, abs(hi)):
+        if f1 <= f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - ratio * (hi - lo)
+            f1 = objective(x1)
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + ratio * (hi - lo)
+            f2 = objective(x2)
+    e = min((objective(float(lp.x[m])), float(lp.x[m])), (objective((lo + hi) / 2), (lo + hi) / 2))[1]
+    return allocation(e), e
+
+
+def egalitarian_least_core(v) -> LeastCore:
+    r"""The egalitarian least core (ELC) as shapiq's ExactComputer defines it.
+
+    For the game normalised to v(∅) = 0, the allocation x and subsidy e that
+
+    .. math:: \min_{x, e} \; \|x\|_2 + e \quad \text{s.t.} \quad
+              x(S) + e \ge v(S) - v(\emptyset) \ (S \ne \emptyset, N),\quad
+              x(N) = v(N) - v(\emptyset),\quad e \ge 0
+
+    (shapiq 1.4.1, after Yan & Procaccia 2021). This is not a linear
+    program: with the norm in the objective it trades subsidy for equality,
+    so e can exceed the least core's subsidy e* (the lexicographic ELC of Yan
+    & Procaccia, minimal e first, then minimal norm, would keep e = e*).
+    shapiq hands it to SLSQP (tolerance about 1e-6, its x off the optimum by
+    up to about 3e-4 at m = 8); here e* comes from an LP
+    (``scipy.optimize.linprog``, HiGHS), the least-norm allocation for a
+    given e from non-negative least squares (exact), and e from a golden
+    section search of the convex objective, so x is optimal to about 1e-8
+    and the objective is never above shapiq's. Unlike shapiq, the subsidy is
+    reported as computed (shapiq rounds one below 1e-6 to 0).
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 2**m)
+        Coalition tables, 1 <= m <= 16 (one constraint per coalition).
+
+    Returns
+    -------
+    LeastCore
+        ``values`` (..., m) and ``subsidy`` (...), float64.
+    """
+    flat, m, lead = coalition_table(v, max_m=ELC_MAX_PLAYERS)
+    values = np.empty((flat.shape[0], m))
+    subsidy = np.empty(flat.shape[0])
+    for g, game in enumerate(flat):
+        d = game.astype(np.float64) - float(game[0])
+        if not np.isfinite(d).all():
+            raise ValueError(f"v must be finite for the least core (and v - v(∅) too): game "
+                             f"{g} is not")
+        scale = float(np.abs(d).max())
+        if m == 1 or scale == 0.0:
+            values[g], subsidy[g] = d[-1] / m, 0.0
+            continue
+        # the program is homogeneous: solve the game scaled to max |d| = 1
+        x, e = _egalitarian_least_core_of(d / scale, m)
+        values[g], subsidy[g] = x * scale, e * scale
+    return LeastCore(values=values.reshape(lead + (m,)), subsidy=subsidy.reshape(lead))
