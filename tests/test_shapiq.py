@@ -46,8 +46,11 @@ def assert_same(got, want, rtol=1e-9):
                                                              want.n_players)
     assert got.estimated is want.estimated is False
     assert got.baseline_value == pytest.approx(want.baseline_value, rel=rtol, abs=rtol)
-    assert set(got.interaction_lookup) == set(want.interaction_lookup)
-    keys = list(want.interaction_lookup)
+    # shapiq's k-SII aggregation leaves out interactions that come out exactly
+    # 0, which depends on rounding: compare its values over both key sets
+    if got.index != "k-SII":
+        assert set(got.interaction_lookup) == set(want.interaction_lookup)
+    keys = list(set(want.interaction_lookup) | set(got.interaction_lookup))
     scale = max(1.0, float(np.max(np.abs(want.values))))
     np.testing.assert_allclose([got[k] for k in keys], [want[k] for k in keys], rtol=rtol,
                                atol=rtol * scale)
@@ -78,7 +81,30 @@ def test_kernel_indices_equal_shapiq(index, n, order):
             warnings.simplefilter("ignore")      # CHII's empty set; JointSV checksums
             got = ExactComputer(game)(index, order)
             want = shapiq.ExactComputer(game)(index, order)
-        assert_same(got, want), name
+        # shapiq solves FSII and kADD-SHAP by least squares with a weight of 1e8
+        # standing in for the efficiency constraint, so its values are off by
+        # O(1e-8) relative; ours impose the constraint exactly
+        assert_same(got, want, rtol=1e-6 if index in ("FSII", "kADD-SHAP") else 1e-9), name
+
+
+@pytest.mark.skipif(not HAVE_INTERACTIONS, reason="fastcredit.interactions not merged yet")
+@pytest.mark.parametrize("n", [2, 4, 6])
+def test_egalitarian_least_core_as_shapiq(n):
+    """shapiq's ELC is SLSQP's optimum to about 1e-4 (see
+    fastcredit.egalitarian_least_core); ours is the exact optimum, so: the
+    same layout, values within 1e-3, and an objective ||x|| + e never above
+    shapiq's."""
+    game = synthetic.SOUM(n, n_basis_games=10, normalize=True, random_state=n)
+    ours, theirs = ExactComputer(game), shapiq.ExactComputer(game)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got, want = ours("ELC", 1), theirs("ELC", 1)
+    assert (got.index, got.min_order, got.max_order, got.baseline_value, got.estimated) == (
+        want.index, want.min_order, want.max_order, want.baseline_value, want.estimated)
+    assert got.interaction_lookup == want.interaction_lookup
+    np.testing.assert_allclose(got.values, want.values, atol=1e-3)
+    objective = np.linalg.norm(got.values) + ours._elc_stability_subsidy
+    assert objective <= np.linalg.norm(want.values) + theirs._elc_stability_subsidy + 1e-6
 
 
 def test_the_game_is_evaluated_once_in_chunks_of_bool_rows():
@@ -108,6 +134,9 @@ def test_errors_match_shapiq():
             cls(game)("XYZ", 1)
         with pytest.raises(ValueError, match="n_players must be specified"):
             cls(lambda c: c.sum(1))
+    for order in (0, 4, 1.5):
+        with pytest.raises((ValueError, TypeError), match="^order must"):
+            ExactComputer(game)("STII", order)
     with pytest.raises(ValueError, match="^n_players must be <= 30"):
         ExactComputer(lambda c: c.sum(1), 31)
     with pytest.raises(TypeError, match="^game must be callable"):

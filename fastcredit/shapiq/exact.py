@@ -21,18 +21,30 @@ import warnings
 
 import numpy as np
 import shapiq
+from shapiq.game_theory.aggregation import aggregate_base_interaction
 from shapiq.interaction_values import InteractionValues
 
 from .. import tables
+from ..interactions import ELC_MAX_PLAYERS, egalitarian_least_core, interactions
 from .._params import BACKEND, THREADS
 from .._validation import check_bool, check_choice, check_int, check_memory
 from ._common import powerset_lookup, powerset_masks
 
 __all__ = ["ExactComputer", "exact_values"]
 
-#: Indices whose empty interaction is the index's own value at S = {} (shapiq
-#: keeps it); every other index reports v(empty) there.
-_EMPTY_IS_COMPUTED = ("SII", "BII", "FBII")
+
+
+def _empty_entry(index, computed, baseline):
+    """The empty interaction's entry as shapiq's ExactComputer fills it
+    before building the result: the index's own value at S = {} for SII, BII
+    and FBII, 0 for the generalized values (never accumulated there),
+    v(empty) otherwise. (shapiq's InteractionValues then applies its own
+    conventions to it, the same for both sides.)"""
+    if index in ("SII", "BII", "FBII"):
+        return computed
+    if index in ("SGV", "BGV", "CHGV", "IGV", "EGV"):
+        return 0.0
+    return baseline
 
 
 class ExactComputer(shapiq.ExactComputer):
@@ -56,10 +68,13 @@ class ExactComputer(shapiq.ExactComputer):
     for every index shapiq offers (``order`` None means n_players); an unknown
     index raises shapiq's ValueError, an order outside 1..n_players a
     ValueError naming ``order``. ``game_values``, ``coalition_lookup``,
-    ``baseline_value`` and ``moebius_transform`` are as in shapiq. shapiq's
-    named methods (``shapley_interactions``, ``base_interaction``, ...) and the
-    egalitarian least core ("ELC") are shapiq's own code, run on the game
-    values computed here.
+    ``baseline_value`` and ``moebius_transform`` are as in shapiq; the
+    egalitarian least core ("ELC", n_players <= 16) is
+    :func:`fastcredit.egalitarian_least_core` (optimal where shapiq's SLSQP
+    stops about 1e-4 short), its subsidy in ``_elc_stability_subsidy`` as
+    computed (shapiq rounds one below 1e-6 to 0). shapiq's named methods
+    (``shapley_interactions``, ``base_interaction``, ...) are shapiq's own
+    code, run on the game values computed here.
     """
 
     def __init__(self, game, n_players: int | None = None, *, evaluate_game: bool = False,
@@ -125,8 +140,10 @@ class ExactComputer(shapiq.ExactComputer):
             order = self.n_players
         if not isinstance(index, str) or index not in self.valid_indices:
             raise ValueError("Index or value not supported.")
-        if index == "ELC":
-            return super().__call__(index, order)
+        if index == "ELC":              # shapiq computes it whatever ``order`` is
+            if (index, order) not in self._computed:
+                self._computed[(index, order)] = self._egalitarian_least_core()
+            return _copy(self._computed[(index, order)])
         order = check_int(order, "order", lo=1, hi=self.n_players)
         if (index, order) not in self._computed:
             self._computed[(index, order)] = self._compute(index, order)
@@ -136,6 +153,25 @@ class ExactComputer(shapiq.ExactComputer):
     def moebius_transform(self) -> InteractionValues:
         """The Moebius transform a(S) of every coalition (all orders)."""
         return self("Moebius", self.n_players)
+
+    def _egalitarian_least_core(self):
+        """shapiq's ELC (allocation of the game normalised to v(empty) = 0,
+        its subsidy kept in ``_elc_stability_subsidy``) by
+        :func:`fastcredit.egalitarian_least_core`."""
+        n = self.n_players
+        if n > ELC_MAX_PLAYERS:
+            raise ValueError(f"n_players must be <= {ELC_MAX_PLAYERS} for the egalitarian least "
+                             f"core (one constraint per coalition), got {n}")
+        if self.baseline_value != 0:
+            warnings.warn("The egalitarian least core is only defined for normalized games."
+                          "Thus the resulting vector will undercut efficiency by the value of "
+                          "the empty set.To suppress warnings normalize the game to have "
+                          "baseline_value == 0.", stacklevel=3)
+        core = egalitarian_least_core(self.table)
+        self._elc_stability_subsidy = float(core.subsidy)
+        return InteractionValues(
+            values=core.values, index="ELC", max_order=1, min_order=1, n_players=n,
+            interaction_lookup={(i,): i for i in range(n)}, estimated=False, baseline_value=0)
 
     def _compute(self, index, order):
         n, baseline = self.n_players, self.baseline_value
@@ -151,17 +187,23 @@ class ExactComputer(shapiq.ExactComputer):
             # shapiq's empty entries: v({}) for SV, BII({}) = the mean of v for BV
             values = np.concatenate([[baseline if index == "SV" else float(v.mean())], phi])
         else:
-            from .. import interactions
-            res = interactions.interactions(self.table, index=index, order=order,
-                                            threads=self._threads, backend=self._backend)
+            # k-SII the way shapiq makes it: SII aggregated by shapiq (whose
+            # result leaves out the interactions that aggregate to exactly 0)
+            base = "SII" if index == "k-SII" else index
+            res = interactions(self.table, index=base, order=order, threads=self._threads,
+                               backend=self._backend)
             values = np.concatenate([np.ravel(part) for part in res.values])
-            if index not in _EMPTY_IS_COMPUTED:
-                values[0] = baseline
+            values[0] = _empty_entry(base, values[0], baseline)
             if index == "CHII":
                 warnings.warn(f"CHII is not defined for the empty set. Setting to the "
                               f"baseline value {baseline}.", stacklevel=3)
             if index == "FBII":         # its intercept is its baseline, as in shapiq
                 baseline = float(values[0])
+            if index == "k-SII":
+                return aggregate_base_interaction(InteractionValues(
+                    values=values, index="SII", max_order=order, min_order=0, n_players=n,
+                    interaction_lookup=powerset_lookup(n, 0, order), estimated=False,
+                    baseline_value=baseline), order)
         return InteractionValues(
             values=values, index=index, max_order=order, min_order=0, n_players=n,
             interaction_lookup=powerset_lookup(n, 0, order), estimated=False,
