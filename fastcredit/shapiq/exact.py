@@ -33,7 +33,6 @@ from ._common import powerset_lookup, powerset_masks
 __all__ = ["ExactComputer", "exact_values"]
 
 
-
 def _empty_entry(index, computed, baseline):
     """The empty interaction's entry as shapiq's ExactComputer fills it
     before building the result: the index's own value at S = {} for SII, BII
