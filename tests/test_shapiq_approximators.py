@@ -160,23 +160,32 @@ def test_kernelshap_as_shapiq_tests_it(n, budget):
 
 @pytest.mark.parametrize("batch_size", [1, 3, None])
 def test_same_seed_same_estimates_as_shapiq(batch_size):
-    """Our permutations are shapiq's draws from the same generator, so the
-    estimates are shapiq's (antithetic pairs off for SV)."""
-    game = table_game(7, 1)
-    cases = ((lambda c: c(7, random_state=3), PermutationSamplingSV,
-              shapiq.PermutationSamplingSV, 500, {"antithetic": False}),
-             (lambda c: c(7, 2, "SII", random_state=3), PermutationSamplingSII,
-              shapiq.PermutationSamplingSII, 2000, {}),
-             (lambda c: c(7, 3, random_state=3), PermutationSamplingSTII,
-              shapiq.PermutationSamplingSTII, 3000, {}))
-    for make, ours, theirs, budget, extra in cases:
-        mine = make(lambda *a, **k: ours(*a, **k, **extra)).approximate(
-            budget, game, batch_size=batch_size)
-        ref = make(theirs).approximate(budget, game, batch_size=batch_size)
+    """Our permutations are shapiq's draws from the same generator, so with
+    budgets that buy both sides the same number of permutations (ours cost
+    fewer evaluations each) the estimates are shapiq's (SV: antithetic off,
+    the default)."""
+    n, walks = 7, 20
+    game = table_game(n, 1)
+    sv = PermutationSamplingSV(n, random_state=3)
+    sii = PermutationSamplingSII(n, 2, "SII", random_state=3)
+    stii = PermutationSamplingSTII(n, 3, random_state=3)
+    lower = 1 + n + math.comb(n, 2)
+    cases = ((sv, shapiq.PermutationSamplingSV(n, random_state=3), 2 + walks * (n - 1),
+              2 + walks * (n - 1)),
+             (sii, shapiq.PermutationSamplingSII(n, 2, "SII", random_state=3),
+              2 + walks * sii.permutation_cost, 1 + walks * sii.iteration_cost),
+             (stii, shapiq.PermutationSamplingSTII(n, 3, random_state=3),
+              lower + 1 + walks * stii.permutation_cost, lower + 1 + walks * stii.iteration_cost))
+    for ours, theirs, our_budget, their_budget in cases:
+        mine = ours.approximate(our_budget, game, batch_size=batch_size)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = theirs.approximate(their_budget, game, batch_size=batch_size)
         keys = list(ref.interaction_lookup)
         np.testing.assert_allclose([mine[k] for k in keys], [ref[k] for k in keys],
                                    rtol=1e-12, atol=1e-12)
         assert mine.baseline_value == pytest.approx(ref.baseline_value)
+        assert mine.estimation_budget == our_budget
 
 
 # -- budget, batches, evaluations -----------------------------------------------
@@ -198,23 +207,34 @@ def test_sv_spends_its_budget_in_whole_permutations(n, budget, batch_size):
 
 
 @pytest.mark.parametrize("top_order", [False, True])
-def test_sii_and_stii_spend_and_batch_like_shapiq(top_order):
+def test_sii_and_stii_spend_their_budget_on_distinct_coalitions(top_order):
+    """A permutation costs its distinct coalitions (``permutation_cost``,
+    fewer than shapiq's ``iteration_cost``, which counts every derivative's
+    terms); v({}) and v(N) are evaluated once; the savings buy more
+    permutations; batch_size permutations per game call."""
     n, budget = 6, 700
     game = Counting(table_game(n))
     approx = PermutationSamplingSII(n, 2, "SII", top_order=top_order, random_state=0)
+    cost = approx.permutation_cost
+    assert cost == 2 * n - 2 < approx.iteration_cost   # n - 1 prefixes, n - 1 with a gap
     est = approx.approximate(budget, game, batch_size=2)
-    walks = (budget - 1) // approx.iteration_cost
-    assert game.n_evals == est.estimation_budget == 1 + walks * approx.iteration_cost
-    assert max(len(c) for c in game.calls) <= 2 * approx.iteration_cost
+    walks = (budget - 2) // cost
+    assert game.n_evals == est.estimation_budget == 2 + walks * cost
+    assert [len(c) for c in game.calls[1:]] == [2 * cost] * (walks // 2) + [cost] * (walks % 2)
+    for call in game.calls[1:]:
+        per_permutation = fc.games.bool_to_masks(call).reshape(-1, cost)
+        assert all(len(np.unique(row)) == cost for row in per_permutation)
+        assert not np.any((per_permutation == 0) | (per_permutation == (1 << n) - 1))
     game = Counting(table_game(n))
     approx = PermutationSamplingSTII(n, 2, random_state=0)
+    cost = approx.permutation_cost
     est = approx.approximate(budget, game, batch_size=2)
-    walks = (budget - 1 - n) // approx.iteration_cost
-    assert game.n_evals == est.estimation_budget == 1 + n + walks * approx.iteration_cost
-    # the exact lower orders (v({}) among them) in one call; no second v({}) as in shapiq
+    walks = (budget - 1 - n - 1) // cost
+    assert game.n_evals == est.estimation_budget == 1 + n + 1 + walks * cost
+    # the exact lower orders (v({}) among them), then v(N), once each
     assert len(game.calls[0]) == 1 + n and game.calls[0][0].sum() == 0
-    assert all(len(c) % approx.iteration_cost == 0 for c in game.calls[1:])
-    assert max(len(c) for c in game.calls[1:]) <= 2 * approx.iteration_cost
+    assert len(game.calls[1]) == 1 and game.calls[1][0].all()
+    assert max(len(c) for c in game.calls[2:]) == 2 * cost
 
 
 def test_kernelshap_evaluates_budget_distinct_coalitions_in_batches():
