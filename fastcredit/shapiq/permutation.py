@@ -96,9 +96,9 @@ class _Design:
     positions of the permutation and T the players before some position.
     Written over positions, the coalitions :math:`T \cup L` are the same for
     every permutation, and many coincide (:math:`T \cup \{\pi_p\}` is the
-    next prefix): each distinct one is evaluated once per permutation. That
-    is the cache of the module docstring, and it is exact bookkeeping, not a
-    memo: a permutation always costs ``cost`` evaluations.
+    next prefix): each distinct one is evaluated once per permutation. This
+    is fixed bookkeeping, not a memo of values: every permutation costs
+    exactly ``cost`` evaluations, fewer than shapiq's ``iteration_cost``.
 
     ``slots[s]``: the position tuples (J_s, s) of the slots of size s;
     ``terms[s]``: (J_s, 2**s) indices into ``patterns`` of their coalitions,
@@ -125,7 +125,7 @@ class _Design:
         for (prefix, extra), u in keys.items():
             self.patterns[u, :prefix] = True
             self.patterns[u, list(extra)] = True
-        self.cost = len(keys) - 2 if n > 1 else 0
+        self.cost = len(keys) - 2
 
     def derivatives(self, perms, calls, v0, vn):
         """{size: (B, J_s) derivatives} of a batch of permutations (B, n),
