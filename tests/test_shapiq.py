@@ -13,12 +13,11 @@ import fastcredit as fc  # noqa: E402
 from fastcredit.shapiq import ExactComputer, TableGame, exact_values  # noqa: E402
 from fastcredit.shapiq._common import combination_rank, binomials, powerset_masks  # noqa: E402
 
-#: Indices computed without fastcredit.interactions (tables kernels).
+#: Indices computed by the tables kernels (fastcredit.shapley, banzhaf, moebius).
 TABLE_INDICES = ("SV", "BV", "Moebius")
 #: Indices computed by fastcredit.interactions.
 KERNEL_INDICES = ("SII", "BII", "CHII", "Co-Moebius", "SGV", "BGV", "CHGV", "IGV", "EGV",
                   "k-SII", "STII", "FSII", "FBII", "kADD-SHAP", "JointSV")
-HAVE_INTERACTIONS = hasattr(fc, "interactions")
 
 
 class Counting:
@@ -73,7 +72,6 @@ def test_table_indices_equal_shapiq(index, n, order):
         assert got.interaction_lookup == want.interaction_lookup
 
 
-@pytest.mark.skipif(not HAVE_INTERACTIONS, reason="fastcredit.interactions not merged yet")
 @pytest.mark.parametrize("index,n,order", list(_pairs(KERNEL_INDICES, (1, 2, 3))))
 def test_kernel_indices_equal_shapiq(index, n, order):
     for name, game in games(n):
@@ -87,7 +85,6 @@ def test_kernel_indices_equal_shapiq(index, n, order):
         assert_same(got, want, rtol=1e-6 if index in ("FSII", "kADD-SHAP") else 1e-9), name
 
 
-@pytest.mark.skipif(not HAVE_INTERACTIONS, reason="fastcredit.interactions not merged yet")
 @pytest.mark.parametrize("n", [2, 4, 6])
 def test_egalitarian_least_core_as_shapiq(n):
     """shapiq's ELC is SLSQP's optimum to about 1e-4 (see
