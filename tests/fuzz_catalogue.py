@@ -442,6 +442,14 @@ OVERRIDES: dict[str, object] = {
     "fastcredit.interactions.index": "FSII",     # the index that takes a penalty
     "fastcredit.shapiq.TableGame.v": lambda c: _table1(),
     "fastcredit.shapiq.PermutationSamplingSV.approximate.game": lambda c: bool_game,
+    "fastcredit.shapiq.PermutationSamplingSII.approximate.game": lambda c: bool_game,
+    "fastcredit.shapiq.PermutationSamplingSTII.approximate.game": lambda c: bool_game,
+    "fastcredit.shapiq.KernelSHAP.approximate.game": lambda c: bool_game,
+    "fastcredit.shapiq.ExactComputer.game": lambda c: bool_game,
+    "fastcredit.shapiq.PermutationSamplingSII.index": "SII",
+    "fastcredit.shapiq.PermutationSamplingSTII.max_order": 2,
+    "fastcredit.shapiq.PermutationSamplingSTII.approximate.budget": 40,
+    "fastcredit.shapiq.PermutationSamplingSII.approximate.budget": 40,
     "fastcredit.dask.score_parquet.destination": lambda c: c.path("scored", ".dir"),
     # per completion of the (4, 6) "mask": None or (token_action, credit); m varies
     "fastcredit.trl.CreditShaping.advantages.credits": lambda c: [
@@ -476,6 +484,7 @@ BASE: dict[str, tuple] = {
     "fastcredit.project_zero_sum": ("kappa",),
     "fastcredit.actor_centered_credit": ("pi", "offsets"),
     "fastcredit.shapiq.exact_values": ("n_players",),
+    "fastcredit.shapiq.ExactComputer": ("n_players",),
     "fastcredit.cli.main": ("argv",),
     "fastcredit.learning.train_policy": ("m", "steps", "batch"),
     "fastcredit.learning.policy_value": ("m",),
@@ -492,7 +501,14 @@ INSTANCES: dict[str, Callable] = {
     "BootstrapCI": lambda c: __import__("fastcredit").bootstrap_median(_vec12(22),
                                                                        resamples=500),
     "TrajectorySCM": lambda c: __import__("fastcredit.synthetic").synthetic.and_failure(),
-    "PermutationSamplingSV": lambda c: resolve("fastcredit.shapiq.PermutationSamplingSV")(M),
+    # seeded: the harness compares a call with the same call on repaired input
+    "PermutationSamplingSV": lambda c: resolve("fastcredit.shapiq.PermutationSamplingSV")(
+        M, random_state=0),
+    "PermutationSamplingSII": lambda c: resolve("fastcredit.shapiq.PermutationSamplingSII")(
+        M, random_state=0),
+    "PermutationSamplingSTII": lambda c: resolve("fastcredit.shapiq.PermutationSamplingSTII")(
+        M, 2, random_state=0),
+    "KernelSHAP": lambda c: resolve("fastcredit.shapiq.KernelSHAP")(M, random_state=0),
     "TableGame": lambda c: resolve("fastcredit.shapiq.TableGame")(_table1()),
     "DemoResult": _demo_result,
     "CreditShaping": lambda c: resolve("fastcredit.trl.CreditShaping")(),

@@ -1,0 +1,34 @@
+"""shapiq backend: fastcredit's kernels behind shapiq's own interfaces.
+
+A shapiq user swaps one import and gets the same objects (shapiq's own
+``InteractionValues``), faster. Every class here subclasses the shapiq class it
+replaces, so ``isinstance`` checks, ``repr``, equality and shapiq's helper
+methods keep working:
+
+- :class:`ExactComputer` (``shapiq.ExactComputer``): every index shapiq
+  computes exactly, from one evaluation of the game on all 2**n coalitions;
+  :func:`exact_values` is its order-1 shortcut for SV and BV.
+- :class:`PermutationSamplingSV`, :class:`PermutationSamplingSII`,
+  :class:`PermutationSamplingSTII` (shapiq's permutation samplers) and
+  :class:`KernelSHAP` (shapiq's KernelSHAP): the same estimators, sampling
+  designs, budget accounting and output layout, vectorised (a whole batch of
+  permutations or coalitions is drawn, evaluated in one game call and
+  accumulated at once).
+- :class:`TableGame`: a shapiq ``Game`` over a fastcredit coalition table.
+
+Requires the optional extra: ``pip install fastcredit[shapiq]``.
+"""
+from __future__ import annotations
+
+try:
+    import shapiq  # noqa: F401  (the extra must be installed)
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("fastcredit.shapiq needs shapiq: pip install 'fastcredit[shapiq]'") from exc
+
+from ._common import TableGame
+from .exact import ExactComputer, exact_values
+from .kernelshap import KernelSHAP
+from .permutation import PermutationSamplingSII, PermutationSamplingSTII, PermutationSamplingSV
+
+__all__ = ["ExactComputer", "exact_values", "PermutationSamplingSV", "PermutationSamplingSII",
+           "PermutationSamplingSTII", "KernelSHAP", "TableGame"]
