@@ -79,10 +79,7 @@ def test_kernel_indices_equal_shapiq(index, n, order):
             warnings.simplefilter("ignore")      # CHII's empty set; JointSV checksums
             got = ExactComputer(game)(index, order)
             want = shapiq.ExactComputer(game)(index, order)
-        # shapiq solves FSII and kADD-SHAP by least squares with a weight of 1e8
-        # standing in for the efficiency constraint, so its values are off by
-        # O(1e-8) relative; ours impose the constraint exactly
-        assert_same(got, want, rtol=1e-6 if index in ("FSII", "kADD-SHAP") else 1e-9), name
+        assert_same(got, want, rtol=1e-9), name
 
 
 @pytest.mark.parametrize("n", [2, 4, 6])

@@ -67,7 +67,10 @@ class ExactComputer(shapiq.ExactComputer):
     for every index shapiq offers (``order`` None means n_players); an unknown
     index raises shapiq's ValueError, an order outside 1..n_players a
     ValueError naming ``order``. ``game_values``, ``coalition_lookup``,
-    ``baseline_value`` and ``moebius_transform`` are as in shapiq; the
+    ``baseline_value`` and ``moebius_transform`` are as in shapiq. FSII and
+    kADD-SHAP are shapiq's fits (a weight of 1e8 on v(empty) and v(N), solved
+    in closed form by ``fc.interactions(..., penalty=1e8)``), not the exactly
+    constrained ones ``fc.interactions`` gives by default; the
     egalitarian least core ("ELC", n_players <= 16) is
     :func:`fastcredit.egalitarian_least_core` (optimal where shapiq's SLSQP
     stops about 1e-4 short), its subsidy in ``_elc_stability_subsidy`` as
@@ -189,8 +192,11 @@ class ExactComputer(shapiq.ExactComputer):
             # k-SII the way shapiq makes it: SII aggregated by shapiq (whose
             # result leaves out the interactions that aggregate to exactly 0)
             base = "SII" if index == "k-SII" else index
-            res = interactions(self.table, index=base, order=order, threads=self._threads,
-                               backend=self._backend)
+            # shapiq fits FSII and kADD-SHAP with a weight of 1e8 on v(empty)
+            # and v(N) in place of the exact constraints: solve its problem
+            penalty = 1e8 if index in ("FSII", "kADD-SHAP") else None
+            res = interactions(self.table, index=base, order=order, penalty=penalty,
+                               threads=self._threads, backend=self._backend)
             values = np.concatenate([np.ravel(part) for part in res.values])
             values[0] = _empty_entry(base, values[0], baseline)
             if index == "CHII":
