@@ -94,7 +94,6 @@ cardinal indices of the subsets below it.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -104,6 +103,7 @@ import numpy as np
 from . import _parallel
 from ._backend import kernels, resolve
 from ._params import INDEX, ORDER, PENALTY, TABLE_PLAYERS
+from ._subsets import binomials, combination_rank, combinations
 from ._validation import check_int, check_memory, coalition_table, int_array
 from .tables import from_moebius
 
@@ -310,9 +310,7 @@ def subset_players(m: int, k: int) -> np.ndarray:
     k = check_int(k, "k", lo=0, hi=m)
     count = math.comb(m, k)
     check_memory(count * k * 8, f"subset_players({m}, {k}) (an int64 array of {count:,} x {k})")
-    flat = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(m), k)),
-                       dtype=np.int64, count=count * k)
-    return flat.reshape(count, k)
+    return combinations(m, k)
 
 
 @functools.lru_cache(maxsize=128)
@@ -363,11 +361,7 @@ def subset_position(players, m: int) -> np.ndarray:
     if bad.size:
         raise ValueError(f"players must be sorted ascending without duplicates: subset "
                          f"{int(bad[0])} is {rows[bad[0]].tolist()}")
-    # lexicographic rank = C(m, k) - 1 - sum_i C(m - 1 - c_i, k - i)
-    binom = np.array([[math.comb(n, j) for j in range(k + 1)] for n in range(m + 1)],
-                     dtype=np.int64)
-    pos = math.comb(m, k) - 1 - binom[m - 1 - rows, k - np.arange(k)].sum(axis=1)
-    return pos.reshape(arr.shape[:-1])
+    return combination_rank(rows, m, binomials(m, k)).reshape(arr.shape[:-1])
 
 
 # --- the computation ----------------------------------------------------------
