@@ -365,24 +365,36 @@ static FC_INLINE int64_t hash_ads(const Auction *A, Work *W, const int64_t *off,
 {
     const int64_t mask = ((int64_t)1 << W->h_bits) - 1, lo = off[0];
     const int shift = 64 - W->h_bits;
+    const int64_t *restrict ads = A->ad;
+    const double *restrict score = A->score;
+    int64_t *restrict h_stamp = W->h_stamp, *restrict h_ad = W->h_ad;
+    int64_t *restrict h_best = W->h_best, *restrict h_acts = W->h_acts;
+    int64_t *restrict slot_of = W->slot_of, *restrict used = W->used;
+    double *restrict h_g = W->h_g;
     int64_t x, n = 0;
     int i;
     for (i = 0; i < A->m; i++)
         for (x = off[i]; x < off[i + 1]; x++) {
-            const int64_t ad = A->ad[x];
-            const double s = A->score[x];
-            int64_t h = (int64_t)(((uint64_t)ad * FC_RNG_GOLDEN) >> shift), fresh, better, acts;
-            while (W->h_stamp[h] == stamp && W->h_ad[h] != ad) h = (h + 1) & mask;
-            fresh = W->h_stamp[h] != stamp;
-            better = fresh | (s > W->h_g[h]);
-            acts = fresh ? 0 : W->h_acts[h];
-            W->h_stamp[h] = stamp;
-            W->h_ad[h] = ad;
-            W->h_g[h] = better ? s : W->h_g[h];
-            W->h_best[h] = better ? x : W->h_best[h];
-            W->h_acts[h] = acts | (int64_t)1 << i;
-            W->slot_of[x - lo] = acts >> i & 1 ? ~h : h;
-            W->used[n] = h;
+            const int64_t ad = ads[x];
+            const double s = score[x];
+            int64_t h = (int64_t)(((uint64_t)ad * FC_RNG_GOLDEN) >> shift);
+            int64_t fresh, keep, acts, best;
+            double g;
+            while ((h_stamp[h] == stamp) & (h_ad[h] != ad)) h = (h + 1) & mask;
+            /* every load unconditional, so that the selects need no branch */
+            fresh = h_stamp[h] != stamp;
+            keep = -(int64_t)!fresh; /* all ones when the slot holds the ad */
+            acts = h_acts[h] & keep;
+            best = h_best[h];
+            g = h_g[h];
+            g = fresh ? -INFINITY : g;
+            h_stamp[h] = stamp;
+            h_ad[h] = ad;
+            h_best[h] = s > g ? x : best;
+            h_g[h] = s > g ? s : g;
+            h_acts[h] = acts | (int64_t)1 << i;
+            slot_of[x - lo] = h ^ -(acts >> i & 1); /* ~h for a repeat */
+            used[n] = h;
             n += fresh;
         }
     return n;
@@ -422,18 +434,30 @@ static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *
         W->e_s[q] = W->h_g[h];
         W->e_w[q] = A->value[W->h_best[h]];
     }
-    if (A->gsp) {
+    if (A->gsp && n > 0) {
         /* after[p]: the best score of the ads outside U ranked after exactly
          * p entries of U; the entry after U's q-th in F is U's (q+1)-th or
-         * the best of those, whichever ranks first. */
-        for (q = 0; q <= n; q++) W->after[q] = -INFINITY;
+         * the best of those, whichever ranks first. Ads after U's last
+         * entry need no count. */
+        int64_t *e_ad = W->pool, *inside = W->used, n_in = 0; /* inside: in place */
+        double tail = -INFINITY;
+        for (q = 0; q < n; q++) e_ad[q] = A->ad[W->e_inst[q]];
         for (j = 0; j < n_ads; j++) {
-            const int64_t h = W->used[j];
+            const int64_t h = W->used[j], in_u = W->h_mstamp[h] == stamp;
             const double g = W->h_g[h];
-            const int64_t a = W->h_ad[h];
+            const int64_t past = key_before(W->e_s[n - 1], e_ad[n - 1], g, W->h_ad[h]);
+            tail = (in_u ^ 1) & past & (g > tail) ? g : tail;
+            inside[n_in] = h;
+            n_in += (in_u | past) ^ 1;
+        }
+        for (q = 0; q < n; q++) W->after[q] = -INFINITY;
+        W->after[n] = tail;
+        for (j = 0; j < n_in; j++) {
+            const int64_t h = inside[j], a = W->h_ad[h];
+            const double g = W->h_g[h];
             int64_t p = 0;
-            for (q = 0; q < n; q++) p += key_before(W->e_s[q], A->ad[W->e_inst[q]], g, a);
-            if (W->h_mstamp[h] != stamp && g > W->after[p]) W->after[p] = g;
+            for (q = 0; q < n; q++) p += key_before(W->e_s[q], e_ad[q], g, a);
+            W->after[p] = g > W->after[p] ? g : W->after[p];
         }
         for (q = 0; q < n; q++) {
             const double next = q + 1 < n && W->e_s[q + 1] > W->after[q + 1] ? W->e_s[q + 1]
