@@ -26,7 +26,7 @@ jit = njit(cache=True, nogil=True)
 @jit
 def _key_before(sx, ax, sy, ay):
     """Whether key (sx, ax) ranks before (sy, ay): score desc, then ad asc."""
-    return sx > sy or (sx == sy and ax < ay)
+    return (sx > sy) | ((sx == sy) & (ax < ay))  # no branch: the counts vectorise
 
 
 @jit
@@ -98,7 +98,7 @@ def _merge_lists(ad, score, value, m, length, top, top_n, inst, act, grp, gmask,
             y = pick[r]
             ay = ad[y]
             sy = score[y]
-            rank += (sy > sx) or (sy == sx and (ay < ax or (ay == ax and y < x)))
+            rank += (sy > sx) | ((sy == sx) & ((ay < ax) | ((ay == ax) & (y < x))))
         inst[rank] = x
         act[rank] = pool[q]
     for q in range(n):
@@ -265,10 +265,9 @@ def _ranked_union(ad, score, value, gsp, reserve, m, length, off, h_bits, stamp,
             in_u = h_mstamp[h] == stamp
             g = h_g[h]
             past = _key_before(e_s[n - 1], e_ad[n - 1], g, h_ad[h])
-            if not in_u and past and g > tail:
-                tail = g
+            tail = g if (not in_u) & past & (g > tail) else tail
             used[n_in] = h
-            n_in += not in_u and not past
+            n_in += (not in_u) & (not past)
         for q in range(n):
             after[q] = -np.inf
         after[n] = tail
@@ -279,8 +278,7 @@ def _ranked_union(ad, score, value, gsp, reserve, m, length, off, h_bits, stamp,
             p = 0
             for q in range(n):
                 p += _key_before(e_s[q], e_ad[q], g, a)
-            if g > after[p]:
-                after[p] = g
+            after[p] = g if g > after[p] else after[p]
         for q in range(n):
             nxt = e_s[q + 1] if q + 1 < n and e_s[q + 1] > after[q + 1] else after[q + 1]
             e_w[q] = _gsp_price(e_s[q], nxt, reserve)
