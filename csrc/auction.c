@@ -53,11 +53,19 @@ typedef struct {
     double reserve, floor;           /* instances below floor are never kept */
 } Auction;
 
+/* A slot of the hash table of a request's ads, one cache line: the ad, its
+ * best score g and instance best, the actions that retrieved it (acts) and
+ * mask' of the proof above; stamp and mstamp say which request wrote them. */
+typedef struct {
+    int64_t stamp, ad, best, acts;
+    double g;
+    int64_t mask, mstamp, pad;
+} Slot;
+
 /* Per-call workspace. The "entries" e_* are a ranked list the coalition sums
  * read: entry j is taken by coalition S when S meets e_a[j], misses e_p[j]
  * and has taken fewer than its quota; it scores e_s[j] and earns e_w[j].
- * The h_* arrays are a hash table of the request's ads (filter mode): each
- * ad's best score h_g and instance h_best, and mask' of the proof above. */
+ * slot is a hash table of the request's ads (filter mode). */
 typedef struct {
     int64_t *top, *top_n;            /* per action: kept keys and their count */
     int64_t *inst, *act, *grp;       /* the merged action lists */
@@ -65,8 +73,8 @@ typedef struct {
     int64_t *pool, *heap, *pick;
     int64_t *e_inst, *e_a, *e_p, *cnt;
     double *e_s, *e_w, *prev, *after;
-    int64_t *h_ad, *h_best, *h_stamp, *h_mask, *h_mstamp, *h_acts, *slot_of, *used;
-    double *h_g;
+    int64_t *slot_of, *used;
+    Slot *slot;
     int h_bits, avx512;
 } Work;
 
@@ -91,14 +99,18 @@ static double gsp_price(double own, double next, double reserve)
     return p < own ? p : own;
 }
 
+/* Key parts of key k: (ks[k], ka[k]), or the slot's (g, ad) with slots. */
+#define KEY_S(k) (sl ? sl[k].g : ks[k])
+#define KEY_A(k) (sl ? sl[k].ad : ka[k])
+
 /* The best `len` distinct ads of the items x = lo .. hi-1 whose score is at
  * or above `floor`, as keys k (k = map[x - lo] when map is given, else x)
- * into top in rank order; returns how many. Item x has key (ks[k], ka[k]);
- * of two items of one ad the first of the higher score counts. Items with
- * k < 0 are skipped (a map marks so the repeats of a key). */
-static FC_INLINE int64_t select_scalar(const double *ks, const int64_t *ka, const int64_t *map,
-                                       int64_t lo, int64_t hi, int64_t len, double floor,
-                                       int64_t *top)
+ * into top in rank order; returns how many. Item x has key (KEY_S(k),
+ * KEY_A(k)); of two items of one ad the first of the higher score counts.
+ * Items with k < 0 are skipped (a map marks so the repeats of a key). */
+static FC_INLINE int64_t select_scalar(const double *ks, const int64_t *ka, const Slot *sl,
+                                       const int64_t *map, int64_t lo, int64_t hi, int64_t len,
+                                       double floor, int64_t *top)
 {
     int64_t n = 0, x, j, p;
     for (x = lo; x < hi; x++) {
@@ -106,18 +118,18 @@ static FC_INLINE int64_t select_scalar(const double *ks, const int64_t *ka, cons
         double s;
         int64_t a;
         if (k < 0) continue;
-        s = ks[k];
-        a = ka[k];
+        s = KEY_S(k);
+        a = KEY_A(k);
         if (s < floor) continue;
-        if (n == len && !key_before(s, a, ks[top[n - 1]], ka[top[n - 1]])) continue;
-        for (j = 0; j < n && ka[top[j]] != a; j++) {}
+        if (n == len && !key_before(s, a, KEY_S(top[n - 1]), KEY_A(top[n - 1]))) continue;
+        for (j = 0; j < n && KEY_A(top[j]) != a; j++) {}
         if (j < n) {
-            if (!(s > ks[top[j]])) continue;
+            if (!(s > KEY_S(top[j]))) continue;
             p = j; /* the ad's better item takes its place, then moves up */
         } else {
             p = n < len ? n++ : n - 1;
         }
-        for (; p > 0 && key_before(s, a, ks[top[p - 1]], ka[top[p - 1]]); p--)
+        for (; p > 0 && key_before(s, a, KEY_S(top[p - 1]), KEY_A(top[p - 1])); p--)
             top[p] = top[p - 1];
         top[p] = k;
     }
@@ -144,7 +156,7 @@ static FC_INLINE int64_t select_scalar(const double *ks, const int64_t *ka, cons
  * interleave so that their insertions overlap. An ad already kept (rare)
  * leaves first when the item beats it. */
 __attribute__((target("arch=x86-64-v4"))) static void
-select_avx512(const double *ks, const int64_t *ka, const int64_t *map, int64_t base,
+select_avx512(const double *ks, const int64_t *ka, const Slot *sl, const int64_t *map, int64_t base,
               const int64_t *lo, const int64_t *hi, int nc, int64_t len, double floor,
               int64_t *top, int64_t *n)
 {
@@ -175,8 +187,8 @@ select_avx512(const double *ks, const int64_t *ka, const int64_t *map, int64_t b
             if (c >= nc || x >= hi[c]) continue;
             k = map ? map[x - base] : x;
             if (k < 0) continue;
-            s = ks[k];
-            a = ka[k];
+            s = KEY_S(k);
+            a = KEY_A(k);
             if (s < floor) continue;
             vs = (v8d){0} + s;
             va = zero + a;
@@ -223,8 +235,8 @@ select_avx512(const double *ks, const int64_t *ka, const int64_t *map, int64_t b
  * off[i+1]-1, keys into top + i * len, counts into n[i]), in vector
  * registers when they fit. */
 static FC_INLINE void select_lists(const Work *W, int m, const double *ks, const int64_t *ka,
-                                   const int64_t *map, const int64_t *off, int64_t len,
-                                   double floor, int64_t *top, int64_t *n)
+                                   const Slot *sl, const int64_t *map, const int64_t *off,
+                                   int64_t len, double floor, int64_t *top, int64_t *n)
 {
     int i;
 #ifdef FC_AUCTION_AVX512
@@ -234,7 +246,7 @@ static FC_INLINE void select_lists(const Work *W, int m, const double *ks, const
         int g, first = 0;
         for (g = 0; g < groups; g++) {
             const int nc = (m - first) / (groups - g);
-            select_avx512(ks, ka, map, off[0], off + first, off + first + 1, nc, len, floor,
+            select_avx512(ks, ka, sl, map, off[0], off + first, off + first + 1, nc, len, floor,
                           top + first * len, n + first);
             first += nc;
         }
@@ -244,7 +256,7 @@ static FC_INLINE void select_lists(const Work *W, int m, const double *ks, const
     (void)W;
 #endif
     for (i = 0; i < m; i++)
-        n[i] = select_scalar(ks, ka, map ? map + (off[i] - off[0]) : NULL, off[i], off[i + 1],
+        n[i] = select_scalar(ks, ka, sl, map ? map + (off[i] - off[0]) : NULL, off[i], off[i + 1],
                              len, floor, top + i * len);
 }
 
@@ -367,10 +379,8 @@ static FC_INLINE int64_t hash_ads(const Auction *A, Work *W, const int64_t *off,
     const int shift = 64 - W->h_bits;
     const int64_t *restrict ads = A->ad;
     const double *restrict score = A->score;
-    int64_t *restrict h_stamp = W->h_stamp, *restrict h_ad = W->h_ad;
-    int64_t *restrict h_best = W->h_best, *restrict h_acts = W->h_acts;
+    Slot *restrict T = W->slot;
     int64_t *restrict slot_of = W->slot_of, *restrict used = W->used;
-    double *restrict h_g = W->h_g;
     int64_t x, n = 0;
     int i;
     for (i = 0; i < A->m; i++)
@@ -380,19 +390,19 @@ static FC_INLINE int64_t hash_ads(const Auction *A, Work *W, const int64_t *off,
             int64_t h = (int64_t)(((uint64_t)ad * FC_RNG_GOLDEN) >> shift);
             int64_t fresh, keep, acts, best;
             double g;
-            while ((h_stamp[h] == stamp) & (h_ad[h] != ad)) h = (h + 1) & mask;
+            while ((T[h].stamp == stamp) & (T[h].ad != ad)) h = (h + 1) & mask;
             /* every load unconditional, so that the selects need no branch */
-            fresh = h_stamp[h] != stamp;
+            fresh = T[h].stamp != stamp;
             keep = -(int64_t)!fresh; /* all ones when the slot holds the ad */
-            acts = h_acts[h] & keep;
-            best = h_best[h];
-            g = h_g[h];
+            acts = T[h].acts & keep;
+            best = T[h].best;
+            g = T[h].g;
             g = fresh ? -INFINITY : g;
-            h_stamp[h] = stamp;
-            h_ad[h] = ad;
-            h_best[h] = s > g ? x : best;
-            h_g[h] = s > g ? s : g;
-            h_acts[h] = acts | (int64_t)1 << i;
+            T[h].stamp = stamp;
+            T[h].ad = ad;
+            T[h].best = s > g ? x : best;
+            T[h].g = s > g ? s : g;
+            T[h].acts = acts | (int64_t)1 << i;
             slot_of[x - lo] = h ^ -(acts >> i & 1); /* ~h for a repeat */
             used[n] = h;
             n += fresh;
@@ -407,32 +417,33 @@ static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *
     const int64_t n_ads = hash_ads(A, W, off, stamp);
     int64_t n = 0, q, r, j;
     int i;
-    select_lists(W, A->m, W->h_g, W->h_ad, W->slot_of, off, A->len, A->reserve, W->top,
+    select_lists(W, A->m, NULL, NULL, W->slot, W->slot_of, off, A->len, A->reserve, W->top,
                  W->top_n);
     for (i = 0; i < A->m; i++) {
         const int64_t *top = W->top + i * A->len, k = W->top_n[i];
         for (j = 0; j < k; j++) {
-            const int64_t h = top[j], fresh = W->h_mstamp[h] != stamp;
-            W->h_mask[h] = (fresh ? 0 : W->h_mask[h]) | (int64_t)1 << i;
-            W->h_mstamp[h] = stamp;
-            W->pick[n] = h;
+            Slot *t = W->slot + top[j];
+            const int64_t fresh = t->mstamp != stamp;
+            t->mask = (fresh ? 0 : t->mask) | (int64_t)1 << i;
+            t->mstamp = stamp;
+            W->pick[n] = top[j];
             n += fresh;
         }
     }
     for (q = 0; q < n; q++) {
-        const int64_t hq = W->pick[q];
+        const Slot *t = W->slot + W->pick[q];
         int64_t rank = 0;
         for (r = 0; r < n; r++)
-            rank += key_before(W->h_g[W->pick[r]], W->h_ad[W->pick[r]], W->h_g[hq], W->h_ad[hq]);
-        W->rank[rank] = hq;
+            rank += key_before(W->slot[W->pick[r]].g, W->slot[W->pick[r]].ad, t->g, t->ad);
+        W->rank[rank] = W->pick[q];
     }
     for (q = 0; q < n; q++) {
-        const int64_t h = W->rank[q];
-        W->e_inst[q] = W->h_best[h];
-        W->e_a[q] = W->h_mask[h];
+        const Slot *t = W->slot + W->rank[q];
+        W->e_inst[q] = t->best;
+        W->e_a[q] = t->mask;
         W->e_p[q] = 0;
-        W->e_s[q] = W->h_g[h];
-        W->e_w[q] = A->value[W->h_best[h]];
+        W->e_s[q] = t->g;
+        W->e_w[q] = A->value[t->best];
     }
     if (A->gsp && n > 0) {
         /* after[p]: the best score of the ads outside U ranked after exactly
@@ -443,9 +454,9 @@ static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *
         double tail = -INFINITY;
         for (q = 0; q < n; q++) e_ad[q] = A->ad[W->e_inst[q]];
         for (j = 0; j < n_ads; j++) {
-            const int64_t h = W->used[j], in_u = W->h_mstamp[h] == stamp;
-            const double g = W->h_g[h];
-            const int64_t past = key_before(W->e_s[n - 1], e_ad[n - 1], g, W->h_ad[h]);
+            const int64_t h = W->used[j], in_u = W->slot[h].mstamp == stamp;
+            const double g = W->slot[h].g;
+            const int64_t past = key_before(W->e_s[n - 1], e_ad[n - 1], g, W->slot[h].ad);
             tail = (in_u ^ 1) & past & (g > tail) ? g : tail;
             inside[n_in] = h;
             n_in += (in_u | past) ^ 1;
@@ -453,8 +464,8 @@ static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *
         for (q = 0; q < n; q++) W->after[q] = -INFINITY;
         W->after[n] = tail;
         for (j = 0; j < n_in; j++) {
-            const int64_t h = inside[j], a = W->h_ad[h];
-            const double g = W->h_g[h];
+            const int64_t a = W->slot[inside[j]].ad;
+            const double g = W->slot[inside[j]].g;
             int64_t p = 0;
             for (q = 0; q < n; q++) p += key_before(W->e_s[q], e_ad[q], g, a);
             W->after[p] = g > W->after[p] ? g : W->after[p];
@@ -606,7 +617,7 @@ static FC_CLONES void replay_range(const Auction *A, Work *W, const int64_t *off
             coalition_sums(A, W, n, 0, y, wa, we);
             continue;
         }
-        select_lists(W, m, score, ad_id, NULL, off, A->len, A->floor, W->top, W->top_n);
+        select_lists(W, m, score, ad_id, NULL, NULL, off, A->len, A->floor, W->top, W->top_n);
         n = merge_lists(A, W);
         if (mode == FC_MODE_RERUN) {
             if (capacity || wa)
@@ -675,12 +686,14 @@ int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
     hsize = (int64_t)1 << W.h_bits;
     list = m * A.len;
     ranked = n_max > list ? n_max : list;
-    size = (int64_t)m + 10 * list + 3 * ranked + 6 * hsize + 2 * n_max + n_masks;
+    size = (int64_t)m + 10 * list + 3 * ranked + 2 * n_max + n_masks;
     ints = calloc((size_t)size, sizeof *ints);
-    reals = malloc((size_t)(3 * ranked + 1 + n_masks + hsize) * sizeof *reals);
-    if (!ints || !reals) {
+    reals = malloc((size_t)(3 * ranked + 1 + n_masks) * sizeof *reals);
+    W.slot = mode == FC_MODE_FILTER && !capacity ? calloc((size_t)hsize, sizeof *W.slot) : NULL;
+    if (!ints || !reals || (mode == FC_MODE_FILTER && !capacity && !W.slot)) {
         free(ints);
         free(reals);
+        free(W.slot);
         return FC_ENOMEM;
     }
     W.top_n = ints;
@@ -697,22 +710,17 @@ int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
     W.e_inst = W.pick + list;
     W.e_a = W.e_inst + ranked;
     W.e_p = W.e_a + ranked;
-    W.h_ad = W.e_p + ranked;
-    W.h_best = W.h_ad + hsize;
-    W.h_stamp = W.h_best + hsize;
-    W.h_mask = W.h_stamp + hsize;
-    W.h_mstamp = W.h_mask + hsize;
-    W.h_acts = W.h_mstamp + hsize;
-    W.slot_of = W.h_acts + hsize;
+    W.slot_of = W.e_p + ranked;
     W.used = W.slot_of + n_max;
     W.cnt = W.used + n_max;
     W.e_s = reals;
     W.e_w = W.e_s + ranked;
     W.after = W.e_w + ranked;
     W.prev = W.after + ranked + 1;
-    W.h_g = W.prev + n_masks;
+
     replay_range(&A, &W, offsets, start, stop, mode, out, win_ad, win_earn);
     free(ints);
     free(reals);
+    free(W.slot);
     return FC_OK;
 }
