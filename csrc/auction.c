@@ -275,24 +275,31 @@ static FC_INLINE int64_t merge_lists(const Auction *A, Work *W)
             W->pick[n] = W->top[i * A->len + j];
             W->pool[n++] = i;
         }
+    for (q = 0; q < n; q++) { /* the keys side by side, so that the counts vectorise */
+        W->e_s[q] = A->score[W->pick[q]];
+        W->e_p[q] = A->ad[W->pick[q]];
+    }
     for (q = 0; q < n; q++) {
-        const int64_t x = W->pick[q], ax = A->ad[x];
-        const double sx = A->score[x];
+        const int64_t x = W->pick[q], ax = W->e_p[q];
+        const double sx = W->e_s[q];
         int64_t rank = 0;
         for (r = 0; r < n; r++) {
-            const int64_t y = W->pick[r], ay = A->ad[y];
-            const double sy = A->score[y];
+            const int64_t y = W->pick[r], ay = W->e_p[r];
+            const double sy = W->e_s[r];
             rank += (sy > sx) | ((sy == sx) & ((ay < ax) | ((ay == ax) & (y < x))));
         }
         W->inst[rank] = x;
         W->act[rank] = W->pool[q];
     }
-    for (q = 0; q < n; q++) W->gmask[q] = 0;
     for (q = 0; q < n; q++) {
-        const int64_t x = W->inst[q], ax = A->ad[x];
+        W->gmask[q] = 0;
+        W->pick[q] = A->ad[W->inst[q]]; /* the ads in rank order */
+    }
+    for (q = 0; q < n; q++) {
+        const int64_t x = W->inst[q], ax = W->pick[q];
         int64_t first = q, earlier = 0;
         for (r = 0; r < q; r++) {
-            const int64_t same = A->ad[W->inst[r]] == ax;
+            const int64_t same = W->pick[r] == ax;
             first = same & (r < first) ? r : first;
             earlier |= same ? (int64_t)1 << W->act[r] : 0;
         }
@@ -430,11 +437,14 @@ static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *
             n += fresh;
         }
     }
+    for (q = 0; q < n; q++) { /* the keys side by side, so that the counts vectorise */
+        W->e_s[q] = W->slot[W->pick[q]].g;
+        W->e_inst[q] = W->slot[W->pick[q]].ad;
+    }
     for (q = 0; q < n; q++) {
-        const Slot *t = W->slot + W->pick[q];
         int64_t rank = 0;
         for (r = 0; r < n; r++)
-            rank += key_before(W->slot[W->pick[r]].g, W->slot[W->pick[r]].ad, t->g, t->ad);
+            rank += key_before(W->e_s[r], W->e_inst[r], W->e_s[q], W->e_inst[q]);
         W->rank[rank] = W->pick[q];
     }
     for (q = 0; q < n; q++) {
