@@ -89,27 +89,31 @@ def _merge_lists(ad, score, value, m, length, top, top_n, inst, act, grp, gmask,
             pick[n] = top[i * length + j]
             pool[n] = i
             n += 1
+    for q in range(n):  # the keys side by side, so that the counts vectorise
+        e_s[q] = score[pick[q]]
+        e_p[q] = ad[pick[q]]
     for q in range(n):
         x = pick[q]
-        ax = ad[x]
-        sx = score[x]
+        ax = e_p[q]
+        sx = e_s[q]
         rank = 0
         for r in range(n):
             y = pick[r]
-            ay = ad[y]
-            sy = score[y]
+            ay = e_p[r]
+            sy = e_s[r]
             rank += (sy > sx) | ((sy == sx) & ((ay < ax) | ((ay == ax) & (y < x))))
         inst[rank] = x
         act[rank] = pool[q]
     for q in range(n):
         gmask[q] = 0
+        pick[q] = ad[inst[q]]  # the ads in rank order
     for q in range(n):
         x = inst[q]
-        ax = ad[x]
+        ax = pick[q]
         first = q
         earlier = 0
         for r in range(q):
-            if ad[inst[r]] == ax:
+            if pick[r] == ax:
                 first = min(first, r)
                 earlier |= np.int64(1) << act[r]
         grp[q] = first
@@ -240,12 +244,14 @@ def _ranked_union(ad, score, value, gsp, reserve, m, length, off, h_bits, stamp,
             h_mstamp[h] = stamp
             pick[n] = h
             n += fresh
+    for q in range(n):  # the keys side by side, so that the counts vectorise
+        e_s[q] = h_g[pick[q]]
+        e_inst[q] = h_ad[pick[q]]
     for q in range(n):
-        hq = pick[q]
         r = 0
         for t in range(n):
-            r += _key_before(h_g[pick[t]], h_ad[pick[t]], h_g[hq], h_ad[hq])
-        rank[r] = hq
+            r += _key_before(e_s[t], e_inst[t], e_s[q], e_inst[q])
+        rank[r] = pick[q]
     for q in range(n):
         h = rank[q]
         e_inst[q] = h_best[h]
