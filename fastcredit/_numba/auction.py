@@ -43,11 +43,13 @@ def _gsp_price(own, nxt, reserve):
 
 
 @jit
-def _select(ks, ka, kmap, use_map, lo, hi, length, floor, top, t0):
+def _select(ks, ka, kmap, use_map, lo, hi, length, floor, top, t0, top_s, top_a):
     """top[t0:t0+length] <- keys k of the best distinct ads of items lo..hi-1
     (k = kmap[x - lo] with use_map, else x; key (ks[k], ka[k])) at or above
     floor; returns their count. Of two items of one ad the first of the
-    higher score counts; k < 0 marks an item to skip."""
+    higher score counts; k < 0 marks an item to skip. C keeps the kept keys
+    in vector registers and inserts without branches (GCC vector shuffles);
+    here they sit in top_s / top_a (workspaces of length) beside top."""
     n = 0
     for x in range(lo, hi):
         k = kmap[x - lo] if use_map else x
@@ -57,13 +59,13 @@ def _select(ks, ka, kmap, use_map, lo, hi, length, floor, top, t0):
         a = ka[k]
         if s < floor:
             continue
-        if n == length and not _key_before(s, a, ks[top[t0 + n - 1]], ka[top[t0 + n - 1]]):
+        if n == length and not _key_before(s, a, top_s[n - 1], top_a[n - 1]):
             continue
         j = 0
-        while j < n and ka[top[t0 + j]] != a:
+        while j < n and top_a[j] != a:
             j += 1
         if j < n:
-            if not s > ks[top[t0 + j]]:
+            if not s > top_s[j]:
                 continue
             p = j
         elif n < length:
@@ -71,10 +73,14 @@ def _select(ks, ka, kmap, use_map, lo, hi, length, floor, top, t0):
             n += 1
         else:
             p = n - 1
-        while p > 0 and _key_before(s, a, ks[top[t0 + p - 1]], ka[top[t0 + p - 1]]):
+        while p > 0 and _key_before(s, a, top_s[p - 1], top_a[p - 1]):
             top[t0 + p] = top[t0 + p - 1]
+            top_s[p] = top_s[p - 1]
+            top_a[p] = top_a[p - 1]
             p -= 1
         top[t0 + p] = k
+        top_s[p] = s
+        top_a[p] = a
     return n
 
 
@@ -226,7 +232,7 @@ def _hash_ads(ad, score, m, off, h_bits, stamp, h_stamp, h_ad, h_g, h_best, h_ac
 @jit
 def _ranked_union(ad, score, value, gsp, reserve, m, length, off, h_bits, stamp, h_stamp, h_ad,
                   h_g, h_best, h_acts, h_mask, h_mstamp, slot_of, used, top, top_n, pick, rank,
-                  e_ad, after, e_inst, e_a, e_p, e_s, e_w):
+                  e_ad, after, e_inst, e_a, e_p, e_s, e_w, top_s, top_a):
     """Filter, capacity 0: U of the proof in csrc/auction.c as entries (mask',
     best score, earnings) in rank order; returns their number."""
     n_ads = _hash_ads(ad, score, m, off, h_bits, stamp, h_stamp, h_ad, h_g, h_best, h_acts,
@@ -234,7 +240,7 @@ def _ranked_union(ad, score, value, gsp, reserve, m, length, off, h_bits, stamp,
     lo = off[0]
     for i in range(m):
         top_n[i] = _select(h_g, h_ad, slot_of[off[i] - lo:], True, off[i], off[i + 1], length,
-                           reserve, top, i * length)
+                           reserve, top, i * length, top_s, top_a)
     n = 0
     for i in range(m):
         for j in range(top_n[i]):
@@ -402,6 +408,8 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
     used = np.zeros(n_max, dtype=np.int64)
     cnt = np.zeros(n_masks, dtype=np.int64)
     prev = np.zeros(n_masks)
+    top_s = np.zeros(length)
+    top_a = np.zeros(length, dtype=np.int64)
     for r in range(start, stop):
         off = offsets[r * m:(r + 1) * m + 1]
         y = out[r]
@@ -414,13 +422,13 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
             n = _ranked_union(ad_id, score, value, gsp, reserve, m, length, off, h_bits, r + 1,
                               h_stamp, h_ad, h_g, h_best, h_acts, h_mask, h_mstamp, slot_of,
                               used, top, top_n, pick, rank, pool, after, e_inst, e_a, e_p, e_s,
-                              e_w)
+                              e_w, top_s, top_a)
             _coalition_sums(ad_id, reserve, m, slots, slots, n, False, e_inst, e_a, e_p, e_s,
                             e_w, cnt, prev, y, win, wa, we)
             continue
         for i in range(m):
             top_n[i] = _select(score, ad_id, top, False, off[i], off[i + 1], length, floor, top,
-                               i * length)
+                               i * length, top_s, top_a)
         n = _merge_lists(ad_id, score, value, m, length, top, top_n, inst, act, grp, gmask, pick,
                          pool, e_inst, e_a, e_p, e_s, e_w)
         if mode == MODE_RERUN:
