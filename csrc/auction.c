@@ -692,7 +692,7 @@ int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
     W.avx512 = __builtin_cpu_supports("x86-64-v4") != 0;
 #endif
     W.h_bits = 1;
-    while (((int64_t)1 << W.h_bits) < 4 * n_max) W.h_bits++;
+    while (((int64_t)1 << W.h_bits) < 2 * n_max) W.h_bits++;
     hsize = (int64_t)1 << W.h_bits;
     list = m * A.len;
     ranked = n_max > list ? n_max : list;

@@ -375,7 +375,7 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
     full = n_masks - 1
     win = win_ad.shape[1] == n_masks
     h_bits = 1
-    while (1 << h_bits) < 4 * n_max:
+    while (1 << h_bits) < 2 * n_max:
         h_bits += 1
     size = m * length
     ranked = max(n_max, size)
