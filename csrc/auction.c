@@ -34,8 +34,9 @@
  *   holds W(S), their first `slots`: its first `slots` entries are W(S).
  *   So y(S) sums, in rank order, the first `slots` entries of U whose mask'
  *   meets S, and the winners are the same ads. A GSP price reads the score
- *   of the entry after e in F: the best score of the ads ranked after e,
- *   found from each ad's position among U.
+ *   of the entry after e in F: the best score of the ads ranked after e
+ *   (of all ads: one below the reserve prices e as no ad does, at the
+ *   reserve), found from each ad's position among U.
  * With capacity > 0 an ad that never wins can still take a capacity place,
  * so no instance is cut.
  */
