@@ -1,38 +1,42 @@
 /* auction.c - auction replay over cached candidate pools; see auction.h.
  *
- * Instances are compared with `ranks_before` (score desc, ad_id asc, index
- * asc), a total order in which every ad's first instance is the one the
- * dedup rule keeps, so "the pool of S in rank order" is "S's instances in
- * this order, each ad at its first appearance".
+ * Keys. An ad in a list is ranked by a key (s, ad): s descending, then ad
+ * ascending, a total order on distinct ads. Instances of one ad are ordered
+ * by score descending, then instance index ascending (the index orders by
+ * action, then by position in the action's list), so an ad's first instance
+ * in that order is the one the dedup rule keeps.
  *
- * Why each action may be cut to its best L distinct ads (capacity = 0;
- * L = slots, or slots + 1 for GSP, whose price reads the next ad; instances
- * below the reserve are dropped first, which is exact because an ad survives
- * the reserve iff its first instance does):
- *   Rerun. Let ad a be among the first L ads of pool(S) through instance x of
+ * Rerun: each action may be cut to its best L distinct ads by its own
+ * scores (capacity = 0; L = slots, or slots + 1 for GSP, whose price reads
+ * the next ad; instances below the reserve are dropped first, which is
+ * exact because an ad survives the reserve iff its first instance does).
+ *   Let ad a be among the first L ads of pool(S) through instance x of
  *   action i. Each ad that action i ranks before x has an instance of S
  *   before x, so it ranks before a in pool(S): there are fewer than L of
  *   them, and x is among action i's best L distinct ads. Every such a keeps
  *   its instance x after the cut, and ads whose first instance was cut only
  *   move later, so the first L ads of pool(S), their instances and hence all
  *   winners and prices are unchanged.
- *   Filter. In the ranked full pool F, call entry e relevant when some
- *   action i of its mask has fewer than `slots` entries containing i ranked
- *   before e. The first `slots` entries of F meeting S are relevant (take i
- *   in mask(e) and S: the entries with i before e all meet S), so the
- *   coalition sums read relevant entries only. Let t_i be the score of action
- *   i's L-th best distinct ad; its first L distinct ads are L entries of F
- *   containing i with scores >= t_i, so every relevant-through-i entry (and
- *   for GSP its successor in F) scores >= t_i. An action with fewer than L
- *   distinct ads at or above the reserve gives t_i = its lowest score when it
- *   has no instance below the reserve (then its entries are exactly its own
- *   ads), else -inf. So F is needed only down to
- *   k = max(reserve, min_i t_i): the ads scoring >= k (after dedup in a small
- *   hash table, which also gives their full masks) and, for the last one's
- *   GSP price, the best score of the other ads. Walking any ordered superset
- *   of the relevant entries gives each coalition the same first `slots`, so
- *   at first price the ads scoring below t_i for every action i of their
- *   mask (which cannot be relevant) may go before the sort as well.
+ *
+ * Filter (capacity = 0): each action needs only its best `slots` ads by
+ * their best score in the whole request, and each ad only the actions
+ * through which it is among those.
+ *   Let F be the ranked full pool (ads with best score g >= reserve, by key
+ *   (g, ad)), mask(e) the actions that retrieved entry e, T_i the first
+ *   `slots` entries of F containing action i (action i's best `slots`
+ *   distinct ads by key (g, ad)), U the union of the T_i in F order and
+ *   mask'(e) = {i : e in T_i}, a subset of mask(e). Take S and W(S), the
+ *   first `slots` entries of F meeting S. For e in W(S) and i in mask(e)
+ *   and S, every entry of F before e containing i meets S, so there are
+ *   fewer than `slots` of them and e is in T_i: e is in U and mask'(e)
+ *   meets S. The entries of U meeting S under mask' are therefore a
+ *   sublist of F's entries meeting S (mask' is a subset of mask) that
+ *   holds W(S), their first `slots`: its first `slots` entries are W(S).
+ *   So y(S) sums, in rank order, the first `slots` entries of U whose mask'
+ *   meets S, and the winners are the same ads. A GSP price reads the score
+ *   of the entry after e in F: the best score of the ads ranked after e
+ *   (of all ads: one below the reserve prices e as no ad does, at the
+ *   reserve), found from each ad's position among U.
  * With capacity > 0 an ad that never wins can still take a capacity place,
  * so no instance is cut.
  */
@@ -50,26 +54,35 @@ typedef struct {
     double reserve, floor;           /* instances below floor are never kept */
 } Auction;
 
+/* A slot of the hash table of a request's ads, one cache line: the ad, its
+ * best score g and instance best, the actions that retrieved it (acts) and
+ * mask' of the proof above; stamp and mstamp say which request wrote them. */
+typedef struct {
+    int64_t stamp, ad, best, acts;
+    double g;
+    int64_t mask, mstamp, pad;
+} Slot;
+
 /* Per-call workspace. The "entries" e_* are a ranked list the coalition sums
  * read: entry j is taken by coalition S when S meets e_a[j], misses e_p[j]
- * and has taken fewer than its quota; it scores e_s[j] and earns e_w[j]. */
+ * and has taken fewer than its quota; it scores e_s[j] and earns e_w[j].
+ * slot is a hash table of the request's ads (filter mode). */
 typedef struct {
-    int64_t *top, *top_n, *below;    /* per action: kept instances, count, #< floor */
+    int64_t *top, *top_n;            /* per action: kept keys and their count */
     int64_t *inst, *act, *grp;       /* the merged action lists */
-    int64_t *gmask, *gstamp;         /* per ad (its first merged position) */
+    int64_t *gmask, *gstamp, *rank;  /* per ad (its first merged position) */
     int64_t *pool, *heap, *pick;
     int64_t *e_inst, *e_a, *e_p, *cnt;
-    double *e_s, *e_w, *prev;
-    int64_t *h_ad, *h_ent, *h_stamp;
-    int h_bits;
+    double *e_s, *e_w, *prev, *after;
+    int64_t *slot_of, *used;
+    Slot *slot;
+    int h_bits, avx512;
 } Work;
 
-static int ranks_before(const Auction *A, int64_t x, int64_t y)
+/* Whether key (sx, ax) ranks before key (sy, ay). */
+static FC_INLINE int key_before(double sx, int64_t ax, double sy, int64_t ay)
 {
-    const double sx = A->score[x], sy = A->score[y];
-    if (sx != sy) return sx > sy;
-    if (A->ad[x] != A->ad[y]) return A->ad[x] < A->ad[y];
-    return x < y;
+    return (sx > sy) | ((sx == sy) & (ax < ay));
 }
 
 /* Capacity order of two instances of different ads: prerank desc, ad asc. */
@@ -87,64 +100,219 @@ static double gsp_price(double own, double next, double reserve)
     return p < own ? p : own;
 }
 
-/* The best A->len distinct ads of instances [lo, hi) at or above A->floor,
- * in rank order, into top; returns how many and counts the instances below
- * the floor into *below. */
-static int64_t best_distinct(const Auction *A, int64_t lo, int64_t hi, int64_t *top,
-                             int64_t *below)
+/* Key parts of key k: (ks[k], ka[k]), or the slot's (g, ad) with slots. */
+#define KEY_S(k) (sl ? sl[k].g : ks[k])
+#define KEY_A(k) (sl ? sl[k].ad : ka[k])
+
+/* The best `len` distinct ads of the items x = lo .. hi-1 whose score is at
+ * or above `floor`, as keys k (k = map[x - lo] when map is given, else x)
+ * into top in rank order; returns how many. Item x has key (KEY_S(k),
+ * KEY_A(k)); of two items of one ad the first of the higher score counts.
+ * Items with k < 0 are skipped (a map marks so the repeats of a key). */
+static FC_INLINE int64_t select_scalar(const double *ks, const int64_t *ka, const Slot *sl,
+                                       const int64_t *map, int64_t lo, int64_t hi, int64_t len,
+                                       double floor, int64_t *top)
 {
     int64_t n = 0, x, j, p;
-    *below = 0;
     for (x = lo; x < hi; x++) {
-        if (A->score[x] < A->floor) {
-            (*below)++;
-            continue;
-        }
-        if (n == A->len && !ranks_before(A, x, top[n - 1])) continue;
-        for (j = 0; j < n && A->ad[top[j]] != A->ad[x]; j++) {}
+        const int64_t k = map ? map[x - lo] : x;
+        double s;
+        int64_t a;
+        if (k < 0) continue;
+        s = KEY_S(k);
+        a = KEY_A(k);
+        if (s < floor) continue;
+        if (n == len && !key_before(s, a, KEY_S(top[n - 1]), KEY_A(top[n - 1]))) continue;
+        for (j = 0; j < n && KEY_A(top[j]) != a; j++) {}
         if (j < n) {
-            if (!ranks_before(A, x, top[j])) continue;
-            p = j; /* the ad's better instance takes its place, then moves up */
+            if (!(s > KEY_S(top[j]))) continue;
+            p = j; /* the ad's better item takes its place, then moves up */
         } else {
-            p = n < A->len ? n++ : n - 1;
+            p = n < len ? n++ : n - 1;
         }
-        for (; p > 0 && ranks_before(A, x, top[p - 1]); p--) top[p] = top[p - 1];
-        top[p] = x;
+        for (; p > 0 && key_before(s, a, KEY_S(top[p - 1]), KEY_A(top[p - 1])); p--)
+            top[p] = top[p - 1];
+        top[p] = k;
     }
     return n;
 }
 
-/* Merges the kept action lists into one list in rank order. Each ad's group
- * is its first merged position, whose gmask ORs the actions that kept it;
- * the entries are the merged instances, each taken by the coalitions that
- * hold its action (e_a) but none of its ad's earlier actions (e_p). */
-static int64_t merge_lists(const Auction *A, Work *W)
+/* AVX-512 machines keep an action's best ads in vector registers. The
+ * function is compiled for that target alone and picked at run time, not
+ * through FC_CLONES: GCC lowers the vector comparisons of a target_clones
+ * function for its default target, lane by lane. */
+#if defined(FC_VECTOR_EXT) && defined(__x86_64__) && defined(__linux__)
+#define FC_AUCTION_AVX512 1
+/* Whether any lane of a comparison result is set. */
+#define ANY_LANE(t, u)                                                            \
+    ((u) = (t), (u) |= __builtin_shuffle((u), (v8i){4, 5, 6, 7, 0, 1, 2, 3}), \
+     (u) |= __builtin_shuffle((u), (v8i){2, 3, 0, 1, 4, 5, 6, 7}),            \
+     (u) |= __builtin_shuffle((u), (v8i){1, 0, 2, 3, 4, 5, 6, 7}), (u)[0])
+
+/* select_scalar for len <= 8 on up to 4 lists c at once (items
+ * lo[c] .. hi[c]-1, kept keys into top + c * len, counts into n[c]), each
+ * list's kept keys in three vector registers (lanes past the count hold
+ * (-inf, INT64_MAX, -1), after every finite key): an item is inserted
+ * without branches by shifting the lanes after its place, and the lists
+ * interleave so that their insertions overlap. An ad already kept (rare)
+ * leaves first when the item beats it. */
+__attribute__((target("arch=x86-64-v4"))) static void
+select_avx512(const double *ks, const int64_t *ka, const Slot *sl, const int64_t *map, int64_t base,
+              const int64_t *lo, const int64_t *hi, int nc, int64_t len, double floor,
+              int64_t *top, int64_t *n)
 {
-    int64_t head[FC_AUCTION_MAX_ACTIONS] = {0};
-    int64_t n = 0, j, x;
-    int i, best;
-    for (;;) {
-        best = -1;
-        for (i = 0; i < A->m; i++)
-            if (head[i] < W->top_n[i] &&
-                (best < 0 || ranks_before(A, W->top[i * A->len + head[i]],
-                                          W->top[best * A->len + head[best]])))
-                best = i;
-        if (best < 0) return n;
-        x = W->top[best * A->len + head[best]++];
-        for (j = 0; j < n && A->ad[W->inst[j]] != A->ad[x]; j++) {}
-        W->inst[n] = x;
-        W->act[n] = best;
-        W->grp[n] = j < n ? W->grp[j] : n;
-        if (j == n) W->gmask[n] = 0;
-        W->e_inst[n] = x;
-        W->e_a[n] = (int64_t)1 << best;
-        W->e_p[n] = W->gmask[W->grp[n]];
-        W->e_s[n] = A->score[x];
-        W->e_w[n] = A->value[x];
-        W->gmask[W->grp[n]] |= (int64_t)1 << best;
-        n++;
+    const v8i right = {0, 0, 1, 2, 3, 4, 5, 6}, lead = {8, 0, 1, 2, 3, 4, 5, 6};
+    const v8i shift1 = {8, 0, 1, 2, 3, 4, 5, 6}, shift2 = {8, 8, 0, 1, 2, 3, 4, 5};
+    const v8i shift4 = {8, 8, 8, 8, 0, 1, 2, 3}, left = {1, 2, 3, 4, 5, 6, 7, 8};
+    const v8i zero = {0}, ones = ~zero, pad_k = zero + INT64_MAX, pad_p = zero - 1;
+    const v8d pad_s = (v8d){0} - INFINITY;
+    v8d S[4];
+    v8i K[4], P[4];
+    int64_t t, j, steps = 0, kept[8];
+    int c;
+    for (c = 0; c < 4; c++) {
+        S[c] = pad_s;
+        K[c] = pad_k;
+        P[c] = pad_p;
+        if (c < nc && hi[c] - lo[c] > steps) steps = hi[c] - lo[c];
     }
+    for (t = 0; t < steps; t++) {
+#pragma GCC unroll 4
+        for (c = 0; c < 4; c++) {
+            const int64_t x = lo[c] + t;
+            int64_t k;
+            double s;
+            int64_t a;
+            v8d vs;
+            v8i va, vk, before, prev, put, move;
+            if (c >= nc || x >= hi[c]) continue;
+            k = map ? map[x - base] : x;
+            if (k < 0) continue;
+            s = KEY_S(k);
+            a = KEY_A(k);
+            if (s < floor) continue;
+            vs = (v8d){0} + s;
+            va = zero + a;
+            vk = zero + k;
+            if (!map) { /* a map gives the repeats of an ad key k < 0 */
+                v8i dup = (K[c] == va) & (P[c] >= 0), u;
+                if (ANY_LANE(dup, u)) {
+                    /* the item beats its ad's kept one: that lane leaves
+                     * (the lanes from it on take their right neighbour),
+                     * else the item does */
+                    v8i from = dup;
+                    if (!ANY_LANE(dup & (S[c] < vs), u)) continue;
+                    from |= __builtin_shuffle(from, zero, shift1);
+                    from |= __builtin_shuffle(from, zero, shift2);
+                    from |= __builtin_shuffle(from, zero, shift4);
+                    S[c] = (v8d)(((v8i)S[c] & ~from) |
+                                 ((v8i)__builtin_shuffle(S[c], pad_s, left) & from));
+                    K[c] = (K[c] & ~from) | (__builtin_shuffle(K[c], pad_k, left) & from);
+                    P[c] = (P[c] & ~from) | (__builtin_shuffle(P[c], pad_p, left) & from);
+                }
+            }
+            before = (S[c] > vs) | ((S[c] == vs) & (K[c] < va));
+            prev = __builtin_shuffle(before, ones, lead);
+            put = prev & ~before;
+            move = ~prev;
+            S[c] = (v8d)(((v8i)S[c] & before) | ((v8i)vs & put) |
+                         ((v8i)__builtin_shuffle(S[c], right) & move));
+            K[c] = (K[c] & before) | (va & put) | (__builtin_shuffle(K[c], right) & move);
+            P[c] = (P[c] & before) | (vk & put) | (__builtin_shuffle(P[c], right) & move);
+        }
+    }
+    for (c = 0; c < nc; c++) {
+        memcpy(kept, &P[c], sizeof kept);
+        n[c] = 0;
+        for (j = 0; j < len; j++) {
+            top[c * len + j] = kept[j];
+            n[c] += kept[j] >= 0;
+        }
+    }
+}
+#endif
+
+/* select_scalar on every action's items (action i: offsets off[i] ..
+ * off[i+1]-1, keys into top + i * len, counts into n[i]), in vector
+ * registers when they fit. */
+static FC_INLINE void select_lists(const Work *W, int m, const double *ks, const int64_t *ka,
+                                   const Slot *sl, const int64_t *map, const int64_t *off,
+                                   int64_t len, double floor, int64_t *top, int64_t *n)
+{
+    int i;
+#ifdef FC_AUCTION_AVX512
+    if (W->avx512 && len <= 8) {
+        /* groups of at most 4 lists, as even as possible */
+        const int groups = (m + 3) / 4;
+        int g, first = 0;
+        for (g = 0; g < groups; g++) {
+            const int nc = (m - first) / (groups - g);
+            select_avx512(ks, ka, sl, map, off[0], off + first, off + first + 1, nc, len, floor,
+                          top + first * len, n + first);
+            first += nc;
+        }
+        return;
+    }
+#else
+    (void)W;
+#endif
+    for (i = 0; i < m; i++)
+        n[i] = select_scalar(ks, ka, sl, map ? map + (off[i] - off[0]) : NULL, off[i], off[i + 1],
+                             len, floor, top + i * len);
+}
+
+/* Merges the kept action lists (instances) into one list in rank order.
+ * Each ad's group is its first merged position, whose gmask ORs the actions
+ * that kept it; the entries are the merged instances, each taken by the
+ * coalitions that hold its action (e_a) but none of its ad's earlier
+ * actions (e_p). Every position is placed by counting the positions ranked
+ * before it, which needs no branch. */
+static FC_INLINE int64_t merge_lists(const Auction *A, Work *W)
+{
+    int64_t n = 0, q, r, j;
+    int i;
+    for (i = 0; i < A->m; i++)
+        for (j = 0; j < W->top_n[i]; j++) {
+            W->pick[n] = W->top[i * A->len + j];
+            W->pool[n++] = i;
+        }
+    for (q = 0; q < n; q++) { /* the keys side by side, so that the counts vectorise */
+        W->e_s[q] = A->score[W->pick[q]];
+        W->e_p[q] = A->ad[W->pick[q]];
+    }
+    for (q = 0; q < n; q++) {
+        const int64_t x = W->pick[q], ax = W->e_p[q];
+        const double sx = W->e_s[q];
+        int64_t rank = 0;
+        for (r = 0; r < n; r++) {
+            const int64_t y = W->pick[r], ay = W->e_p[r];
+            const double sy = W->e_s[r];
+            rank += (sy > sx) | ((sy == sx) & ((ay < ax) | ((ay == ax) & (y < x))));
+        }
+        W->inst[rank] = x;
+        W->act[rank] = W->pool[q];
+    }
+    for (q = 0; q < n; q++) {
+        W->gmask[q] = 0;
+        W->pick[q] = A->ad[W->inst[q]]; /* the ads in rank order */
+    }
+    for (q = 0; q < n; q++) {
+        const int64_t x = W->inst[q], ax = W->pick[q];
+        int64_t first = q, earlier = 0;
+        for (r = 0; r < q; r++) {
+            const int64_t same = W->pick[r] == ax;
+            first = same & (r < first) ? r : first;
+            earlier |= same ? (int64_t)1 << W->act[r] : 0;
+        }
+        W->grp[q] = first;
+        W->gmask[first] |= (int64_t)1 << W->act[q];
+        W->e_inst[q] = x;
+        W->e_a[q] = (int64_t)1 << W->act[q];
+        W->e_p[q] = earlier;
+        W->e_s[q] = A->score[x];
+        W->e_w[q] = A->value[x];
+    }
+    return n;
 }
 
 /* Sift-down of the capacity heap (its root is the weakest kept ad). */
@@ -208,85 +376,117 @@ static double earning(const Auction *A, int64_t x, const double *scores, int64_t
     return gsp_price(scores[q], q + 1 < k ? scores[q + 1] : tail, A->reserve);
 }
 
-static int64_t hash_slot(const Work *W, int64_t ad, int64_t stamp)
+/* Filter, capacity = 0: every ad of the request's instances into the hash
+ * table (stamp unique per request) with its best score and instance;
+ * slot_of[x - off[0]] is x's slot, or ~slot when an earlier instance of
+ * x's action has the same ad, and used[] the distinct slots, whose number
+ * is returned. No branch but the (rarely repeated) probe. */
+static FC_INLINE int64_t hash_ads(const Auction *A, Work *W, const int64_t *off, int64_t stamp)
 {
-    const int64_t mask = ((int64_t)1 << W->h_bits) - 1;
-    int64_t h = (int64_t)(((uint64_t)ad * FC_RNG_GOLDEN) >> (64 - W->h_bits));
-    while (W->h_stamp[h] == stamp && W->h_ad[h] != ad) h = (h + 1) & mask;
-    return h;
-}
-
-/* Filter, capacity = 0: the ranked full pool down to the score bound k of
- * the proof above, as entries (mask, score, cached earnings); returns their
- * number, or -1 when every action is empty. Every instance goes through the
- * hash table once (no test on its score, which would mispredict), then the
- * ads below the bound leave; at first price so does every ad that scores
- * below t_i for all of its actions i (it cannot be relevant, and dropping
- * irrelevant entries changes no coalition's first `slots`). */
-static int64_t ranked_prefix(const Auction *A, Work *W, const int64_t *off, int64_t stamp)
-{
-    double need[FC_AUCTION_MAX_ACTIONS];
-    double bound = INFINITY, tail = -INFINITY;
-    int64_t n = 0, kept = 0, x, q, h;
+    const int64_t mask = ((int64_t)1 << W->h_bits) - 1, lo = off[0];
+    const int shift = 64 - W->h_bits;
+    const int64_t *restrict ads = A->ad;
+    const double *restrict score = A->score;
+    Slot *restrict T = W->slot;
+    int64_t *restrict slot_of = W->slot_of, *restrict used = W->used;
+    int64_t x, n = 0;
     int i;
-    for (i = 0; i < A->m; i++) {
-        if (off[i + 1] == off[i])
-            need[i] = INFINITY;
-        else if (W->top_n[i] >= A->wanted)
-            need[i] = A->score[W->top[i * A->len + A->wanted - 1]];
-        else
-            need[i] = W->below[i] ? -INFINITY : A->score[W->top[i * A->len + W->top_n[i] - 1]];
-        if (need[i] < bound) bound = need[i];
-    }
-    if (bound == INFINITY) return -1;
-    if (bound < A->reserve) bound = A->reserve;
     for (i = 0; i < A->m; i++)
         for (x = off[i]; x < off[i + 1]; x++) {
-            h = hash_slot(W, A->ad[x], stamp);
-            if (W->h_stamp[h] != stamp) {
-                W->h_stamp[h] = stamp;
-                W->h_ad[h] = A->ad[x];
-                W->h_ent[h] = n;
-                W->e_inst[n] = x;
-                W->e_a[n++] = (int64_t)1 << i;
-            } else {
-                q = W->h_ent[h];
-                W->e_a[q] |= (int64_t)1 << i;
-                if (A->score[x] > A->score[W->e_inst[q]]) W->e_inst[q] = x;
-            }
+            const int64_t ad = ads[x];
+            const double s = score[x];
+            int64_t h = (int64_t)(((uint64_t)ad * FC_RNG_GOLDEN) >> shift);
+            int64_t fresh, keep, acts, best;
+            double g;
+            while ((T[h].stamp == stamp) & (T[h].ad != ad)) h = (h + 1) & mask;
+            /* every load unconditional, so that the selects need no branch */
+            fresh = T[h].stamp != stamp;
+            keep = -(int64_t)!fresh; /* all ones when the slot holds the ad */
+            acts = T[h].acts & keep;
+            best = T[h].best;
+            g = T[h].g;
+            g = fresh ? -INFINITY : g;
+            T[h].stamp = stamp;
+            T[h].ad = ad;
+            T[h].best = s > g ? x : best;
+            T[h].g = s > g ? s : g;
+            T[h].acts = acts | (int64_t)1 << i;
+            slot_of[x - lo] = h ^ -(acts >> i & 1); /* ~h for a repeat */
+            used[n] = h;
+            n += fresh;
         }
+    return n;
+}
+
+/* Filter, capacity = 0: U of the proof above as entries (mask', best
+ * score, earnings) in rank order; returns their number. */
+static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *off, int64_t stamp)
+{
+    const int64_t n_ads = hash_ads(A, W, off, stamp);
+    int64_t n = 0, q, r, j;
+    int i;
+    select_lists(W, A->m, NULL, NULL, W->slot, W->slot_of, off, A->len, A->reserve, W->top,
+                 W->top_n);
+    for (i = 0; i < A->m; i++) {
+        const int64_t *top = W->top + i * A->len, k = W->top_n[i];
+        for (j = 0; j < k; j++) {
+            Slot *t = W->slot + top[j];
+            const int64_t fresh = t->mstamp != stamp;
+            t->mask = (fresh ? 0 : t->mask) | (int64_t)1 << i;
+            t->mstamp = stamp;
+            W->pick[n] = top[j];
+            n += fresh;
+        }
+    }
+    for (q = 0; q < n; q++) { /* the keys side by side, so that the counts vectorise */
+        W->e_s[q] = W->slot[W->pick[q]].g;
+        W->e_inst[q] = W->slot[W->pick[q]].ad;
+    }
     for (q = 0; q < n; q++) {
-        const double s = A->score[W->e_inst[q]];
-        const int64_t a = W->e_a[q];
-        int keep = s >= bound;
-        if (!A->gsp) {
-            int through = 0;
-            for (i = 0; i < A->m; i++) through |= (int)(a >> i & 1) & (s >= need[i]);
-            keep &= through;
-        }
-        tail = s < bound && s > tail ? s : tail;
-        W->e_inst[kept] = W->e_inst[q];
-        W->e_a[kept] = a;
-        W->e_s[kept] = s;
-        kept += keep;
+        int64_t rank = 0;
+        for (r = 0; r < n; r++)
+            rank += key_before(W->e_s[r], W->e_inst[r], W->e_s[q], W->e_inst[q]);
+        W->rank[rank] = W->pick[q];
     }
-    n = kept;
-    /* insertion sort by (score desc, ad asc); the ads are distinct */
-    for (q = 1; q < n; q++) {
-        const int64_t xi = W->e_inst[q], ai = W->e_a[q], adi = A->ad[xi];
-        const double si = W->e_s[q];
-        int64_t p = q;
-        for (; p > 0 && (si > W->e_s[p - 1] ||
-                         (si == W->e_s[p - 1] && adi < A->ad[W->e_inst[p - 1]])); p--) {
-            W->e_inst[p] = W->e_inst[p - 1];
-            W->e_a[p] = W->e_a[p - 1];
-            W->e_s[p] = W->e_s[p - 1];
-        }
-        W->e_inst[p] = xi;
-        W->e_a[p] = ai;
-        W->e_s[p] = si;
+    for (q = 0; q < n; q++) {
+        const Slot *t = W->slot + W->rank[q];
+        W->e_inst[q] = t->best;
+        W->e_a[q] = t->mask;
+        W->e_p[q] = 0;
+        W->e_s[q] = t->g;
+        W->e_w[q] = A->value[t->best];
     }
-    for (q = 0; q < n; q++) W->e_w[q] = earning(A, W->e_inst[q], W->e_s, q, n, tail);
+    if (A->gsp && n > 0) {
+        /* after[p]: the best score of the ads outside U ranked after exactly
+         * p entries of U; the entry after U's q-th in F is U's (q+1)-th or
+         * the best of those, whichever ranks first. Ads after U's last
+         * entry need no count. */
+        int64_t *e_ad = W->pool, *inside = W->used, n_in = 0; /* inside: in place */
+        double tail = -INFINITY;
+        for (q = 0; q < n; q++) e_ad[q] = A->ad[W->e_inst[q]];
+        for (j = 0; j < n_ads; j++) {
+            const int64_t h = W->used[j], in_u = W->slot[h].mstamp == stamp;
+            const double g = W->slot[h].g;
+            const int64_t past = key_before(W->e_s[n - 1], e_ad[n - 1], g, W->slot[h].ad);
+            tail = (in_u ^ 1) & past & (g > tail) ? g : tail;
+            inside[n_in] = h;
+            n_in += (in_u | past) ^ 1;
+        }
+        for (q = 0; q < n; q++) W->after[q] = -INFINITY;
+        W->after[n] = tail;
+        for (j = 0; j < n_in; j++) {
+            const int64_t a = W->slot[inside[j]].ad;
+            const double g = W->slot[inside[j]].g;
+            int64_t p = 0;
+            for (q = 0; q < n; q++) p += key_before(W->e_s[q], e_ad[q], g, a);
+            W->after[p] = g > W->after[p] ? g : W->after[p];
+        }
+        for (q = 0; q < n; q++) {
+            const double next = q + 1 < n && W->e_s[q + 1] > W->after[q + 1] ? W->e_s[q + 1]
+                                                                              : W->after[q + 1];
+            W->e_w[q] = gsp_price(W->e_s[q], next, A->reserve);
+        }
+    }
     return n;
 }
 
@@ -330,13 +530,12 @@ static int64_t relevant_entries(const Auction *A, Work *W, int64_t n)
     }
     return kept;
 }
-
 /* y(S) for every S from n ranked entries, all coalitions at once (one vector
  * lane per S). Each S takes up to `quota` entries; it earns e_w of each of
  * the first `slots`, or with `lagged` (GSP prices of rerun mode) the price
  * its q-th entry gets from the score of its (q+1)-th. With win_ad, records
  * the winners (not with `lagged`). */
-static FC_CLONES void coalition_sums(const Auction *A, Work *W, int64_t n, int lagged,
+static FC_INLINE void coalition_sums(const Auction *A, Work *W, int64_t n, int lagged,
                                      double *y, int64_t *win_ad, double *win_earn)
 {
     const int64_t n_masks = (int64_t)1 << A->m, quota = lagged ? A->wanted : A->slots;
@@ -403,6 +602,46 @@ static void rerun_table(const Auction *A, Work *W, int64_t n_merged, int64_t sta
     }
 }
 
+/* The requests start .. stop-1 (see fc_auction_replay), compiled once per
+ * CPU generation with every step of the fast paths inlined. */
+static FC_CLONES void replay_range(const Auction *A, Work *W, const int64_t *offsets,
+                                   int64_t start, int64_t stop, int mode, double *out,
+                                   int64_t *win_ad, double *win_earn)
+{
+    const int m = A->m;
+    const int64_t n_masks = (int64_t)1 << m, slots = A->slots, capacity = A->capacity;
+    const double *score = A->score;
+    const int64_t *ad_id = A->ad;
+    int64_t r, j, n;
+    for (r = start; r < stop; r++) {
+        const int64_t *off = offsets + r * m;
+        double *y = out + r * n_masks;
+        int64_t *wa = win_ad ? win_ad + r * n_masks * slots : NULL;
+        double *we = win_earn ? win_earn + r * n_masks * slots : NULL;
+        if (wa)
+            for (j = 0; j < n_masks * slots; j++) {
+                wa[j] = -1;
+                we[j] = 0.0;
+            }
+        if (mode == FC_MODE_FILTER && !capacity) {
+            n = ranked_union(A, W, off, r + 1);
+            coalition_sums(A, W, n, 0, y, wa, we);
+            continue;
+        }
+        select_lists(W, m, score, ad_id, NULL, NULL, off, A->len, A->floor, W->top, W->top_n);
+        n = merge_lists(A, W);
+        if (mode == FC_MODE_RERUN) {
+            if (capacity || wa)
+                rerun_table(A, W, n, r * n_masks, y, wa, we);
+            else
+                coalition_sums(A, W, n, A->gsp, y, NULL, NULL);
+            continue;
+        }
+        n = ranked_full(A, W, n, r * n_masks + 1);
+        coalition_sums(A, W, relevant_entries(A, W, n), 0, y, wa, we);
+    }
+}
+
 int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
                       const double *score, const double *value,
                       const double *prerank, int64_t n_values,
@@ -413,7 +652,7 @@ int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
 {
     Auction A;
     Work W;
-    int64_t r, j, n_max = 1, a_max = 1, n, size, list, ranked, n_masks, hsize;
+    int64_t r, n_max = 1, a_max = 1, size, list, ranked, n_masks, hsize, cut;
     int64_t *ints;
     double *reals;
     int i;
@@ -444,67 +683,55 @@ int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
     A.capacity = capacity;
     A.wanted = slots + A.gsp;
     A.reserve = reserve;
-    A.len = capacity ? a_max : (A.wanted < a_max ? A.wanted : a_max);
+    /* the ads each action keeps: filter reads `slots` per action, rerun
+     * `wanted` (proof above) */
+    cut = mode == FC_MODE_FILTER ? slots : A.wanted;
+    A.len = capacity ? a_max : (cut < a_max ? cut : a_max);
     A.floor = capacity ? -INFINITY : reserve;
+    W.avx512 = 0;
+#ifdef FC_AUCTION_AVX512
+    W.avx512 = __builtin_cpu_supports("x86-64-v4") != 0;
+#endif
     W.h_bits = 1;
     while (((int64_t)1 << W.h_bits) < 2 * n_max) W.h_bits++;
     hsize = (int64_t)1 << W.h_bits;
     list = m * A.len;
     ranked = n_max > list ? n_max : list;
-    size = 2 * (int64_t)m + 9 * list + 3 * ranked + 3 * hsize + n_masks;
+    size = (int64_t)m + 10 * list + 3 * ranked + 2 * n_max + n_masks;
     ints = calloc((size_t)size, sizeof *ints);
-    reals = malloc((size_t)(2 * ranked + n_masks) * sizeof *reals);
-    if (!ints || !reals) {
+    reals = malloc((size_t)(3 * ranked + 1 + n_masks) * sizeof *reals);
+    W.slot = mode == FC_MODE_FILTER && !capacity ? calloc((size_t)hsize, sizeof *W.slot) : NULL;
+    if (!ints || !reals || (mode == FC_MODE_FILTER && !capacity && !W.slot)) {
         free(ints);
         free(reals);
+        free(W.slot);
         return FC_ENOMEM;
     }
     W.top_n = ints;
-    W.below = W.top_n + m;
-    W.top = W.below + m;
+    W.top = W.top_n + m;
     W.inst = W.top + list;
     W.act = W.inst + list;
     W.grp = W.act + list;
     W.gmask = W.grp + list;
     W.gstamp = W.gmask + list;
-    W.pool = W.gstamp + list;
+    W.rank = W.gstamp + list;
+    W.pool = W.rank + list;
     W.heap = W.pool + list;
     W.pick = W.heap + list;
     W.e_inst = W.pick + list;
     W.e_a = W.e_inst + ranked;
     W.e_p = W.e_a + ranked;
-    W.h_ad = W.e_p + ranked;
-    W.h_ent = W.h_ad + hsize;
-    W.h_stamp = W.h_ent + hsize;
-    W.cnt = W.h_stamp + hsize;
+    W.slot_of = W.e_p + ranked;
+    W.used = W.slot_of + n_max;
+    W.cnt = W.used + n_max;
     W.e_s = reals;
     W.e_w = W.e_s + ranked;
-    W.prev = W.e_w + ranked;
-    for (r = start; r < stop; r++) {
-        const int64_t *off = offsets + r * m;
-        double *y = out + r * n_masks;
-        int64_t *wa = win_ad ? win_ad + r * n_masks * slots : NULL;
-        double *we = win_earn ? win_earn + r * n_masks * slots : NULL;
-        if (wa)
-            for (j = 0; j < n_masks * slots; j++) {
-                wa[j] = -1;
-                we[j] = 0.0;
-            }
-        for (i = 0; i < m; i++)
-            W.top_n[i] = best_distinct(&A, off[i], off[i + 1], W.top + i * A.len, W.below + i);
-        if (mode == FC_MODE_RERUN) {
-            n = merge_lists(&A, &W);
-            if (capacity || wa)
-                rerun_table(&A, &W, n, r * n_masks, y, wa, we);
-            else
-                coalition_sums(&A, &W, n, A.gsp, y, NULL, NULL);
-            continue;
-        }
-        n = capacity ? ranked_full(&A, &W, merge_lists(&A, &W), r * n_masks + 1)
-                     : ranked_prefix(&A, &W, off, r + 1);
-        coalition_sums(&A, &W, n < 0 ? 0 : relevant_entries(&A, &W, n), 0, y, wa, we);
-    }
+    W.after = W.e_w + ranked;
+    W.prev = W.after + ranked + 1;
+
+    replay_range(&A, &W, offsets, start, stop, mode, out, win_ad, win_earn);
     free(ints);
     free(reals);
+    free(W.slot);
     return FC_OK;
 }

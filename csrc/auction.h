@@ -26,13 +26,15 @@
  *                 the first `slots` ranked ads whose mask meets S.
  *
  * Work per request does not grow with the pool size beyond one pass over its
- * instances (two in filter mode, the second a hash-table dedup) when
- * capacity = 0: each action keeps only its best `slots` (+1 for GSP)
- * distinct ads, which provably contain every ad that can win or price any
- * coalition in rerun mode and bound the part of the full ranking that filter
- * mode must sort (see auction.c); the 2^m coalitions then cost
- * O(2^m * m * slots), computed for all coalitions at once, one per vector
- * lane.
+ * instances (two in filter mode, the first a hash-table dedup that gives
+ * every ad its best score in the request) when capacity = 0: in rerun mode
+ * each action keeps only its best `slots` (+1 for GSP) distinct ads by its
+ * own scores, in filter mode its best `slots` by their best scores, which
+ * provably hold every ad that can win any coalition (see auction.c; GSP
+ * prices in filter mode read the ad after each of them among all ads); the
+ * at most m * (slots + 1) kept ads are ranked by counting, and the 2^m
+ * coalitions then cost O(2^m * m * slots), computed for all coalitions at
+ * once, one per vector lane.
  * With capacity > 0 an ad that cannot win can still take a capacity place,
  * so every instance is kept and each coalition costs O(n log P).
  */

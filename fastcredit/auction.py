@@ -24,13 +24,14 @@ drop ads with score < ``reserve``; the first ``slots`` ranked ads win and earn
 cached earnings of the first ``slots`` ranked ads whose mask meets S.
 With one score per ad, no capacity and first pricing the two modes agree.
 
-Cost. Without capacity each action is cut to its best ``slots`` (+1 for GSP)
-distinct ads before the 2**m loop, which provably keeps every ad that can win
-or price any coalition (proof in csrc/auction.c), so a request costs one pass
-over its instances (two in filter mode, the second a hash-table dedup) plus
-O(2**m * m * slots), all coalitions at once. With capacity an ad that never
-wins can still take a capacity place: nothing is cut and each coalition
-costs O(n log P) for n candidates.
+Cost. Without capacity a request costs one pass over its instances, plus
+O(2**m * m * slots) for all coalitions at once: rerun mode cuts each action
+to its best ``slots`` (+1 for GSP) distinct ads, filter mode first finds
+every ad's best score (a hash pass) and cuts each action to its best
+``slots`` ads by that score; both cuts provably keep every ad that can win
+or price any coalition (proofs in csrc/auction.c). With capacity an ad that
+never wins can still take a capacity place: nothing is cut and each
+coalition costs O(n log P) for n candidates.
 """
 from __future__ import annotations
 

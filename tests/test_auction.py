@@ -79,6 +79,37 @@ def test_filter_gsp_price_from_below_the_sorted_part(backend):
     assert got.tolist() == [[0.0, 0.5, 9.0, 9.0]] == [want.tolist()]
 
 
+def test_filter_gsp_price_from_an_ad_no_action_keeps(backend):
+    """Filter keeps, per action, its best `slots` ads by best score; a GSP
+    price can still read an ad that no action keeps. With slots=1 action 0
+    keeps ad 1 (score 100) and action 1 ad 10 (50), but ad 1 pays ad 2's
+    score (99) and ad 10 pays ad 6's (49.5): the next ads of the full pool,
+    which neither action keeps."""
+    pools = fc.Pools([0, 6, 8], ad_id=[1, 2, 3, 4, 5, 6, 10, 11],
+                     score=[100., 99., 98., 97., 96., 49.5, 50., 10.], value=[1.] * 8, m=2)
+    assert fc.auction_replay(pools, 1, pricing="gsp", backend=backend).tolist() == [
+        [0.0, 99.0, 49.5, 99.0]]
+    actions = ref.auction_actions(pools.offsets, pools.ad_id, pools.score, pools.value, None, 2, 0)
+    for slots in (2, 3, 7):
+        want, _ = ref.auction_request(actions, slots, pricing="gsp")
+        got = fc.auction_replay(pools, slots, pricing="gsp", backend=backend)[0]
+        np.testing.assert_array_equal(got, want)
+
+
+def test_repeated_ad_in_one_action_keeps_its_best_instance(backend):
+    """An action lists ad 7 at 1.0, then ad 8, then ad 7 again at 5.0 (and
+    ad 9 twice at the same score): the later, better instance of ad 7 must
+    replace the kept one, the first of two equal ones stays."""
+    pools = fc.Pools([0, 5], ad_id=[7, 8, 7, 9, 9], score=[1., 2., 5., 3., 3.],
+                     value=[10., 20., 70., 90., 95.], m=1)
+    for mode in ("filter", "rerun"):
+        assert fc.auction_replay(pools, 1, mode=mode, backend=backend)[0, 1] == 70.0
+        assert fc.auction_replay(pools, 2, mode=mode, backend=backend)[0, 1] == 160.0
+        assert fc.auction_replay(pools, 3, mode=mode, backend=backend)[0, 1] == 180.0
+        assert fc.auction_replay(pools, 2, mode=mode, pricing="gsp",
+                                 backend=backend)[0, 1] == 3.0 + 2.0
+
+
 def test_capacity_uses_prerank_not_score(backend):
     pools = fc.Pools([0, 3], ad_id=[1, 2, 3], score=[3., 2., 1.], value=[10., 20., 30.], m=1,
                      prerank=[0., 5., 4.])

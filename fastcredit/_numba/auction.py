@@ -1,6 +1,7 @@
 """Numba kernels of the auction family: the algorithm of csrc/auction.c, step
-for step and in the same summation order (see the proof of the per-action cut
-there).
+for step and in the same summation order (see the proofs of the per-action
+cuts there). C keeps an action's best ads in AVX-512 registers where it can;
+here they are kept by the scalar insertion of C's portable path.
 
 Signature (arrays validated by fastcredit.auction):
     replay(offsets, ad_id, score, value, prerank, m, start, stop, slots,
@@ -23,14 +24,9 @@ jit = njit(cache=True, nogil=True)
 
 
 @jit
-def _ranks_before(ad, score, x, y):
-    sx = score[x]
-    sy = score[y]
-    if sx != sy:
-        return sx > sy
-    if ad[x] != ad[y]:
-        return ad[x] < ad[y]
-    return x < y
+def _key_before(sx, ax, sy, ay):
+    """Whether key (sx, ax) ranks before (sy, ay): score desc, then ad asc."""
+    return (sx > sy) | ((sx == sy) & (ax < ay))  # no branch: the counts vectorise
 
 
 @jit
@@ -47,22 +43,29 @@ def _gsp_price(own, nxt, reserve):
 
 
 @jit
-def _best_distinct(ad, score, floor, length, lo, hi, top, t0):
-    """top[t0:t0+length] <- the best distinct ads of [lo, hi) at or above
-    floor; returns (count, instances below floor)."""
+def _select(ks, ka, kmap, use_map, lo, hi, length, floor, top, t0, top_s, top_a):
+    """top[t0:t0+length] <- keys k of the best distinct ads of items lo..hi-1
+    (k = kmap[x - lo] with use_map, else x; key (ks[k], ka[k])) at or above
+    floor; returns their count. Of two items of one ad the first of the
+    higher score counts; k < 0 marks an item to skip. C keeps the kept keys
+    in vector registers and inserts without branches (GCC vector shuffles);
+    here they sit in top_s / top_a (workspaces of length) beside top."""
     n = 0
-    below = 0
     for x in range(lo, hi):
-        if score[x] < floor:
-            below += 1
+        k = kmap[x - lo] if use_map else x
+        if k < 0:
             continue
-        if n == length and not _ranks_before(ad, score, x, top[t0 + n - 1]):
+        s = ks[k]
+        a = ka[k]
+        if s < floor:
+            continue
+        if n == length and not _key_before(s, a, top_s[n - 1], top_a[n - 1]):
             continue
         j = 0
-        while j < n and ad[top[t0 + j]] != ad[x]:
+        while j < n and top_a[j] != a:
             j += 1
         if j < n:
-            if not _ranks_before(ad, score, x, top[t0 + j]):
+            if not s > top_s[j]:
                 continue
             p = j
         elif n < length:
@@ -70,43 +73,63 @@ def _best_distinct(ad, score, floor, length, lo, hi, top, t0):
             n += 1
         else:
             p = n - 1
-        while p > 0 and _ranks_before(ad, score, x, top[t0 + p - 1]):
+        while p > 0 and _key_before(s, a, top_s[p - 1], top_a[p - 1]):
             top[t0 + p] = top[t0 + p - 1]
+            top_s[p] = top_s[p - 1]
+            top_a[p] = top_a[p - 1]
             p -= 1
-        top[t0 + p] = x
-    return n, below
+        top[t0 + p] = k
+        top_s[p] = s
+        top_a[p] = a
+    return n
 
 
 @jit
-def _merge_lists(ad, score, value, m, length, top, top_n, inst, act, grp, gmask,
+def _merge_lists(ad, score, value, m, length, top, top_n, inst, act, grp, gmask, pick, pool,
                  e_inst, e_a, e_p, e_s, e_w):
-    head = np.zeros(m, dtype=np.int64)
+    """The kept action lists merged in rank order by counting the positions
+    ranked before each; groups, gmask and entries as in csrc/auction.c."""
     n = 0
-    while True:
-        best = -1
-        for i in range(m):
-            if head[i] < top_n[i] and (best < 0 or _ranks_before(
-                    ad, score, top[i * length + head[i]], top[best * length + head[best]])):
-                best = i
-        if best < 0:
-            return n
-        x = top[best * length + head[best]]
-        head[best] += 1
-        j = 0
-        while j < n and ad[inst[j]] != ad[x]:
-            j += 1
-        inst[n] = x
-        act[n] = best
-        grp[n] = grp[j] if j < n else n
-        if j == n:
-            gmask[n] = 0
-        e_inst[n] = x
-        e_a[n] = np.int64(1) << best
-        e_p[n] = gmask[grp[n]]
-        e_s[n] = score[x]
-        e_w[n] = value[x]
-        gmask[grp[n]] |= np.int64(1) << best
-        n += 1
+    for i in range(m):
+        for j in range(top_n[i]):
+            pick[n] = top[i * length + j]
+            pool[n] = i
+            n += 1
+    for q in range(n):  # the keys side by side, so that the counts vectorise
+        e_s[q] = score[pick[q]]
+        e_p[q] = ad[pick[q]]
+    for q in range(n):
+        x = pick[q]
+        ax = e_p[q]
+        sx = e_s[q]
+        rank = 0
+        for r in range(n):
+            y = pick[r]
+            ay = e_p[r]
+            sy = e_s[r]
+            rank += (sy > sx) | ((sy == sx) & ((ay < ax) | ((ay == ax) & (y < x))))
+        inst[rank] = x
+        act[rank] = pool[q]
+    for q in range(n):
+        gmask[q] = 0
+        pick[q] = ad[inst[q]]  # the ads in rank order
+    for q in range(n):
+        x = inst[q]
+        ax = pick[q]
+        first = q
+        earlier = 0
+        for r in range(q):
+            if pick[r] == ax:
+                first = min(first, r)
+                earlier |= np.int64(1) << act[r]
+        grp[q] = first
+        gmask[first] |= np.int64(1) << act[q]
+        e_inst[q] = x
+        e_a[q] = np.int64(1) << act[q]
+        e_p[q] = earlier
+        e_s[q] = score[x]
+        e_w[q] = value[x]
+    return n
 
 
 @jit
@@ -176,83 +199,101 @@ def _earning(value, gsp, reserve, x, scores, q, k, tail):
 
 
 @jit
-def _hash_slot(h_ad, h_stamp, h_bits, a, stamp):
+def _hash_ads(ad, score, m, off, h_bits, stamp, h_stamp, h_ad, h_g, h_best, h_acts, slot_of,
+              used):
+    """Every ad of the request into the hash table with its best score and
+    instance; slot_of[x - off[0]] is x's slot, or ~slot when an earlier
+    instance of x's action has the same ad; returns the number of ads."""
     mask = (np.int64(1) << h_bits) - 1
-    h = np.int64((np.uint64(a) * GOLDEN) >> np.uint64(64 - h_bits))
-    while h_stamp[h] == stamp and h_ad[h] != a:
-        h = (h + 1) & mask
-    return h
-
-
-@jit
-def _ranked_prefix(ad, score, value, gsp, reserve, m, length, wanted, off, top, top_n, below,
-                   h_ad, h_ent, h_stamp, h_bits, stamp, e_inst, e_a, e_s, e_w):
-    need = np.empty(m)
-    bound = np.inf
-    tail = -np.inf
-    for i in range(m):
-        if off[i + 1] == off[i]:
-            need[i] = np.inf
-        elif top_n[i] >= wanted:
-            need[i] = score[top[i * length + wanted - 1]]
-        elif below[i]:
-            need[i] = -np.inf
-        else:
-            need[i] = score[top[i * length + top_n[i] - 1]]
-        if need[i] < bound:
-            bound = need[i]
-    if bound == np.inf:
-        return -1
-    if bound < reserve:
-        bound = reserve
+    lo = off[0]
     n = 0
     for i in range(m):
         for x in range(off[i], off[i + 1]):
-            h = _hash_slot(h_ad, h_stamp, h_bits, ad[x], stamp)
-            if h_stamp[h] != stamp:
-                h_stamp[h] = stamp
-                h_ad[h] = ad[x]
-                h_ent[h] = n
-                e_inst[n] = x
-                e_a[n] = np.int64(1) << i
-                n += 1
-            else:
-                q = h_ent[h]
-                e_a[q] |= np.int64(1) << i
-                if score[x] > score[e_inst[q]]:
-                    e_inst[q] = x
-    kept = 0
+            a = ad[x]
+            s = score[x]
+            h = np.int64((np.uint64(a) * GOLDEN) >> np.uint64(64 - h_bits))
+            while h_stamp[h] == stamp and h_ad[h] != a:
+                h = (h + 1) & mask
+            fresh = h_stamp[h] != stamp
+            acts = 0 if fresh else h_acts[h]
+            g = -np.inf if fresh else h_g[h]
+            h_stamp[h] = stamp
+            h_ad[h] = a
+            if s > g:
+                h_best[h] = x
+                h_g[h] = s
+            h_acts[h] = acts | (np.int64(1) << i)
+            slot_of[x - lo] = ~h if (acts >> i) & 1 else h
+            used[n] = h
+            n += fresh
+    return n
+
+
+@jit
+def _ranked_union(ad, score, value, gsp, reserve, m, length, off, h_bits, stamp, h_stamp, h_ad,
+                  h_g, h_best, h_acts, h_mask, h_mstamp, slot_of, used, top, top_n, pick, rank,
+                  e_ad, after, e_inst, e_a, e_p, e_s, e_w, top_s, top_a):
+    """Filter, capacity 0: U of the proof in csrc/auction.c as entries (mask',
+    best score, earnings) in rank order; returns their number."""
+    n_ads = _hash_ads(ad, score, m, off, h_bits, stamp, h_stamp, h_ad, h_g, h_best, h_acts,
+                      slot_of, used)
+    lo = off[0]
+    for i in range(m):
+        top_n[i] = _select(h_g, h_ad, slot_of[off[i] - lo:], True, off[i], off[i + 1], length,
+                           reserve, top, i * length, top_s, top_a)
+    n = 0
+    for i in range(m):
+        for j in range(top_n[i]):
+            h = top[i * length + j]
+            fresh = h_mstamp[h] != stamp
+            h_mask[h] = (0 if fresh else h_mask[h]) | (np.int64(1) << i)
+            h_mstamp[h] = stamp
+            pick[n] = h
+            n += fresh
+    for q in range(n):  # the keys side by side, so that the counts vectorise
+        e_s[q] = h_g[pick[q]]
+        e_inst[q] = h_ad[pick[q]]
     for q in range(n):
-        s = score[e_inst[q]]
-        a = e_a[q]
-        keep = s >= bound
-        if not gsp:
-            through = False
-            for i in range(m):
-                through |= ((a >> i) & 1) == 1 and s >= need[i]
-            keep &= through
-        tail = s if s < bound and s > tail else tail
-        e_inst[kept] = e_inst[q]
-        e_a[kept] = a
-        e_s[kept] = s
-        kept += keep
-    n = kept
-    for q in range(1, n):
-        xi = e_inst[q]
-        ai = e_a[q]
-        adi = ad[xi]
-        si = e_s[q]
-        p = q
-        while p > 0 and (si > e_s[p - 1] or (si == e_s[p - 1] and adi < ad[e_inst[p - 1]])):
-            e_inst[p] = e_inst[p - 1]
-            e_a[p] = e_a[p - 1]
-            e_s[p] = e_s[p - 1]
-            p -= 1
-        e_inst[p] = xi
-        e_a[p] = ai
-        e_s[p] = si
+        r = 0
+        for t in range(n):
+            r += _key_before(e_s[t], e_inst[t], e_s[q], e_inst[q])
+        rank[r] = pick[q]
     for q in range(n):
-        e_w[q] = _earning(value, gsp, reserve, e_inst[q], e_s, q, n, tail)
+        h = rank[q]
+        e_inst[q] = h_best[h]
+        e_a[q] = h_mask[h]
+        e_p[q] = 0
+        e_s[q] = h_g[h]
+        e_w[q] = value[h_best[h]]
+    if gsp and n > 0:
+        # after[p]: the best score of the ads outside U ranked after exactly p
+        # entries of U; ads after U's last entry need no count
+        for q in range(n):
+            e_ad[q] = ad[e_inst[q]]
+        tail = -np.inf
+        n_in = 0
+        for j in range(n_ads):
+            h = used[j]
+            in_u = h_mstamp[h] == stamp
+            g = h_g[h]
+            past = _key_before(e_s[n - 1], e_ad[n - 1], g, h_ad[h])
+            tail = g if (not in_u) & past & (g > tail) else tail
+            used[n_in] = h
+            n_in += (not in_u) & (not past)
+        for q in range(n):
+            after[q] = -np.inf
+        after[n] = tail
+        for j in range(n_in):
+            h = used[j]
+            a = h_ad[h]
+            g = h_g[h]
+            p = 0
+            for q in range(n):
+                p += _key_before(e_s[q], e_ad[q], g, a)
+            after[p] = g if g > after[p] else after[p]
+        for q in range(n):
+            nxt = e_s[q + 1] if q + 1 < n and e_s[q + 1] > after[q + 1] else after[q + 1]
+            e_w[q] = _gsp_price(e_s[q], nxt, reserve)
     return n
 
 
@@ -325,7 +366,9 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
             a_max = max(a_max, offsets[r * m + i + 1] - offsets[r * m + i])
     gsp = pricing == PRICING_GSP
     wanted = slots + (1 if gsp else 0)
-    length = a_max if capacity else min(wanted, a_max)
+    # the ads each action keeps: filter reads `slots` per action, rerun `wanted`
+    cut = slots if mode != MODE_RERUN else wanted
+    length = a_max if capacity else min(cut, a_max)
     floor = -np.inf if capacity else reserve
     pr = prerank if prerank.shape[0] else score
     n_masks = 1 << m
@@ -338,12 +381,12 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
     ranked = max(n_max, size)
     top = np.zeros(size, dtype=np.int64)
     top_n = np.zeros(m, dtype=np.int64)
-    below = np.zeros(m, dtype=np.int64)
     inst = np.zeros(size, dtype=np.int64)
     act = np.zeros(size, dtype=np.int64)
     grp = np.zeros(size, dtype=np.int64)
     gmask = np.zeros(size, dtype=np.int64)
     gstamp = np.zeros(size, dtype=np.int64)
+    rank = np.zeros(size, dtype=np.int64)
     pool = np.zeros(size, dtype=np.int64)
     heap = np.zeros(size, dtype=np.int64)
     pick = np.zeros(size, dtype=np.int64)
@@ -352,11 +395,21 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
     e_p = np.zeros(ranked, dtype=np.int64)
     e_s = np.zeros(ranked)
     e_w = np.zeros(ranked)
-    h_ad = np.zeros(1 << h_bits, dtype=np.int64)
-    h_ent = np.zeros(1 << h_bits, dtype=np.int64)
-    h_stamp = np.zeros(1 << h_bits, dtype=np.int64)
+    after = np.zeros(ranked + 1)
+    hsize = 1 << h_bits
+    h_ad = np.zeros(hsize, dtype=np.int64)
+    h_best = np.zeros(hsize, dtype=np.int64)
+    h_stamp = np.zeros(hsize, dtype=np.int64)
+    h_mask = np.zeros(hsize, dtype=np.int64)
+    h_mstamp = np.zeros(hsize, dtype=np.int64)
+    h_acts = np.zeros(hsize, dtype=np.int64)
+    h_g = np.zeros(hsize)
+    slot_of = np.zeros(n_max, dtype=np.int64)
+    used = np.zeros(n_max, dtype=np.int64)
     cnt = np.zeros(n_masks, dtype=np.int64)
     prev = np.zeros(n_masks)
+    top_s = np.zeros(length)
+    top_a = np.zeros(length, dtype=np.int64)
     for r in range(start, stop):
         off = offsets[r * m:(r + 1) * m + 1]
         y = out[r]
@@ -365,12 +418,20 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
         if win:
             wa[:, :] = -1
             we[:, :] = 0.0
+        if mode != MODE_RERUN and not capacity:
+            n = _ranked_union(ad_id, score, value, gsp, reserve, m, length, off, h_bits, r + 1,
+                              h_stamp, h_ad, h_g, h_best, h_acts, h_mask, h_mstamp, slot_of,
+                              used, top, top_n, pick, rank, pool, after, e_inst, e_a, e_p, e_s,
+                              e_w, top_s, top_a)
+            _coalition_sums(ad_id, reserve, m, slots, slots, n, False, e_inst, e_a, e_p, e_s,
+                            e_w, cnt, prev, y, win, wa, we)
+            continue
         for i in range(m):
-            top_n[i], below[i] = _best_distinct(ad_id, score, floor, length, off[i], off[i + 1],
-                                                top, i * length)
+            top_n[i] = _select(score, ad_id, top, False, off[i], off[i + 1], length, floor, top,
+                               i * length, top_s, top_a)
+        n = _merge_lists(ad_id, score, value, m, length, top, top_n, inst, act, grp, gmask, pick,
+                         pool, e_inst, e_a, e_p, e_s, e_w)
         if mode == MODE_RERUN:
-            n = _merge_lists(ad_id, score, value, m, length, top, top_n, inst, act, grp, gmask,
-                             e_inst, e_a, e_p, e_s, e_w)
             if capacity or win:
                 _rerun_table(ad_id, score, value, pr, gsp, reserve, capacity, m, slots, wanted,
                              n, r * n_masks, inst, act, grp, gstamp, pool, heap, pick, e_s,
@@ -379,17 +440,10 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
                 _coalition_sums(ad_id, reserve, m, slots, wanted, n, gsp, e_inst, e_a, e_p,
                                 e_s, e_w, cnt, prev, y, False, wa, we)
             continue
-        if capacity:
-            n = _merge_lists(ad_id, score, value, m, length, top, top_n, inst, act, grp, gmask,
-                             e_inst, e_a, e_p, e_s, e_w)
-            n = _ranked_full(ad_id, score, value, pr, gsp, reserve, capacity, full,
-                             r * n_masks + 1, n, inst, act, grp, gmask, gstamp, pool, heap,
-                             pick, e_inst, e_a, e_s, e_w)
-        else:
-            n = _ranked_prefix(ad_id, score, value, gsp, reserve, m, length, wanted, off, top,
-                               top_n, below, h_ad, h_ent, h_stamp, h_bits, r + 1, e_inst,
-                               e_a, e_s, e_w)
-        n = _relevant_entries(m, slots, n, e_inst, e_a, e_p, e_s, e_w) if n >= 0 else 0
+        n = _ranked_full(ad_id, score, value, pr, gsp, reserve, capacity, full, r * n_masks + 1,
+                         n, inst, act, grp, gmask, gstamp, pool, heap, pick, e_inst, e_a, e_s,
+                         e_w)
+        n = _relevant_entries(m, slots, n, e_inst, e_a, e_p, e_s, e_w)
         _coalition_sums(ad_id, reserve, m, slots, slots, n, False, e_inst, e_a, e_p, e_s, e_w,
                         cnt, prev, y, win, wa, we)
 
