@@ -20,8 +20,13 @@ import math
 import os
 import pathlib
 import platform
+import sys
 import time
 from typing import Callable, Iterable
+
+# Measure the source tree this file belongs to (a checkout or a worktree),
+# not whichever fastcredit an editable install points the venv at.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 import numpy as np
 
