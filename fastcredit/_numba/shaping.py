@@ -1,6 +1,6 @@
 """Numba kernels of the shaping family; the same algorithms (fast path,
-active-set Newton steps, sorted breakpoint search), in the same summation
-order, as csrc/shaping.c (see csrc/shaping.h for the math).
+active-set Newton steps for long rows, the breakpoint search), in the same
+summation order, as csrc/shaping.c (see csrc/shaping.h for the math).
 
 Signatures:
     project_box(u, lower, upper, bound_row_stride, bound_col_stride,
@@ -20,7 +20,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .._constants import PROJECT_INSERTION_SORT_MAX, PROJECT_NEWTON_STEPS, TOKEN_SELECT_MAX
+from .._constants import (PROJECT_EVALUATE_MAX, PROJECT_INSERTION_SORT_MAX, PROJECT_NEWTON_STEPS,
+                          TOKEN_SELECT_MAX)
 
 __all__ = ["project_box", "token_advantages"]
 
@@ -206,25 +207,63 @@ def _newton_projection(u, lower, upper, b0, bstep, weights, w0, total, tau, z, z
 
 
 @jit
-def _sorted_threshold(u, lower, upper, b0, bstep, weights, w0, total, bp):
-    n = 0
+def _scan_breakpoints(u, lower, upper, b0, bstep, weights, w0, total):
+    """(left, right, f at right, flat_end): the neighbours the sorted search
+    finds, from f at every finite breakpoint (csrc/shaping.c
+    scan_breakpoints)."""
+    left = -np.inf
+    flat_end = -np.inf
+    right = np.inf
+    f_right = 0.0
     for i in range(u.shape[0]):
-        a = u[i] - upper[b0 + i * bstep]
-        b = u[i] - lower[b0 + i * bstep]
-        if math.isfinite(a):
-            bp[n] = a
-            n += 1
-        if math.isfinite(b):
-            bp[n] = b
-            n += 1
-    _sort(bp, n)
-    j = _first_at_or_below(u, lower, upper, b0, bstep, weights, w0, total, bp, 0, n, False)
-    if j < n and _weighted_sum(u, lower, upper, b0, bstep, weights, w0, bp[j]) == total:
-        k = _first_at_or_below(u, lower, upper, b0, bstep, weights, w0, total, bp, j, n,
-                               True) - 1
-        return bp[j] if bp[j] > 0.0 else (bp[k] if bp[k] < 0.0 else 0.0)
-    left = bp[j - 1] if j > 0 else -np.inf
-    right = bp[j] if j < n else np.inf
+        for side in range(2):
+            t = u[i] - (lower if side else upper)[b0 + i * bstep]
+            if not math.isfinite(t):
+                continue
+            f = _weighted_sum(u, lower, upper, b0, bstep, weights, w0, t)
+            if f > total:
+                if t > left:
+                    left = t
+            elif t < right:
+                right = t
+                f_right = f
+            if f >= total and t > flat_end:
+                flat_end = t
+    return left, right, f_right, flat_end
+
+
+@jit
+def _sorted_threshold(u, lower, upper, b0, bstep, weights, w0, total, bp):
+    m = u.shape[0]
+    if m <= PROJECT_EVALUATE_MAX:
+        left, right, f_right, flat_end = _scan_breakpoints(u, lower, upper, b0, bstep,
+                                                           weights, w0, total)
+    else:
+        n = 0
+        for i in range(m):
+            a = u[i] - upper[b0 + i * bstep]
+            b = u[i] - lower[b0 + i * bstep]
+            if math.isfinite(a):
+                bp[n] = a
+                n += 1
+            if math.isfinite(b):
+                bp[n] = b
+                n += 1
+        _sort(bp, n)
+        j = _first_at_or_below(u, lower, upper, b0, bstep, weights, w0, total, bp, 0, n,
+                               False)
+        left = bp[j - 1] if j > 0 else -np.inf
+        right = bp[j] if j < n else np.inf
+        f_right = (_weighted_sum(u, lower, upper, b0, bstep, weights, w0, bp[j]) if j < n
+                   else 0.0)
+        k = j
+        if j < n and f_right == total:
+            k = _first_at_or_below(u, lower, upper, b0, bstep, weights, w0, total, bp, j, n,
+                                   True) - 1
+        flat_end = bp[k] if j < n else -np.inf
+    # f = total on [right, flat_end]: any tau there is a root
+    if right < np.inf and f_right == total:
+        return _nearest_zero(right, flat_end)
     return _segment_root(u, lower, upper, b0, bstep, weights, w0, total, left, right)
 
 
@@ -256,7 +295,7 @@ def _project_row(u, lower, upper, b0, bstep, weights, w0, total, z, z0, bp):
             clipped |= (x < lower[b0 + i * bstep]) | (x > upper[b0 + i * bstep])
             z[z0 + i] = x
         settled = not clipped
-        if clipped:
+        if clipped and m > PROJECT_EVALUATE_MAX:
             settled, tau = _newton_projection(u, lower, upper, b0, bstep, weights, w0, total,
                                               tau, z, z0)
         if settled and not zero:
