@@ -18,7 +18,7 @@ Signatures:
 import math
 
 import numpy as np
-from numba import njit
+from numba import literally, njit
 
 from .._constants import (PROJECT_EVALUATE_MAX, PROJECT_INSERTION_SORT_MAX, PROJECT_NEWTON_STEPS,
                           TOKEN_SELECT_MAX)
@@ -315,6 +315,122 @@ def _project_row(u, lower, upper, b0, bstep, weights, w0, total, z, z0, bp):
         z[z0 + i] = _clip(u[i] - tau, lower[b0 + i * bstep], upper[b0 + i * bstep])
 
 
+#: Rows per block of the lane pass: its scratch ((LANE rows + 10) x this
+#: many doubles) stays in L1.
+_BLOCK = 128
+
+# The lane pass divides by a slope that may be 0 in lanes whose result is
+# then not used: IEEE division (inf/NaN), not Python's ZeroDivisionError
+# branch, which would also stop LLVM vectorising the loops.
+lanes_jit = njit(cache=True, nogil=True, error_model="numpy")
+
+
+@lanes_jit
+def _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, m):
+    """project_lanes of csrc/shaping.c on rows r0 .. r0 + n - 1 (n <= _BLOCK)
+    of unit weights and one bound pair per row: the same operations per row
+    as _project_row, so the same bits. Each loop runs over the rows l
+    (U[i, l] = u[r0 + l, i]) with the loops over i inside it unrolled (m is
+    a compile-time literal), so LLVM vectorises it across rows, lanes in
+    registers. Returns whether a row has a non-finite sum (to redo row by
+    row)."""
+    M = literally(m)
+    lo = S[0]
+    hi = S[1]
+    tot = S[2]
+    tau = S[3]
+    clipped = S[4]
+    left = S[5]
+    right = S[6]
+    f_right = S[7]
+    flat_end = S[8]
+    finite = S[9]
+    for l in range(n):
+        lo[l] = lower[(r0 + l) * brs]
+        hi[l] = upper[(r0 + l) * brs]
+        tot[l] = total[(r0 + l) * ts]
+        s = 0.0
+        for i in range(M):
+            x = np.float64(u[r0 + l, i])
+            U[i, l] = x
+            s += x
+        t = (s - tot[l]) / M
+        c = 0.0
+        for i in range(M):
+            x = U[i, l] - t
+            c = 1.0 if (x < lo[l]) | (x > hi[l]) else c
+        tau[l] = t
+        finite[l] = 1.0 if s - s == 0.0 else 0.0
+        clipped[l] = c * finite[l]
+    redo = False
+    work = False
+    for l in range(n):
+        redo |= finite[l] == 0.0
+        work |= clipped[l] != 0.0
+    if work:
+        for l in range(n):
+            left[l] = -np.inf
+            flat_end[l] = -np.inf
+            right[l] = np.inf
+            f_right[l] = 0.0
+        for j in range(M):
+            for side in range(2):
+                for l in range(n):
+                    # a breakpoint that is not finite becomes NaN, which
+                    # every comparison below leaves out
+                    bp = U[j, l] - (lo[l] if side else hi[l])
+                    t = bp if bp - bp == 0.0 else np.nan
+                    f = 0.0
+                    for i in range(M):
+                        f += _clip(U[i, l] - t, lo[l], hi[l])
+                    nearer = (f <= tot[l]) & (t < right[l])
+                    left[l] = t if (f > tot[l]) & (t > left[l]) else left[l]
+                    f_right[l] = f if nearer else f_right[l]
+                    right[l] = t if nearer else right[l]
+                    flat_end[l] = t if (f >= tot[l]) & (t > flat_end[l]) else flat_end[l]
+        for l in range(n):
+            level = 0.0
+            slope = 0.0
+            for i in range(M):
+                x = U[i, l]
+                at_hi = x - hi[l] >= right[l]
+                at_lo = x - lo[l] <= left[l]
+                level += hi[l] if at_hi else (lo[l] if at_lo else x)
+                slope += 0.0 if at_hi | at_lo else 1.0
+            root = (level - tot[l]) / slope
+            root = left[l] if root < left[l] else (right[l] if root > right[l] else root)
+            root = root if slope > 0.0 else right[l]
+            nearest = _nearest_zero(right[l], flat_end[l])
+            root = nearest if (right[l] < np.inf) & (f_right[l] == tot[l]) else root
+            tau[l] = root if clipped[l] != 0.0 else tau[l]
+    # u - tau itself where nothing clipped (clip changes nothing there)
+    for l in range(n):
+        for i in range(M):
+            out[r0 + l, i] = _clip(U[i, l] - tau[l], lo[l], hi[l])
+    return redo
+
+
+@jit
+def _project_blocks(u, r0, n, lower, upper, brs, total, ts, out, U, S):
+    """_project_block with m as a literal (PROJECT_EVALUATE_MAX cases)."""
+    m = u.shape[1]
+    if m == 1:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 1)
+    if m == 2:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 2)
+    if m == 3:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 3)
+    if m == 4:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 4)
+    if m == 5:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 5)
+    if m == 6:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 6)
+    if m == 7:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 7)
+    return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 8)
+
+
 @jit
 def project_box(u, lower, upper, bound_row_stride, bound_col_stride, weights,
                 weight_row_stride, total, total_stride, out):
@@ -324,11 +440,26 @@ def project_box(u, lower, upper, bound_row_stride, bound_col_stride, weights,
     # flat output and offsets rather than out[r]: a view per row costs more
     # than projecting it
     flat = out.reshape(-1)
-    for r in range(n_rows):
-        for i in range(m):
-            row[i] = np.float64(u[r, i])
-        _project_row(row, lower, upper, r * bound_row_stride, bound_col_stride, weights,
-                     r * weight_row_stride, total[r * total_stride], flat, r * m, bp)
+    lanes = weights is None and bound_col_stride == 0 and m <= PROJECT_EVALUATE_MAX
+    U = np.empty((m, _BLOCK))
+    S = np.empty((10, _BLOCK))
+    for r0 in range(0, n_rows, _BLOCK):
+        n = min(_BLOCK, n_rows - r0)
+        redo = True
+        if lanes:
+            redo = _project_blocks(u, r0, n, lower, upper, bound_row_stride, total,
+                                   total_stride, out, U, S)
+        if not redo:
+            continue
+        for r in range(r0, r0 + n):
+            s = 0.0
+            for i in range(m):
+                row[i] = np.float64(u[r, i])
+                s += row[i]
+            if lanes and math.isfinite(s):
+                continue  # the lane pass's row stands
+            _project_row(row, lower, upper, r * bound_row_stride, bound_col_stride, weights,
+                         r * weight_row_stride, total[r * total_stride], flat, r * m, bp)
 
 
 @jit
