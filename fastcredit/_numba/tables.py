@@ -9,7 +9,7 @@ Signatures (v: (B, 2**m) float32/float64, out: float64):
     moebius(v, out), from_moebius(v, out)                      out (B, 2**m)
 """
 import numpy as np
-from numba import njit
+from numba import literally, njit
 
 from .._constants import TABLE_BLOCK_BITS
 
@@ -19,6 +19,7 @@ __all__ = ["semivalue", "semivalue_partial", "singleton", "leave_one_out", "pair
 _BLOCK = 1 << TABLE_BLOCK_BITS
 
 jit = njit(cache=True, nogil=True)
+lanes_jit = njit(cache=True, nogil=True, error_model="numpy")
 
 
 @jit
@@ -164,23 +165,44 @@ def _semivalue_blocks(v, g, m, cs, ws, center, start, stop, acc):
         _scalar_blocks(v, g, m, cs, ws, center, start, stop, acc)
 
 
-@jit
-def _semivalue_lanes(v, m, cs, ws, out):
+@lanes_jit
+def _semivalue_lanes(v, m, cs, ws, out, x, p, pb):
     """Games of 3 <= m <= 8 players as 8-lane rows, in the order of the vector
     path of csrc/tables.c: the fold runs over whole rows for bits >= 3, bits
-    0..2 are lane masks of the last row, every sum is a pairwise _sum8."""
+    0..2 are lane masks of the last row, every sum is a pairwise _sum8.
+    m is a compile-time literal, so every loop has a constant trip count
+    and LLVM unrolls and vectorises the 8-lane rows. x, p, pb: scratch of
+    (2**(m-3), 8), (8, 8), (8,)."""
+    M = literally(m)
+    for g in range(v.shape[0]):
+        _weigh_rows(v, g, 0, 1 << (M - 3), np.float64(v[g, 0]), cs, ws, 0, x, pb)
+        for q in range(M):
+            for lane in range(8):
+                p[q, lane] = 0.0
+        _fold_rows(x, M, p)
+        b = _sum8(pb)
+        for q in range(M):
+            out[g, q] = _sum8(p[q]) - b
+
+
+@jit
+def _semivalue_small(v, m, cs, ws, out):
+    """_semivalue_lanes with m as a literal (3 <= m <= 8)."""
     x = np.empty((1 << (m - 3), 8))
     p = np.empty((8, 8))
     pb = np.empty(8)
-    for g in range(v.shape[0]):
-        _weigh_rows(v, g, 0, 1 << (m - 3), np.float64(v[g, 0]), cs, ws, 0, x, pb)
-        for q in range(m):
-            for lane in range(8):
-                p[q, lane] = 0.0
-        _fold_rows(x, m, p)
-        b = _sum8(pb)
-        for q in range(m):
-            out[g, q] = _sum8(p[q]) - b
+    if m == 3:
+        _semivalue_lanes(v, 3, cs, ws, out, x, p, pb)
+    elif m == 4:
+        _semivalue_lanes(v, 4, cs, ws, out, x, p, pb)
+    elif m == 5:
+        _semivalue_lanes(v, 5, cs, ws, out, x, p, pb)
+    elif m == 6:
+        _semivalue_lanes(v, 6, cs, ws, out, x, p, pb)
+    elif m == 7:
+        _semivalue_lanes(v, 7, cs, ws, out, x, p, pb)
+    else:
+        _semivalue_lanes(v, 8, cs, ws, out, x, p, pb)
 
 
 @jit
@@ -188,7 +210,7 @@ def semivalue(v, weights, out):
     m = _log2(v.shape[1])
     cs, ws = _coefficient_tables(m, weights)
     if 3 <= m <= TABLE_BLOCK_BITS:
-        _semivalue_lanes(v, m, cs, ws, out)
+        _semivalue_small(v, m, cs, ws, out)
         return
     if m < 3:
         x = np.empty(1 << m)
