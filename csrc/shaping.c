@@ -374,6 +374,39 @@ static FC_INLINE lane_d lane_clip(lane_d x, lane_d lo, lane_d hi)
     return lane_select(above > hi, hi, above);
 }
 
+/* scan_breakpoints lane by lane: f at all 2m breakpoints of the lanes'
+ * rows; flat_end (the largest breakpoint with f >= total) only when
+ * want_flat (a constant at each call), as project_lanes needs it only when
+ * f at right is exactly total. A breakpoint that is not finite becomes NaN,
+ * which every comparison leaves out, as scan_breakpoints does; so for the
+ * others f > total is !(f <= total). */
+static FC_INLINE void lane_scan(const lane_d *u, const int m, lane_d lo, lane_d hi,
+                                lane_d total, const int want_flat, lane_d *left_out,
+                                lane_d *right_out, lane_d *f_right_out, lane_d *flat_end_out)
+{
+    const lane_d zero = {0}, inf = zero + INFINITY, nan = zero + NAN;
+    lane_d left = -inf, right = inf, f_right = zero, flat_end = -inf;
+    int i, j, side;
+    for (j = 0; j < m; j++)
+        for (side = 0; side < 2; side++) {
+            const lane_d bp = u[j] - (side ? lo : hi);
+            const lane_d t = lane_select((bp > -inf) & (bp < inf), bp, nan);
+            lane_d f = zero;
+            lane_i at_or_below, nearer;
+            for (i = 0; i < m; i++) f += lane_clip(u[i] - t, lo, hi);
+            at_or_below = f <= total;
+            nearer = at_or_below & (t < right);
+            left = lane_select(~at_or_below & (t > left), t, left);
+            f_right = lane_select(nearer, f, f_right);
+            right = lane_select(nearer, t, right);
+            if (want_flat) flat_end = lane_select((f >= total) & (t > flat_end), t, flat_end);
+        }
+    *left_out = left;
+    *right_out = right;
+    *f_right_out = f_right;
+    *flat_end_out = flat_end;
+}
+
 /* project_row on LANES rows at once, one row per vector lane, for the
  * common case of unit weights and one bound pair per row (kappa): the same
  * operations in the same order as project_row, so the same bits, with every
@@ -388,11 +421,11 @@ static FC_INLINE unsigned project_lanes(const double *u64, const float *u32, int
                                         const int m, const double *lo_in, const double *hi_in,
                                         const double *total_in, double *out)
 {
-    const lane_d zero = {0}, one = zero + 1.0, inf = zero + INFINITY, nan = zero + NAN;
+    const lane_d zero = {0}, one = zero + 1.0, inf = zero + INFINITY;
     lane_d u[LANE_MAX_M], lo, hi, total, s = zero, tau;
     lane_i clipped = (lane_i)zero, finite;
     unsigned redo = 0, any = 0;
-    int i, j, l, side;
+    int i, l;
     memcpy(&lo, lo_in, sizeof lo);
     memcpy(&hi, hi_in, sizeof hi);
     memcpy(&total, total_in, sizeof total);
@@ -415,22 +448,16 @@ static FC_INLINE unsigned project_lanes(const double *u64, const float *u32, int
         any |= clipped[l] != 0;
     }
     if (any) {
-        lane_d left = -inf, right = inf, f_right = zero, flat_end = -inf;
+        lane_d left, right, f_right, flat_end = -inf;
         lane_d level = zero, slope = zero, root, nearest;
-        for (j = 0; j < m; j++)
-            for (side = 0; side < 2; side++) {
-                /* a breakpoint that is not finite becomes NaN, which every
-                 * comparison below leaves out, as scan_breakpoints does */
-                const lane_d bp = u[j] - (side ? lo : hi);
-                const lane_d t = lane_select((bp > -inf) & (bp < inf), bp, nan);
-                lane_d f = zero;
-                lane_i nearer;
-                for (i = 0; i < m; i++) f += lane_clip(u[i] - t, lo, hi);
-                nearer = (f <= total) & (t < right);
-                left = lane_select((f > total) & (t > left), t, left);
-                f_right = lane_select(nearer, f, f_right);
-                right = lane_select(nearer, t, right);
-                flat_end = lane_select((f >= total) & (t > flat_end), t, flat_end);
+        lane_i flat;
+        lane_scan(u, m, lo, hi, total, 0, &left, &right, &f_right, &flat_end);
+        flat = (right < inf) & (f_right == total);
+        for (l = 0; l < LANES; l++)
+            if (flat[l]) {
+                /* rare: f = total exactly at a breakpoint */
+                lane_scan(u, m, lo, hi, total, 1, &left, &right, &f_right, &flat_end);
+                break;
             }
         /* segment_root on (left, right), or the flat end nearest 0 */
         for (i = 0; i < m; i++) {
@@ -442,7 +469,7 @@ static FC_INLINE unsigned project_lanes(const double *u64, const float *u32, int
         root = lane_select(root < left, left, lane_select(root > right, right, root));
         root = lane_select(slope > zero, root, right);
         nearest = lane_select(right > zero, right, lane_select(flat_end < zero, flat_end, zero));
-        root = lane_select((right < inf) & (f_right == total), nearest, root);
+        root = lane_select(flat, nearest, root);
         tau = lane_select(clipped, root, tau);
     }
     /* u - tau itself where nothing clipped (clip changes nothing there) */

@@ -326,6 +326,37 @@ lanes_jit = njit(cache=True, nogil=True, error_model="numpy")
 
 
 @lanes_jit
+def _scan_block(U, n, m, lo, hi, tot, left, right, f_right, flat_end, want_flat):
+    """lane_scan of csrc/shaping.c on the block's n rows (U[i, l]): left,
+    right, f at right, and flat_end only when want_flat (m and want_flat
+    compile-time literals). A breakpoint that is not finite becomes NaN,
+    which every comparison leaves out, so for the others f > total is
+    not (f <= total)."""
+    M = literally(m)
+    flat_pass = literally(want_flat)
+    for l in range(n):
+        left[l] = -np.inf
+        flat_end[l] = -np.inf
+        right[l] = np.inf
+        f_right[l] = 0.0
+    for j in range(M):
+        for side in range(2):
+            for l in range(n):
+                bp = U[j, l] - (lo[l] if side else hi[l])
+                t = bp if bp - bp == 0.0 else np.nan
+                f = 0.0
+                for i in range(M):
+                    f += _clip(U[i, l] - t, lo[l], hi[l])
+                at_or_below = f <= tot[l]
+                nearer = at_or_below & (t < right[l])
+                left[l] = t if (not at_or_below) & (t > left[l]) else left[l]
+                f_right[l] = f if nearer else f_right[l]
+                right[l] = t if nearer else right[l]
+                if flat_pass:
+                    flat_end[l] = t if (f >= tot[l]) & (t > flat_end[l]) else flat_end[l]
+
+
+@lanes_jit
 def _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, m):
     """project_lanes of csrc/shaping.c on rows r0 .. r0 + n - 1 (n <= _BLOCK)
     of unit weights and one bound pair per row: the same operations per row
@@ -368,26 +399,13 @@ def _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, m):
         redo |= finite[l] == 0.0
         work |= clipped[l] != 0.0
     if work:
+        _scan_block(U, n, M, lo, hi, tot, left, right, f_right, flat_end, False)
+        flat = False
         for l in range(n):
-            left[l] = -np.inf
-            flat_end[l] = -np.inf
-            right[l] = np.inf
-            f_right[l] = 0.0
-        for j in range(M):
-            for side in range(2):
-                for l in range(n):
-                    # a breakpoint that is not finite becomes NaN, which
-                    # every comparison below leaves out
-                    bp = U[j, l] - (lo[l] if side else hi[l])
-                    t = bp if bp - bp == 0.0 else np.nan
-                    f = 0.0
-                    for i in range(M):
-                        f += _clip(U[i, l] - t, lo[l], hi[l])
-                    nearer = (f <= tot[l]) & (t < right[l])
-                    left[l] = t if (f > tot[l]) & (t > left[l]) else left[l]
-                    f_right[l] = f if nearer else f_right[l]
-                    right[l] = t if nearer else right[l]
-                    flat_end[l] = t if (f >= tot[l]) & (t > flat_end[l]) else flat_end[l]
+            flat |= (right[l] < np.inf) & (f_right[l] == tot[l])
+        if flat:
+            # rare: f = total exactly at a breakpoint
+            _scan_block(U, n, M, lo, hi, tot, left, right, f_right, flat_end, True)
         for l in range(n):
             level = 0.0
             slope = 0.0
