@@ -165,44 +165,89 @@ def _semivalue_blocks(v, g, m, cs, ws, center, start, stop, acc):
         _scalar_blocks(v, g, m, cs, ws, center, start, stop, acc)
 
 
+#: Scratch of the small-game blocks, in doubles per block (2**m x games).
+_SMALL_SCRATCH = 2048
+
+
 @lanes_jit
-def _semivalue_lanes(v, m, cs, ws, out, x, p, pb):
-    """Games of 3 <= m <= 8 players as 8-lane rows, in the order of the vector
-    path of csrc/tables.c: the fold runs over whole rows for bits >= 3, bits
-    0..2 are lane masks of the last row, every sum is a pairwise _sum8.
-    m is a compile-time literal, so every loop has a constant trip count
-    and LLVM unrolls and vectorises the 8-lane rows. x, p, pb: scratch of
-    (2**(m-3), 8), (8, 8), (8,)."""
+def _semivalue_lanes(v, g0, n, m, cs, ws, out, X, P, B):
+    """Games g0 .. g0 + n - 1 of 3 <= m <= 8 players in the order of the
+    vector path of csrc/tables.c (each table as 8-lane rows: the fold runs
+    over whole rows for bits >= 3, bits 0..2 are lane masks of the last
+    row, every sum is a pairwise _sum8), with the games innermost: X[j, g]
+    is entry j of game g0 + g, then weighed; P[8q + lane, g] player q's
+    partial sums; B[lane, g] those of the base term, B[8, g] the centre
+    v(0). After the transposing copy every loop over g is one operation per
+    game on contiguous rows, so LLVM vectorises it across games (m is a
+    compile-time literal)."""
     M = literally(m)
-    for g in range(v.shape[0]):
-        _weigh_rows(v, g, 0, 1 << (M - 3), np.float64(v[g, 0]), cs, ws, 0, x, pb)
-        for q in range(M):
+    for g in range(n):
+        for j in range(1 << M):
+            X[j, g] = np.float64(v[g0 + g, j])
+    for g in range(n):
+        B[8, g] = X[0, g]
+    for lane in range(8):
+        for g in range(n):
+            B[lane, g] = 0.0
+    for q in range(M):
+        for lane in range(8):
+            for g in range(n):
+                P[8 * q + lane, g] = 0.0
+    for k in range(1 << (M - 3)):
+        for lane in range(8):
+            j = 8 * k + lane
+            c = cs[0, j]
+            w = ws[0, j]
+            for g in range(n):
+                d = X[j, g] - B[8, g]
+                B[lane, g] += d * w
+                X[j, g] = d * c
+    for q in range(M - 1, 2, -1):
+        half = 1 << (q - 3)
+        for k in range(half):
             for lane in range(8):
-                p[q, lane] = 0.0
-        _fold_rows(x, M, p)
-        b = _sum8(pb)
-        for q in range(M):
-            out[g, q] = _sum8(p[q]) - b
+                hi = 8 * (k + half) + lane
+                for g in range(n):
+                    P[8 * q + lane, g] += X[hi, g]
+                    X[8 * k + lane, g] += X[hi, g]
+    for q in range(3):
+        for lane in range(8):
+            masked = 1.0 if (lane >> q) & 1 else 0.0
+            for g in range(n):
+                # x or +0.0, as the lane mask of csrc/tables.c gives
+                P[8 * q + lane, g] += X[lane, g] if masked != 0.0 else 0.0
+    for g in range(n):
+        B[8, g] = ((B[0, g] + B[1, g]) + (B[2, g] + B[3, g])) + (
+            (B[4, g] + B[5, g]) + (B[6, g] + B[7, g]))
+    for q in range(M):
+        r = 8 * q
+        for g in range(n):
+            out[g0 + g, q] = (((P[r, g] + P[r + 1, g]) + (P[r + 2, g] + P[r + 3, g]))
+                              + ((P[r + 4, g] + P[r + 5, g]) + (P[r + 6, g] + P[r + 7, g]))
+                              - B[8, g])
 
 
 @jit
 def _semivalue_small(v, m, cs, ws, out):
-    """_semivalue_lanes with m as a literal (3 <= m <= 8)."""
-    x = np.empty((1 << (m - 3), 8))
-    p = np.empty((8, 8))
-    pb = np.empty(8)
-    if m == 3:
-        _semivalue_lanes(v, 3, cs, ws, out, x, p, pb)
-    elif m == 4:
-        _semivalue_lanes(v, 4, cs, ws, out, x, p, pb)
-    elif m == 5:
-        _semivalue_lanes(v, 5, cs, ws, out, x, p, pb)
-    elif m == 6:
-        _semivalue_lanes(v, 6, cs, ws, out, x, p, pb)
-    elif m == 7:
-        _semivalue_lanes(v, 7, cs, ws, out, x, p, pb)
-    else:
-        _semivalue_lanes(v, 8, cs, ws, out, x, p, pb)
+    """_semivalue_lanes over blocks of games, m as a literal (3 <= m <= 8)."""
+    games = _SMALL_SCRATCH >> m
+    X = np.empty((1 << m, games))
+    P = np.empty((8 * m, games))
+    B = np.empty((9, games))
+    for g0 in range(0, v.shape[0], games):
+        n = min(games, v.shape[0] - g0)
+        if m == 3:
+            _semivalue_lanes(v, g0, n, 3, cs, ws, out, X, P, B)
+        elif m == 4:
+            _semivalue_lanes(v, g0, n, 4, cs, ws, out, X, P, B)
+        elif m == 5:
+            _semivalue_lanes(v, g0, n, 5, cs, ws, out, X, P, B)
+        elif m == 6:
+            _semivalue_lanes(v, g0, n, 6, cs, ws, out, X, P, B)
+        elif m == 7:
+            _semivalue_lanes(v, g0, n, 7, cs, ws, out, X, P, B)
+        else:
+            _semivalue_lanes(v, g0, n, 8, cs, ws, out, X, P, B)
 
 
 @jit
