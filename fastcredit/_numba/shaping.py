@@ -376,15 +376,17 @@ def _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, m):
     f_right = S[7]
     flat_end = S[8]
     finite = S[9]
+    # the transposing copy on its own: the loops below then read rows
+    for l in range(n):
+        for i in range(M):
+            U[i, l] = np.float64(u[r0 + l, i])
     for l in range(n):
         lo[l] = lower[(r0 + l) * brs]
         hi[l] = upper[(r0 + l) * brs]
         tot[l] = total[(r0 + l) * ts]
         s = 0.0
         for i in range(M):
-            x = np.float64(u[r0 + l, i])
-            U[i, l] = x
-            s += x
+            s += U[i, l]
         t = (s - tot[l]) / M
         c = 0.0
         for i in range(M):
@@ -422,9 +424,12 @@ def _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, m):
             root = nearest if (right[l] < np.inf) & (f_right[l] == tot[l]) else root
             tau[l] = root if clipped[l] != 0.0 else tau[l]
     # u - tau itself where nothing clipped (clip changes nothing there)
+    for i in range(M):
+        for l in range(n):
+            U[i, l] = _clip(U[i, l] - tau[l], lo[l], hi[l])
     for l in range(n):
         for i in range(M):
-            out[r0 + l, i] = _clip(U[i, l] - tau[l], lo[l], hi[l])
+            out[r0 + l, i] = U[i, l]
     return redo
 
 
