@@ -279,7 +279,7 @@ static void scan_breakpoints(const row_problem *p, double *left, double *right,
 /* The exact sorted breakpoint search: the segment between consecutive
  * finite breakpoints where f crosses total. Rows of m <=
  * FC_PROJECT_EVALUATE_MAX find it by evaluating f at every breakpoint (the
- * same neighbours in O(m^2), as project_lanes does eight rows at a time);
+ * same neighbours in O(m^2), as project_lanes does four rows at a time);
  * longer rows sort the breakpoints and binary search them. bp holds 2m
  * doubles. */
 static double sorted_threshold(const row_problem *p, double *bp)
@@ -339,7 +339,10 @@ static inline void project_row(const row_problem *p, double *z, double *work)
             clipped |= (x < lower[i * bs]) | (x > upper[i * bs]);
             z[i] = x;
         }
-        settled = !clipped || (m > FC_PROJECT_EVALUATE_MAX && newton_projection(p, &tau, z));
+        /* rows of the lanes' kind go straight to the breakpoint search, as
+         * project_lanes does; for the others Newton steps are cheaper */
+        settled = !clipped || ((weights || bs != 0 || m > FC_PROJECT_EVALUATE_MAX) &&
+                               newton_projection(p, &tau, z));
         if (settled && !zero) return; /* z written */
     }
     if (!settled) {

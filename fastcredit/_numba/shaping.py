@@ -295,7 +295,10 @@ def _project_row(u, lower, upper, b0, bstep, weights, w0, total, z, z0, bp):
             clipped |= (x < lower[b0 + i * bstep]) | (x > upper[b0 + i * bstep])
             z[z0 + i] = x
         settled = not clipped
-        if clipped and m > PROJECT_EVALUATE_MAX:
+        # rows of the lane pass's kind go straight to the breakpoint
+        # search, as _project_block does; for the others Newton steps are
+        # cheaper
+        if clipped and (weights is not None or bstep != 0 or m > PROJECT_EVALUATE_MAX):
             settled, tau = _newton_projection(u, lower, upper, b0, bstep, weights, w0, total,
                                               tau, z, z0)
         if settled and not zero:
