@@ -19,7 +19,6 @@ __all__ = ["semivalue", "semivalue_partial", "singleton", "leave_one_out", "pair
 _BLOCK = 1 << TABLE_BLOCK_BITS
 
 jit = njit(cache=True, nogil=True)
-lanes_jit = njit(cache=True, nogil=True, error_model="numpy")
 
 
 @jit
@@ -169,7 +168,34 @@ def _semivalue_blocks(v, g, m, cs, ws, center, start, stop, acc):
 _SMALL_SCRATCH = 2048
 
 
-@lanes_jit
+@jit
+def _transpose_games(v, g0, n, X, m):
+    """X[j, g] = v[g0 + g, j] for the n games of a block; m a literal so the
+    copy of a table unrolls."""
+    M = literally(m)
+    for g in range(n):
+        for j in range(1 << M):
+            X[j, g] = np.float64(v[g0 + g, j])
+
+
+@jit
+def _transpose_block(v, g0, n, X, m):
+    """_transpose_games with m as a literal (3 <= m <= 8)."""
+    if m == 3:
+        _transpose_games(v, g0, n, X, 3)
+    elif m == 4:
+        _transpose_games(v, g0, n, X, 4)
+    elif m == 5:
+        _transpose_games(v, g0, n, X, 5)
+    elif m == 6:
+        _transpose_games(v, g0, n, X, 6)
+    elif m == 7:
+        _transpose_games(v, g0, n, X, 7)
+    else:
+        _transpose_games(v, g0, n, X, 8)
+
+
+@jit
 def _semivalue_lanes(v, g0, n, m, cs, ws, out, X, P, B):
     """Games g0 .. g0 + n - 1 of 3 <= m <= 8 players in the order of the
     vector path of csrc/tables.c (each table as 8-lane rows: the fold runs
@@ -178,22 +204,18 @@ def _semivalue_lanes(v, g0, n, m, cs, ws, out, X, P, B):
     is entry j of game g0 + g, then weighed; P[8q + lane, g] player q's
     partial sums; B[lane, g] those of the base term, B[8, g] the centre
     v(0). After the transposing copy every loop over g is one operation per
-    game on contiguous rows, so LLVM vectorises it across games (m is a
-    compile-time literal)."""
-    M = literally(m)
-    for g in range(n):
-        for j in range(1 << M):
-            X[j, g] = np.float64(v[g0 + g, j])
+    game on contiguous rows, so LLVM vectorises it across games."""
+    _transpose_block(v, g0, n, X, m)
     for g in range(n):
         B[8, g] = X[0, g]
     for lane in range(8):
         for g in range(n):
             B[lane, g] = 0.0
-    for q in range(M):
+    for q in range(m):
         for lane in range(8):
             for g in range(n):
                 P[8 * q + lane, g] = 0.0
-    for k in range(1 << (M - 3)):
+    for k in range(1 << (m - 3)):
         for lane in range(8):
             j = 8 * k + lane
             c = cs[0, j]
@@ -202,7 +224,7 @@ def _semivalue_lanes(v, g0, n, m, cs, ws, out, X, P, B):
                 d = X[j, g] - B[8, g]
                 B[lane, g] += d * w
                 X[j, g] = d * c
-    for q in range(M - 1, 2, -1):
+    for q in range(m - 1, 2, -1):
         half = 1 << (q - 3)
         for k in range(half):
             for lane in range(8):
@@ -219,7 +241,7 @@ def _semivalue_lanes(v, g0, n, m, cs, ws, out, X, P, B):
     for g in range(n):
         B[8, g] = ((B[0, g] + B[1, g]) + (B[2, g] + B[3, g])) + (
             (B[4, g] + B[5, g]) + (B[6, g] + B[7, g]))
-    for q in range(M):
+    for q in range(m):
         r = 8 * q
         for g in range(n):
             out[g0 + g, q] = (((P[r, g] + P[r + 1, g]) + (P[r + 2, g] + P[r + 3, g]))
@@ -229,25 +251,13 @@ def _semivalue_lanes(v, g0, n, m, cs, ws, out, X, P, B):
 
 @jit
 def _semivalue_small(v, m, cs, ws, out):
-    """_semivalue_lanes over blocks of games, m as a literal (3 <= m <= 8)."""
+    """_semivalue_lanes over blocks of games (3 <= m <= 8)."""
     games = _SMALL_SCRATCH >> m
     X = np.empty((1 << m, games))
     P = np.empty((8 * m, games))
     B = np.empty((9, games))
     for g0 in range(0, v.shape[0], games):
-        n = min(games, v.shape[0] - g0)
-        if m == 3:
-            _semivalue_lanes(v, g0, n, 3, cs, ws, out, X, P, B)
-        elif m == 4:
-            _semivalue_lanes(v, g0, n, 4, cs, ws, out, X, P, B)
-        elif m == 5:
-            _semivalue_lanes(v, g0, n, 5, cs, ws, out, X, P, B)
-        elif m == 6:
-            _semivalue_lanes(v, g0, n, 6, cs, ws, out, X, P, B)
-        elif m == 7:
-            _semivalue_lanes(v, g0, n, 7, cs, ws, out, X, P, B)
-        else:
-            _semivalue_lanes(v, g0, n, 8, cs, ws, out, X, P, B)
+        _semivalue_lanes(v, g0, min(games, v.shape[0] - g0), m, cs, ws, out, X, P, B)
 
 
 @jit
