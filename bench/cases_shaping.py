@@ -43,7 +43,8 @@ def _projection_cases(quick):
         ns = r.t / rows * 1e9
         return "yes" if ns <= 20 and r.t <= r.alt / 50 else f"no ({ns:.0f} ns/row)"
 
-    for kappa, case in [(3.0, "no row clips (kappa=3)"), (1.0, "every row clips (kappa=1)")]:
+    for kappa, case in [(3.0, "no row clips (kappa=3)"), (1.0, "every row clips (kappa=1)"),
+                        (0.5, "most coordinates clip (kappa=0.5)")]:
         np.testing.assert_allclose(fc.project_zero_sum(u, kappa), numpy_bisection(u, kappa),
                                    atol=1e-9)
         yield Case("project_zero_sum", f"{sci(rows)} x {M}, {case}",

@@ -7,8 +7,8 @@
 
 /* Rows of at most LANE_MAX_M values, with unit weights and one bound pair
  * per row, are projected LANES at a time (see project_lanes). */
-#define LANES 8
-#define LANE_MAX_M 8
+#define LANES 4
+#define LANE_MAX_M FC_PROJECT_EVALUATE_MAX
 
 /* One row of the projection problem; lower/upper step by bound_step per
  * coordinate (0: one shared bound), weights == NULL means all 1. */
@@ -247,24 +247,65 @@ static int newton_projection(const row_problem *p, double *tau_io, double *z)
     return 0;
 }
 
-/* The exact sorted breakpoint search; bp holds 2m doubles. */
+/* Scans every finite breakpoint t of the row once, f(t) computed by
+ * weighted_sum: the largest t with f(t) > total (*left, -inf if none), the
+ * smallest with f(t) <= total (*right, +inf if none; *f_right = f there) and
+ * the largest with f(t) >= total (*flat_end). f rounds monotonically in t,
+ * so these are the neighbours the sorted search finds. */
+static void scan_breakpoints(const row_problem *p, double *left, double *right,
+                             double *f_right, double *flat_end)
+{
+    int64_t i;
+    int side;
+    *left = *flat_end = -INFINITY;
+    *right = INFINITY;
+    *f_right = 0.0;
+    for (i = 0; i < p->m; i++)
+        for (side = 0; side < 2; side++) {
+            const double t = p->u[i] - (side ? p->lower : p->upper)[i * p->bound_step];
+            double f;
+            if (!isfinite(t)) continue;
+            f = weighted_sum(p, t);
+            if (f > p->total) {
+                if (t > *left) *left = t;
+            } else if (t < *right) {
+                *right = t;
+                *f_right = f;
+            }
+            if (f >= p->total && t > *flat_end) *flat_end = t;
+        }
+}
+
+/* The exact sorted breakpoint search: the segment between consecutive
+ * finite breakpoints where f crosses total. Rows of m <=
+ * FC_PROJECT_EVALUATE_MAX find it by evaluating f at every breakpoint (the
+ * same neighbours in O(m^2), as project_lanes does four rows at a time);
+ * longer rows sort the breakpoints and binary search them. bp holds 2m
+ * doubles. */
 static double sorted_threshold(const row_problem *p, double *bp)
 {
     int64_t n = 0, i, j, k;
-    for (i = 0; i < p->m; i++) {
-        const double a = p->u[i] - p->upper[i * p->bound_step];
-        const double b = p->u[i] - p->lower[i * p->bound_step];
-        if (isfinite(a)) bp[n++] = a;
-        if (isfinite(b)) bp[n++] = b;
+    double left, right, f_right, flat_end;
+    if (p->m <= FC_PROJECT_EVALUATE_MAX) {
+        scan_breakpoints(p, &left, &right, &f_right, &flat_end);
+    } else {
+        for (i = 0; i < p->m; i++) {
+            const double a = p->u[i] - p->upper[i * p->bound_step];
+            const double b = p->u[i] - p->lower[i * p->bound_step];
+            if (isfinite(a)) bp[n++] = a;
+            if (isfinite(b)) bp[n++] = b;
+        }
+        sort_doubles(bp, n);
+        j = first_at_or_below(p, bp, 0, n, 0);
+        left = j > 0 ? bp[j - 1] : -INFINITY;
+        right = j < n ? bp[j] : INFINITY;
+        f_right = j < n ? weighted_sum(p, bp[j]) : 0.0;
+        k = j < n && f_right == p->total ? first_at_or_below(p, bp, j, n, 1) - 1 : j;
+        flat_end = j < n ? bp[k] : -INFINITY;
     }
-    sort_doubles(bp, n);
-    j = first_at_or_below(p, bp, 0, n, 0);
-    if (j < n && weighted_sum(p, bp[j]) == p->total) {
-        /* f = total on [bp[j], bp[k]]: any tau there is a root. */
-        k = first_at_or_below(p, bp, j, n, 1) - 1;
-        return bp[j] > 0.0 ? bp[j] : (bp[k] < 0.0 ? bp[k] : 0.0);
-    }
-    return segment_root(p, j > 0 ? bp[j - 1] : -INFINITY, j < n ? bp[j] : INFINITY);
+    /* f = total on [right, flat_end]: any tau there is a root */
+    if (right < INFINITY && f_right == p->total) return nearest_zero(right, flat_end);
+    return segment_root(p, left, right);
 }
 
 static inline void project_row(const row_problem *p, double *z, double *work)
@@ -298,7 +339,10 @@ static inline void project_row(const row_problem *p, double *z, double *work)
             clipped |= (x < lower[i * bs]) | (x > upper[i * bs]);
             z[i] = x;
         }
-        settled = !clipped || newton_projection(p, &tau, z);
+        /* rows of the lanes' kind go straight to the breakpoint search, as
+         * project_lanes does; for the others Newton steps are cheaper */
+        settled = !clipped || ((weights || bs != 0 || m > FC_PROJECT_EVALUATE_MAX) &&
+                               newton_projection(p, &tau, z));
         if (settled && !zero) return; /* z written */
     }
     if (!settled) {
@@ -314,134 +358,213 @@ static inline void project_row(const row_problem *p, double *z, double *work)
     for (i = 0; i < m; i++) z[i] = clip(u[i] - tau, lower[i * bs], upper[i * bs]);
 }
 
-/* project_row on LANES rows at once, for the common case of unit weights
- * and one bound pair per row (kappa): the same operations in the same order
- * as project_row, so the same bits, with lanes that are done frozen by
- * selects instead of leaving a loop. Interleaving independent rows hides the
- * latency of each row's sums and divisions and removes the mispredicted
- * branches on how many Newton steps a row needs (1.7x on clipping rows). Rows r0 ..
- * r0 + LANES - 1 of u64 or u32; lo, hi, total hold the lanes' values.
- * Returns a bit mask of the lanes project_row must redo (non-finite sums,
- * Newton steps that did not settle); the other lanes' rows are written. */
-static FC_CLONES unsigned project_lanes(const double *u64, const float *u32, int64_t r0,
-                                        int64_t m, const double *lo, const double *hi,
-                                        const double *total, double *out)
+#ifdef FC_VECTOR_EXT
+/* LANES doubles: 256-bit registers on the AVX2 and x86-64-v4 clones (wider
+ * vectors lose: GCC lowers their comparisons lane by lane there). */
+typedef double lane_d __attribute__((vector_size(LANES * 8)));
+typedef int64_t lane_i __attribute__((vector_size(LANES * 8)));
+
+/* c ? a : b in each lane (c: -1 or 0 from a vector comparison). */
+static FC_INLINE lane_d lane_select(lane_i c, lane_d a, lane_d b)
 {
-    double u[LANE_MAX_M][LANES];
-    double tau[LANES], f[LANES], slope[LANES], nf[LANES], ns[LANES], next[LANES];
-    int clipped[LANES], active[LANES], moved[LANES], redo[LANES];
-    unsigned mask = 0;
-    int64_t i;
-    int l, step, any = 0;
-    for (l = 0; l < LANES; l++)
-        for (i = 0; i < m; i++)
-            u[i][l] = u64 ? u64[(r0 + l) * m + i] : (double)u32[(r0 + l) * m + i];
-    for (l = 0; l < LANES; l++) f[l] = 0.0;
-    for (i = 0; i < m; i++)
-        for (l = 0; l < LANES; l++) f[l] += u[i][l];
-    for (l = 0; l < LANES; l++) {
-        redo[l] = !isfinite(f[l]);
-        tau[l] = (f[l] - total[l]) / (double)m;
-        clipped[l] = 0;
-    }
-    for (i = 0; i < m; i++)
-        for (l = 0; l < LANES; l++) {
-            const double x = u[i][l] - tau[l];
-            clipped[l] |= (x < lo[l]) | (x > hi[l]);
-        }
-    for (l = 0; l < LANES; l++) any |= clipped[l] | redo[l];
-    if (!any) {
-        for (l = 0; l < LANES; l++)
-            for (i = 0; i < m; i++) out[(r0 + l) * m + i] = u[i][l] - tau[l];
-        return 0;
-    }
-    for (l = 0; l < LANES; l++) {
-        f[l] = slope[l] = 0.0;
-        active[l] = clipped[l] & !redo[l];
-    }
-    for (i = 0; i < m; i++)
-        for (l = 0; l < LANES; l++) {
-            const double x = u[i][l] - tau[l];
-            f[l] += clip(x, lo[l], hi[l]);
-            slope[l] += (double)((x > lo[l]) & (x < hi[l]));
-        }
-    for (step = 0; step < FC_PROJECT_NEWTON_STEPS; step++) {
-        for (l = 0; l < LANES; l++) {
-            redo[l] |= active[l] & !(slope[l] > 0.0);
-            active[l] &= slope[l] > 0.0;
-            next[l] = tau[l] + (f[l] - total[l]) / slope[l];
-            nf[l] = ns[l] = 0.0;
-            moved[l] = 0;
-        }
-        for (i = 0; i < m; i++)
-            for (l = 0; l < LANES; l++) {
-                const double x = u[i][l] - tau[l], y = u[i][l] - next[l];
-                moved[l] |= ((x >= hi[l]) != (y >= hi[l])) | ((x <= lo[l]) != (y <= lo[l]));
-                nf[l] += clip(y, lo[l], hi[l]);
-                ns[l] += (double)((y > lo[l]) & (y < hi[l]));
-            }
-        any = 0;
-        for (l = 0; l < LANES; l++) {
-            tau[l] = active[l] ? next[l] : tau[l];
-            f[l] = active[l] ? nf[l] : f[l];
-            slope[l] = active[l] ? ns[l] : slope[l];
-            active[l] &= moved[l];
-            any |= active[l];
-        }
-        if (!any) break;
-    }
-    /* z = clip(u - tau) is what project_row writes: u - tau itself where
-     * nothing clipped, clip(u - settled tau) after Newton steps */
-    for (l = 0; l < LANES; l++) {
-        if (redo[l] | active[l]) {
-            mask |= 1u << l;
-            continue;
-        }
-        for (i = 0; i < m; i++) out[(r0 + l) * m + i] = clip(u[i][l] - tau[l], lo[l], hi[l]);
-    }
-    return mask;
+    return (lane_d)(((lane_i)a & c) | ((lane_i)b & ~c));
 }
 
-/* Every row of either u64 or u32 (the other NULL); f32 rows are widened
- * into work + 2m first. One cloned loop so the row code inlines into it. */
-static FC_CLONES void project_rows(const double *u64, const float *u32, int64_t n_rows,
-                                   int64_t m, const double *lower, const double *upper,
-                                   int64_t bound_row_stride, int64_t bound_col_stride,
-                                   const double *weights, int64_t weight_row_stride,
-                                   const double *total, int64_t total_stride,
-                                   double *out, double *work)
+/* clip() lane by lane, the same two selects. */
+static FC_INLINE lane_d lane_clip(lane_d x, lane_d lo, lane_d hi)
 {
-    double *wide = work + 2 * m;
-    double lane_lo[LANES], lane_hi[LANES], lane_total[LANES];
-    const int lanes = !weights && bound_col_stride == 0 && m <= LANE_MAX_M;
-    unsigned redo = 0;
-    int64_t r, i;
-    row_problem p;
-    p.m = m;
-    p.bound_step = bound_col_stride;
-    for (r = 0; r < n_rows; r++) {
-        if (lanes && r % LANES == 0 && r + LANES <= n_rows) {
-            int l;
-            for (l = 0; l < LANES; l++) {
-                lane_lo[l] = lower[(r + l) * bound_row_stride];
-                lane_hi[l] = upper[(r + l) * bound_row_stride];
-                lane_total[l] = total[(r + l) * total_stride];
-            }
-            redo = project_lanes(u64, u32, r, m, lane_lo, lane_hi, lane_total, out);
+    const lane_d above = lane_select(x < lo, lo, x);
+    return lane_select(above > hi, hi, above);
+}
+
+/* scan_breakpoints lane by lane: f at all 2m breakpoints of the lanes'
+ * rows; flat_end (the largest breakpoint with f >= total) only when
+ * want_flat (a constant at each call), as project_lanes needs it only when
+ * f at right is exactly total. A breakpoint that is not finite becomes NaN,
+ * which every comparison leaves out, as scan_breakpoints does; so for the
+ * others f > total is !(f <= total). */
+static FC_INLINE void lane_scan(const lane_d *u, const int m, lane_d lo, lane_d hi,
+                                lane_d total, const int want_flat, lane_d *left_out,
+                                lane_d *right_out, lane_d *f_right_out, lane_d *flat_end_out)
+{
+    const lane_d zero = {0}, inf = zero + INFINITY, nan = zero + NAN;
+    lane_d left = -inf, right = inf, f_right = zero, flat_end = -inf;
+    int i, j, side;
+    for (j = 0; j < m; j++)
+        for (side = 0; side < 2; side++) {
+            const lane_d bp = u[j] - (side ? lo : hi);
+            const lane_d t = lane_select((bp > -inf) & (bp < inf), bp, nan);
+            lane_d f = zero;
+            lane_i at_or_below, nearer;
+            for (i = 0; i < m; i++) f += lane_clip(u[i] - t, lo, hi);
+            at_or_below = f <= total;
+            nearer = at_or_below & (t < right);
+            left = lane_select(~at_or_below & (t > left), t, left);
+            f_right = lane_select(nearer, f, f_right);
+            right = lane_select(nearer, t, right);
+            if (want_flat) flat_end = lane_select((f >= total) & (t > flat_end), t, flat_end);
         }
-        if (lanes && r + LANES - r % LANES <= n_rows && !(redo >> (r % LANES) & 1u)) continue;
-        if (u32) {
-            for (i = 0; i < m; i++) wide[i] = (double)u32[r * m + i];
-            p.u = wide;
-        } else {
-            p.u = u64 + r * m;
-        }
-        p.lower = lower + r * bound_row_stride;
-        p.upper = upper + r * bound_row_stride;
-        p.weights = weights ? weights + r * weight_row_stride : NULL;
-        p.total = total[r * total_stride];
-        project_row(&p, out + r * m, work);
+    *left_out = left;
+    *right_out = right;
+    *f_right_out = f_right;
+    *flat_end_out = flat_end;
+}
+
+/* project_row on LANES rows at once, one row per vector lane, for the
+ * common case of unit weights and one bound pair per row (kappa): the same
+ * operations in the same order as project_row, so the same bits, with every
+ * lane taking every step and selects keeping what applies to it. A row that
+ * clips finds its segment as scan_breakpoints does: f at all 2m
+ * breakpoints, m clips each (m <= LANE_MAX_M <= FC_PROJECT_EVALUATE_MAX);
+ * fixed work per row and no branch on the data. Rows r0 .. r0 + LANES - 1
+ * of u64 or u32; lo_in, hi_in, total_in hold the lanes' values. Returns a
+ * bit mask of the lanes project_row must redo (non-finite sums); the other
+ * lanes' rows are written. */
+static FC_INLINE unsigned project_lanes(const double *u64, const float *u32, int64_t r0,
+                                        const int m, const double *lo_in, const double *hi_in,
+                                        const double *total_in, double *out)
+{
+    const lane_d zero = {0}, one = zero + 1.0, inf = zero + INFINITY;
+    lane_d u[LANE_MAX_M], lo, hi, total, s = zero, tau;
+    lane_i clipped = (lane_i)zero, finite;
+    unsigned redo = 0, any = 0;
+    int i, l;
+    memcpy(&lo, lo_in, sizeof lo);
+    memcpy(&hi, hi_in, sizeof hi);
+    memcpy(&total, total_in, sizeof total);
+    for (i = 0; i < m; i++) {
+        double lanes[LANES];
+        for (l = 0; l < LANES; l++)
+            lanes[l] = u64 ? u64[(r0 + l) * m + i] : (double)u32[(r0 + l) * m + i];
+        memcpy(&u[i], lanes, sizeof u[i]);
+        s += u[i];
     }
+    finite = (s > -inf) & (s < inf);
+    tau = (s - total) / (double)m;
+    for (i = 0; i < m; i++) {
+        const lane_d x = u[i] - tau;
+        clipped |= (x < lo) | (x > hi);
+    }
+    clipped &= finite;
+    for (l = 0; l < LANES; l++) {
+        redo |= (unsigned)(finite[l] == 0) << l;
+        any |= clipped[l] != 0;
+    }
+    if (any) {
+        lane_d left, right, f_right, flat_end = -inf;
+        lane_d level = zero, slope = zero, root, nearest;
+        lane_i flat;
+        lane_scan(u, m, lo, hi, total, 0, &left, &right, &f_right, &flat_end);
+        flat = (right < inf) & (f_right == total);
+        for (l = 0; l < LANES; l++)
+            if (flat[l]) {
+                /* rare: f = total exactly at a breakpoint */
+                lane_scan(u, m, lo, hi, total, 1, &left, &right, &f_right, &flat_end);
+                break;
+            }
+        /* segment_root on (left, right), or the flat end nearest 0 */
+        for (i = 0; i < m; i++) {
+            const lane_i at_hi = u[i] - hi >= right, at_lo = u[i] - lo <= left;
+            level += lane_select(at_hi, hi, lane_select(at_lo, lo, u[i]));
+            slope += lane_select(at_hi | at_lo, zero, one);
+        }
+        root = (level - total) / slope;
+        root = lane_select(root < left, left, lane_select(root > right, right, root));
+        root = lane_select(slope > zero, root, right);
+        nearest = lane_select(right > zero, right, lane_select(flat_end < zero, flat_end, zero));
+        root = lane_select(flat, nearest, root);
+        tau = lane_select(clipped, root, tau);
+    }
+    /* u - tau itself where nothing clipped (clip changes nothing there) */
+    for (i = 0; i < m; i++) {
+        const lane_d x = lane_clip(u[i] - tau, lo, hi);
+        for (l = 0; l < LANES; l++) out[(r0 + l) * m + i] = x[l];
+    }
+    return redo;
+}
+#endif
+
+/* The arguments of fc_project_box_*, u as either u64 or u32 (the other
+ * NULL). */
+typedef struct {
+    const double *u64;
+    const float *u32;
+    int64_t m;
+    const double *lower, *upper;
+    int64_t bound_row_stride, bound_col_stride;
+    const double *weights;
+    int64_t weight_row_stride;
+    const double *total;
+    int64_t total_stride;
+    double *out, *work;
+} rows_problem;
+
+/* Row r by project_row; f32 rows are widened into work + 2m first. */
+static void project_one(const rows_problem *q, int64_t r)
+{
+    const int64_t m = q->m;
+    row_problem p;
+    int64_t i;
+    if (q->u32) {
+        double *wide = q->work + 2 * m;
+        for (i = 0; i < m; i++) wide[i] = (double)q->u32[r * m + i];
+        p.u = wide;
+    } else {
+        p.u = q->u64 + r * m;
+    }
+    p.m = m;
+    p.bound_step = q->bound_col_stride;
+    p.lower = q->lower + r * q->bound_row_stride;
+    p.upper = q->upper + r * q->bound_row_stride;
+    p.weights = q->weights ? q->weights + r * q->weight_row_stride : NULL;
+    p.total = q->total[r * q->total_stride];
+    project_row(&p, q->out + r * m, q->work);
+}
+
+#ifdef FC_VECTOR_EXT
+/* The whole groups of LANES rows of n_rows by project_lanes (m a constant
+ * of the caller, so its loops unroll), the rows it cannot take by
+ * project_row; returns the rows done. */
+static FC_INLINE int64_t lane_groups(const rows_problem *q, int64_t n_rows, const int m)
+{
+    double lo[LANES], hi[LANES], total[LANES];
+    int64_t r;
+    int l;
+    for (r = 0; r + LANES <= n_rows; r += LANES) {
+        unsigned redo;
+        for (l = 0; l < LANES; l++) {
+            lo[l] = q->lower[(r + l) * q->bound_row_stride];
+            hi[l] = q->upper[(r + l) * q->bound_row_stride];
+            total[l] = q->total[(r + l) * q->total_stride];
+        }
+        redo = project_lanes(q->u64, q->u32, r, m, lo, hi, total, q->out);
+        for (l = 0; l < LANES; l++)
+            if (redo >> l & 1u) project_one(q, r + l);
+    }
+    return r;
+}
+#endif
+
+/* Every row: whole groups of LANES rows by project_lanes where it applies
+ * (unit weights, one bound pair per row, m <= LANE_MAX_M), the rest one by
+ * one. One cloned function so the row code inlines into it. */
+static FC_CLONES void project_rows(const rows_problem *q, int64_t n_rows)
+{
+    int64_t r = 0;
+#ifdef FC_VECTOR_EXT
+    if (!q->weights && q->bound_col_stride == 0) switch (q->m) {
+        case 1: r = lane_groups(q, n_rows, 1); break;
+        case 2: r = lane_groups(q, n_rows, 2); break;
+        case 3: r = lane_groups(q, n_rows, 3); break;
+        case 4: r = lane_groups(q, n_rows, 4); break;
+        case 5: r = lane_groups(q, n_rows, 5); break;
+        case 6: r = lane_groups(q, n_rows, 6); break;
+        case 7: r = lane_groups(q, n_rows, 7); break;
+        case 8: r = lane_groups(q, n_rows, 8); break;
+        default: break;
+    }
+#endif
+    for (; r < n_rows; r++) project_one(q, r);
 }
 
 /* The two public entry points differ only in u's type; project_rows takes
@@ -458,9 +581,10 @@ static FC_CLONES void project_rows(const double *u64, const float *u32, int64_t 
             !work || bound_row_stride < 0 || bound_col_stride < 0 ||                \
             weight_row_stride < 0 || total_stride < 0)                              \
             return FC_EINVAL;                                                       \
-        project_rows(U64, U32, n_rows, m, lower, upper, bound_row_stride,           \
-                     bound_col_stride, weights, weight_row_stride, total,           \
-                     total_stride, out, work);                                      \
+        rows_problem q = {U64, U32, m, lower, upper, bound_row_stride,             \
+                          bound_col_stride, weights, weight_row_stride, total,       \
+                          total_stride, out, work};                                 \
+        project_rows(&q, n_rows);                                                   \
         return FC_OK;                                                               \
     }
 

@@ -14,8 +14,13 @@
 /* Below this many breakpoints the projection's insertion sort beats qsort's
  * call overhead. */
 #define FC_PROJECT_INSERTION_SORT_MAX 32
-/* Active-set Newton steps the projection tries before the sorted search. */
+/* Active-set Newton steps the projection tries before the sorted search
+ * (rows of more than FC_PROJECT_EVALUATE_MAX values). */
 #define FC_PROJECT_NEWTON_STEPS 4
+/* Rows of at most this many values find the breakpoint segment by
+ * evaluating f at every breakpoint, with no sort (and, with unit weights
+ * and one bound pair, no Newton steps). */
+#define FC_PROJECT_EVALUATE_MAX 8
 /* Sequences with fewer actions pick each token's advantage by a fixed chain
  * of compare-and-selects (vectorises; no gather); more use a table lookup. */
 #define FC_TOKEN_SELECT_MAX 8
@@ -31,16 +36,20 @@
  * u_i - upper_i, u_i - lower_i every coordinate stays clipped or free, so f
  * is linear there and tau follows in closed form (no iteration tolerance):
  *   1. fast path: tau = (sum w_i u_i - total) / sum w_i, if it clips nothing;
- *   2. else at most FC_PROJECT_NEWTON_STEPS active-set Newton steps
- *      tau += f(tau) / (sum of the free w_i), accepted once the step leaves
- *      every coordinate's class (clipped up, clipped down, free) unchanged,
- *      which is the KKT certificate of the optimum (one or two steps on
- *      typical rows);
- *   3. else the sorted breakpoint search: sort the 2m breakpoints, binary
- *      search the segment where f crosses 0, solve on it (O(m log m)).
+ *   2. else, unless the row has unit weights, one bound pair and m <=
+ *      FC_PROJECT_EVALUATE_MAX, at most FC_PROJECT_NEWTON_STEPS active-set
+ *      Newton steps tau += f(tau) / (sum of the free w_i), accepted once the
+ *      step leaves every coordinate's class (clipped up, clipped down, free)
+ *      unchanged, which is the KKT certificate of the optimum (one or two
+ *      steps on typical rows);
+ *   3. else the sorted breakpoint search: the consecutive breakpoints where
+ *      f crosses 0, tau solved on that segment. Rows of m >
+ *      FC_PROJECT_EVALUATE_MAX sort the 2m breakpoints and binary search
+ *      them (O(m log m)); shorter ones evaluate f at every breakpoint
+ *      (O(m^2), branch-free), which finds the same segment.
  * Rows with unit weights and one bound pair (weights == NULL,
- * bound_col_stride == 0, m <= 8) run steps 1-2 eight rows at a time, with
- * identical results.
+ * bound_col_stride == 0, m <= FC_PROJECT_EVALUATE_MAX) run steps 1 and 3
+ * four rows at a time (one per vector lane), with identical results.
  * When f vanishes on a whole interval of tau (every coordinate of positive
  * weight clipped there, so z varies only in the coordinates of weight 0),
  * tau is the point of it nearest 0, the interval possibly unbounded (a row

@@ -60,6 +60,10 @@ SPEARMAN_COUNTING_MAX = 64
 PROJECT_INSERTION_SORT_MAX = 32
 #: Newton steps the projection tries before the sorted breakpoint search.
 PROJECT_NEWTON_STEPS = 4
+#: Rows of at most this many values find the breakpoint segment by
+#: evaluating f at every breakpoint (no sort); with unit weights and one
+#: bound pair they skip the Newton steps.
+PROJECT_EVALUATE_MAX = 8
 #: Sequences with fewer actions pick token advantages by a select chain.
 TOKEN_SELECT_MAX = 8
 

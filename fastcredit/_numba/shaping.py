@@ -1,6 +1,6 @@
 """Numba kernels of the shaping family; the same algorithms (fast path,
-active-set Newton steps, sorted breakpoint search), in the same summation
-order, as csrc/shaping.c (see csrc/shaping.h for the math).
+active-set Newton steps for long rows, the breakpoint search), in the same
+summation order, as csrc/shaping.c (see csrc/shaping.h for the math).
 
 Signatures:
     project_box(u, lower, upper, bound_row_stride, bound_col_stride,
@@ -18,9 +18,10 @@ Signatures:
 import math
 
 import numpy as np
-from numba import njit
+from numba import literally, njit
 
-from .._constants import PROJECT_INSERTION_SORT_MAX, PROJECT_NEWTON_STEPS, TOKEN_SELECT_MAX
+from .._constants import (PROJECT_EVALUATE_MAX, PROJECT_INSERTION_SORT_MAX, PROJECT_NEWTON_STEPS,
+                          TOKEN_SELECT_MAX)
 
 __all__ = ["project_box", "token_advantages"]
 
@@ -206,25 +207,63 @@ def _newton_projection(u, lower, upper, b0, bstep, weights, w0, total, tau, z, z
 
 
 @jit
-def _sorted_threshold(u, lower, upper, b0, bstep, weights, w0, total, bp):
-    n = 0
+def _scan_breakpoints(u, lower, upper, b0, bstep, weights, w0, total):
+    """(left, right, f at right, flat_end): the neighbours the sorted search
+    finds, from f at every finite breakpoint (csrc/shaping.c
+    scan_breakpoints)."""
+    left = -np.inf
+    flat_end = -np.inf
+    right = np.inf
+    f_right = 0.0
     for i in range(u.shape[0]):
-        a = u[i] - upper[b0 + i * bstep]
-        b = u[i] - lower[b0 + i * bstep]
-        if math.isfinite(a):
-            bp[n] = a
-            n += 1
-        if math.isfinite(b):
-            bp[n] = b
-            n += 1
-    _sort(bp, n)
-    j = _first_at_or_below(u, lower, upper, b0, bstep, weights, w0, total, bp, 0, n, False)
-    if j < n and _weighted_sum(u, lower, upper, b0, bstep, weights, w0, bp[j]) == total:
-        k = _first_at_or_below(u, lower, upper, b0, bstep, weights, w0, total, bp, j, n,
-                               True) - 1
-        return bp[j] if bp[j] > 0.0 else (bp[k] if bp[k] < 0.0 else 0.0)
-    left = bp[j - 1] if j > 0 else -np.inf
-    right = bp[j] if j < n else np.inf
+        for side in range(2):
+            t = u[i] - (lower if side else upper)[b0 + i * bstep]
+            if not math.isfinite(t):
+                continue
+            f = _weighted_sum(u, lower, upper, b0, bstep, weights, w0, t)
+            if f > total:
+                if t > left:
+                    left = t
+            elif t < right:
+                right = t
+                f_right = f
+            if f >= total and t > flat_end:
+                flat_end = t
+    return left, right, f_right, flat_end
+
+
+@jit
+def _sorted_threshold(u, lower, upper, b0, bstep, weights, w0, total, bp):
+    m = u.shape[0]
+    if m <= PROJECT_EVALUATE_MAX:
+        left, right, f_right, flat_end = _scan_breakpoints(u, lower, upper, b0, bstep,
+                                                           weights, w0, total)
+    else:
+        n = 0
+        for i in range(m):
+            a = u[i] - upper[b0 + i * bstep]
+            b = u[i] - lower[b0 + i * bstep]
+            if math.isfinite(a):
+                bp[n] = a
+                n += 1
+            if math.isfinite(b):
+                bp[n] = b
+                n += 1
+        _sort(bp, n)
+        j = _first_at_or_below(u, lower, upper, b0, bstep, weights, w0, total, bp, 0, n,
+                               False)
+        left = bp[j - 1] if j > 0 else -np.inf
+        right = bp[j] if j < n else np.inf
+        f_right = (_weighted_sum(u, lower, upper, b0, bstep, weights, w0, bp[j]) if j < n
+                   else 0.0)
+        k = j
+        if j < n and f_right == total:
+            k = _first_at_or_below(u, lower, upper, b0, bstep, weights, w0, total, bp, j, n,
+                                   True) - 1
+        flat_end = bp[k] if j < n else -np.inf
+    # f = total on [right, flat_end]: any tau there is a root
+    if right < np.inf and f_right == total:
+        return _nearest_zero(right, flat_end)
     return _segment_root(u, lower, upper, b0, bstep, weights, w0, total, left, right)
 
 
@@ -256,7 +295,10 @@ def _project_row(u, lower, upper, b0, bstep, weights, w0, total, z, z0, bp):
             clipped |= (x < lower[b0 + i * bstep]) | (x > upper[b0 + i * bstep])
             z[z0 + i] = x
         settled = not clipped
-        if clipped:
+        # rows of the lane pass's kind go straight to the breakpoint
+        # search, as _project_block does; for the others Newton steps are
+        # cheaper
+        if clipped and (weights is not None or bstep != 0 or m > PROJECT_EVALUATE_MAX):
             settled, tau = _newton_projection(u, lower, upper, b0, bstep, weights, w0, total,
                                               tau, z, z0)
         if settled and not zero:
@@ -276,6 +318,145 @@ def _project_row(u, lower, upper, b0, bstep, weights, w0, total, z, z0, bp):
         z[z0 + i] = _clip(u[i] - tau, lower[b0 + i * bstep], upper[b0 + i * bstep])
 
 
+#: Rows per block of the lane pass: its scratch ((LANE rows + 10) x this
+#: many doubles) stays in L1.
+_BLOCK = 128
+
+# The lane pass divides by a slope that may be 0 in lanes whose result is
+# then not used: IEEE division (inf/NaN), not Python's ZeroDivisionError
+# branch, which would also stop LLVM vectorising the loops.
+lanes_jit = njit(cache=True, nogil=True, error_model="numpy")
+
+
+@lanes_jit
+def _scan_block(U, n, m, lo, hi, tot, left, right, f_right, flat_end, want_flat):
+    """lane_scan of csrc/shaping.c on the block's n rows (U[i, l]): left,
+    right, f at right, and flat_end only when want_flat (m and want_flat
+    compile-time literals). A breakpoint that is not finite becomes NaN,
+    which every comparison leaves out, so for the others f > total is
+    not (f <= total)."""
+    M = literally(m)
+    flat_pass = literally(want_flat)
+    for l in range(n):
+        left[l] = -np.inf
+        flat_end[l] = -np.inf
+        right[l] = np.inf
+        f_right[l] = 0.0
+    for j in range(M):
+        for side in range(2):
+            for l in range(n):
+                bp = U[j, l] - (lo[l] if side else hi[l])
+                t = bp if bp - bp == 0.0 else np.nan
+                f = 0.0
+                for i in range(M):
+                    f += _clip(U[i, l] - t, lo[l], hi[l])
+                at_or_below = f <= tot[l]
+                nearer = at_or_below & (t < right[l])
+                left[l] = t if (not at_or_below) & (t > left[l]) else left[l]
+                f_right[l] = f if nearer else f_right[l]
+                right[l] = t if nearer else right[l]
+                if flat_pass:
+                    flat_end[l] = t if (f >= tot[l]) & (t > flat_end[l]) else flat_end[l]
+
+
+@lanes_jit
+def _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, m):
+    """project_lanes of csrc/shaping.c on rows r0 .. r0 + n - 1 (n <= _BLOCK)
+    of unit weights and one bound pair per row: the same operations per row
+    as _project_row, so the same bits. Each loop runs over the rows l
+    (U[i, l] = u[r0 + l, i]) with the loops over i inside it unrolled (m is
+    a compile-time literal), so LLVM vectorises it across rows, lanes in
+    registers. Returns whether a row has a non-finite sum (to redo row by
+    row)."""
+    M = literally(m)
+    lo = S[0]
+    hi = S[1]
+    tot = S[2]
+    tau = S[3]
+    clipped = S[4]
+    left = S[5]
+    right = S[6]
+    f_right = S[7]
+    flat_end = S[8]
+    finite = S[9]
+    # the transposing copy on its own: the loops below then read rows
+    for l in range(n):
+        for i in range(M):
+            U[i, l] = np.float64(u[r0 + l, i])
+    for l in range(n):
+        lo[l] = lower[(r0 + l) * brs]
+        hi[l] = upper[(r0 + l) * brs]
+        tot[l] = total[(r0 + l) * ts]
+        s = 0.0
+        for i in range(M):
+            s += U[i, l]
+        t = (s - tot[l]) / M
+        c = 0.0
+        for i in range(M):
+            x = U[i, l] - t
+            c = 1.0 if (x < lo[l]) | (x > hi[l]) else c
+        tau[l] = t
+        finite[l] = 1.0 if s - s == 0.0 else 0.0
+        clipped[l] = c * finite[l]
+    redo = False
+    work = False
+    for l in range(n):
+        redo |= finite[l] == 0.0
+        work |= clipped[l] != 0.0
+    if work:
+        _scan_block(U, n, M, lo, hi, tot, left, right, f_right, flat_end, False)
+        flat = False
+        for l in range(n):
+            flat |= (right[l] < np.inf) & (f_right[l] == tot[l])
+        if flat:
+            # rare: f = total exactly at a breakpoint
+            _scan_block(U, n, M, lo, hi, tot, left, right, f_right, flat_end, True)
+        for l in range(n):
+            level = 0.0
+            slope = 0.0
+            for i in range(M):
+                x = U[i, l]
+                at_hi = x - hi[l] >= right[l]
+                at_lo = x - lo[l] <= left[l]
+                level += hi[l] if at_hi else (lo[l] if at_lo else x)
+                slope += 0.0 if at_hi | at_lo else 1.0
+            root = (level - tot[l]) / slope
+            root = left[l] if root < left[l] else (right[l] if root > right[l] else root)
+            root = root if slope > 0.0 else right[l]
+            nearest = _nearest_zero(right[l], flat_end[l])
+            root = nearest if (right[l] < np.inf) & (f_right[l] == tot[l]) else root
+            tau[l] = root if clipped[l] != 0.0 else tau[l]
+    # u - tau itself where nothing clipped (clip changes nothing there)
+    for i in range(M):
+        for l in range(n):
+            U[i, l] = _clip(U[i, l] - tau[l], lo[l], hi[l])
+    for l in range(n):
+        for i in range(M):
+            out[r0 + l, i] = U[i, l]
+    return redo
+
+
+@jit
+def _project_blocks(u, r0, n, lower, upper, brs, total, ts, out, U, S):
+    """_project_block with m as a literal (PROJECT_EVALUATE_MAX cases)."""
+    m = u.shape[1]
+    if m == 1:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 1)
+    if m == 2:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 2)
+    if m == 3:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 3)
+    if m == 4:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 4)
+    if m == 5:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 5)
+    if m == 6:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 6)
+    if m == 7:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 7)
+    return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 8)
+
+
 @jit
 def project_box(u, lower, upper, bound_row_stride, bound_col_stride, weights,
                 weight_row_stride, total, total_stride, out):
@@ -285,11 +466,26 @@ def project_box(u, lower, upper, bound_row_stride, bound_col_stride, weights,
     # flat output and offsets rather than out[r]: a view per row costs more
     # than projecting it
     flat = out.reshape(-1)
-    for r in range(n_rows):
-        for i in range(m):
-            row[i] = np.float64(u[r, i])
-        _project_row(row, lower, upper, r * bound_row_stride, bound_col_stride, weights,
-                     r * weight_row_stride, total[r * total_stride], flat, r * m, bp)
+    lanes = weights is None and bound_col_stride == 0 and m <= PROJECT_EVALUATE_MAX
+    U = np.empty((m, _BLOCK))
+    S = np.empty((10, _BLOCK))
+    for r0 in range(0, n_rows, _BLOCK):
+        n = min(_BLOCK, n_rows - r0)
+        redo = True
+        if lanes:
+            redo = _project_blocks(u, r0, n, lower, upper, bound_row_stride, total,
+                                   total_stride, out, U, S)
+        if not redo:
+            continue
+        for r in range(r0, r0 + n):
+            s = 0.0
+            for i in range(m):
+                row[i] = np.float64(u[r, i])
+                s += row[i]
+            if lanes and math.isfinite(s):
+                continue  # the lane pass's row stands
+            _project_row(row, lower, upper, r * bound_row_stride, bound_col_stride, weights,
+                         r * weight_row_stride, total[r * total_stride], flat, r * m, bp)
 
 
 @jit

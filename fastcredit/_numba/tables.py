@@ -9,7 +9,7 @@ Signatures (v: (B, 2**m) float32/float64, out: float64):
     moebius(v, out), from_moebius(v, out)                      out (B, 2**m)
 """
 import numpy as np
-from numba import njit
+from numba import literally, njit
 
 from .._constants import TABLE_BLOCK_BITS
 
@@ -164,23 +164,100 @@ def _semivalue_blocks(v, g, m, cs, ws, center, start, stop, acc):
         _scalar_blocks(v, g, m, cs, ws, center, start, stop, acc)
 
 
+#: Scratch of the small-game blocks, in doubles per block (2**m x games).
+_SMALL_SCRATCH = 2048
+
+
 @jit
-def _semivalue_lanes(v, m, cs, ws, out):
-    """Games of 3 <= m <= 8 players as 8-lane rows, in the order of the vector
-    path of csrc/tables.c: the fold runs over whole rows for bits >= 3, bits
-    0..2 are lane masks of the last row, every sum is a pairwise _sum8."""
-    x = np.empty((1 << (m - 3), 8))
-    p = np.empty((8, 8))
-    pb = np.empty(8)
-    for g in range(v.shape[0]):
-        _weigh_rows(v, g, 0, 1 << (m - 3), np.float64(v[g, 0]), cs, ws, 0, x, pb)
-        for q in range(m):
+def _transpose_games(v, g0, n, X, m):
+    """X[j, g] = v[g0 + g, j] for the n games of a block; m a literal so the
+    copy of a table unrolls."""
+    M = literally(m)
+    for g in range(n):
+        for j in range(1 << M):
+            X[j, g] = np.float64(v[g0 + g, j])
+
+
+@jit
+def _transpose_block(v, g0, n, X, m):
+    """_transpose_games with m as a literal (3 <= m <= 8)."""
+    if m == 3:
+        _transpose_games(v, g0, n, X, 3)
+    elif m == 4:
+        _transpose_games(v, g0, n, X, 4)
+    elif m == 5:
+        _transpose_games(v, g0, n, X, 5)
+    elif m == 6:
+        _transpose_games(v, g0, n, X, 6)
+    elif m == 7:
+        _transpose_games(v, g0, n, X, 7)
+    else:
+        _transpose_games(v, g0, n, X, 8)
+
+
+@jit
+def _semivalue_lanes(v, g0, n, m, cs, ws, out, X, P, B):
+    """Games g0 .. g0 + n - 1 of 3 <= m <= 8 players in the order of the
+    vector path of csrc/tables.c (each table as 8-lane rows: the fold runs
+    over whole rows for bits >= 3, bits 0..2 are lane masks of the last
+    row, every sum is a pairwise _sum8), with the games innermost: X[j, g]
+    is entry j of game g0 + g, then weighed; P[8q + lane, g] player q's
+    partial sums; B[lane, g] those of the base term, B[8, g] the centre
+    v(0). After the transposing copy every loop over g is one operation per
+    game on contiguous rows, so LLVM vectorises it across games."""
+    _transpose_block(v, g0, n, X, m)
+    for g in range(n):
+        B[8, g] = X[0, g]
+    for lane in range(8):
+        for g in range(n):
+            B[lane, g] = 0.0
+    for q in range(m):
+        for lane in range(8):
+            for g in range(n):
+                P[8 * q + lane, g] = 0.0
+    for k in range(1 << (m - 3)):
+        for lane in range(8):
+            j = 8 * k + lane
+            c = cs[0, j]
+            w = ws[0, j]
+            for g in range(n):
+                d = X[j, g] - B[8, g]
+                B[lane, g] += d * w
+                X[j, g] = d * c
+    for q in range(m - 1, 2, -1):
+        half = 1 << (q - 3)
+        for k in range(half):
             for lane in range(8):
-                p[q, lane] = 0.0
-        _fold_rows(x, m, p)
-        b = _sum8(pb)
-        for q in range(m):
-            out[g, q] = _sum8(p[q]) - b
+                hi = 8 * (k + half) + lane
+                for g in range(n):
+                    P[8 * q + lane, g] += X[hi, g]
+                    X[8 * k + lane, g] += X[hi, g]
+    for q in range(3):
+        for lane in range(8):
+            masked = 1.0 if (lane >> q) & 1 else 0.0
+            for g in range(n):
+                # x or +0.0, as the lane mask of csrc/tables.c gives
+                P[8 * q + lane, g] += X[lane, g] if masked != 0.0 else 0.0
+    for g in range(n):
+        B[8, g] = ((B[0, g] + B[1, g]) + (B[2, g] + B[3, g])) + (
+            (B[4, g] + B[5, g]) + (B[6, g] + B[7, g]))
+    for q in range(m):
+        r = 8 * q
+        for g in range(n):
+            out[g0 + g, q] = (((P[r, g] + P[r + 1, g]) + (P[r + 2, g] + P[r + 3, g]))
+                              + ((P[r + 4, g] + P[r + 5, g]) + (P[r + 6, g] + P[r + 7, g]))
+                              - B[8, g])
+
+
+@jit
+def _semivalue_small(v, m, cs, ws, out):
+    """_semivalue_lanes over blocks of games (3 <= m <= 8)."""
+    games = _SMALL_SCRATCH >> m
+    X = np.empty((1 << m, games))
+    P = np.empty((8 * m, games))
+    B = np.empty((9, games))
+    for g0 in range(0, v.shape[0], games):
+        _semivalue_lanes(v, g0, min(games, v.shape[0] - g0), m, cs, ws, out, X, P, B)
 
 
 @jit
@@ -188,7 +265,7 @@ def semivalue(v, weights, out):
     m = _log2(v.shape[1])
     cs, ws = _coefficient_tables(m, weights)
     if 3 <= m <= TABLE_BLOCK_BITS:
-        _semivalue_lanes(v, m, cs, ws, out)
+        _semivalue_small(v, m, cs, ws, out)
         return
     if m < 3:
         x = np.empty(1 << m)
