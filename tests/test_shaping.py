@@ -48,7 +48,7 @@ def test_projection_matches_bisection_reference(backend, rng, m):
 
 def lane_rows(rng, n, m, lo, hi):
     """n rows of m values for the projection onto [lo, hi] (per-row arrays)
-    with sum z = total: most rows clip (Newton steps run), rows 3 and 12
+    with sum z = total: most rows clip (the breakpoint segment is searched), rows 3 and 12
     clip nothing (u - tau is the answer), row 5 holds NaN (its lane is
     redone row by row and must come out all NaN)."""
     u = random_rows(rng, n, m)
@@ -78,8 +78,8 @@ def assert_rows_match_reference(u, z, lo, hi, total, nan_rows=()):
 @pytest.mark.parametrize("m", range(1, 9))
 def test_lanes_path_with_asymmetric_bounds_matches_reference(backend, rng, m):
     # csrc/shaping.c projects rows of m <= 8 with unit weights and one bound
-    # pair per row 8 at a time (project_lanes); 19 rows = two 8-lane blocks
-    # and a 3-row tail through project_row. Scalar lower/upper (bounds
+    # pair per row 4 at a time (project_lanes, f at every breakpoint); 19 rows
+    # = four 4-row groups and a 3-row tail through project_row. Scalar lower/upper (bounds
     # shared by every row) and per-row totals take that path; unequal
     # |lower| and |upper| catch a lane step that confuses the two.
     n = 19
