@@ -199,6 +199,15 @@ def check_memory(nbytes: int, what: str) -> None:
                          f"{available / 2**30:.1f} GiB of memory available")
 
 
+def read_only(arr: np.ndarray) -> np.ndarray:
+    """A read-only view of ``arr``: what a frozen result holds, and what the
+    Numba kernels receive, so that an input's writeable flag never makes a
+    new compiled signature (each one costs a compile)."""
+    view = arr.view()
+    view.flags.writeable = False
+    return view
+
+
 def output(out, shape: tuple, name: str = "out", dtype=np.float64, *, inputs=()) -> np.ndarray:
     """``out`` checked to be a writeable C-contiguous array of ``shape`` and
     ``dtype`` sharing no memory with the arrays ``inputs`` (name -> array

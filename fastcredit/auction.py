@@ -42,7 +42,7 @@ import numpy as np
 from . import _constants, _parallel
 from ._backend import kernels, resolve
 from ._params import ACTIONS, CAPACITY, MODE, PRICING, RESERVE, SLOTS
-from ._validation import csr_offsets, float64_array, int_array, output, real_array
+from ._validation import csr_offsets, float64_array, int_array, output, read_only, real_array
 
 __all__ = ["Pools", "auction_replay", "auction_winners", "AuctionWinners", "MAX_ACTIONS"]
 
@@ -52,12 +52,6 @@ _PRICING = {"first": _constants.PRICING_FIRST, "gsp": _constants.PRICING_GSP}
 _MODE = {"filter": _constants.MODE_FILTER, "rerun": _constants.MODE_RERUN}
 # Requests per thread below which splitting a replay is not worth a thread.
 _MIN_REQUESTS_PER_THREAD = 256
-
-
-def _readonly(arr: np.ndarray) -> np.ndarray:
-    view = arr.view()
-    view.flags.writeable = False
-    return view
 
 
 class Pools:
@@ -124,11 +118,11 @@ class Pools:
                     row = int(np.searchsorted(off, x, side="right")) - 1
                     raise ValueError(f"{name} must be finite: request {row // m} (action "
                                      f"{row % m}) has {name}[{x}] = {arrays[name][x]}")
-        self.offsets = _readonly(off)
-        self.ad_id = _readonly(ad)
-        self.score = _readonly(arrays["score"])
-        self.value = _readonly(arrays["value"])
-        self.prerank = _readonly(arrays["prerank"]) if "prerank" in arrays else None
+        self.offsets = read_only(off)
+        self.ad_id = read_only(ad)
+        self.score = read_only(arrays["score"])
+        self.value = read_only(arrays["value"])
+        self.prerank = read_only(arrays["prerank"]) if "prerank" in arrays else None
         self.m = m  # last: it marks the instance as complete (see __setattr__)
 
     def __setattr__(self, name, value):

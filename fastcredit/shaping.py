@@ -31,7 +31,7 @@ from . import _parallel
 from ._backend import kernels, resolve
 from ._params import BETA, KAPPA, NORMALIZE, SCALE, SINGLETON
 from ._validation import (as_array, check_float, check_int, check_memory, float64_array,
-                          int_array, output, real_array)
+                          int_array, output, read_only, real_array)
 
 __all__ = ["project_zero_sum", "group_advantages", "shape_advantages", "token_advantages",
            "token_counts"]
@@ -211,6 +211,10 @@ def project_zero_sum(u, kappa=None, total=0.0, *, lower=None, upper=None, weight
         return res
     _check_feasible(lo, hi, brs, bcs, w, wrs, tot, n_rows, m, lead)
     flat, res_flat = arr.reshape(n_rows, m), res.reshape(n_rows, m)
+
+    # inputs read-only whatever the caller's flags: one compiled signature
+    flat, lo, hi, tot = read_only(flat), read_only(lo), read_only(hi), read_only(tot)
+    w = None if w is None else read_only(w)
 
     def part(a, b):
         impl.project_box(flat[a:b], lo[a * brs:], hi[a * brs:], brs, bcs,

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import auction, shaping
 from .._params import ON_ERROR
-from .._validation import check_int
+from .._validation import check_int, read_only
 from .config import MalformedRowError, RULES, ScoreConfig, _INT64_MAX, _column_name, _pa
 
 
@@ -324,8 +324,7 @@ def _pools(checked: _Checked, m: int):
                       ("score", f["score"]), ("value", f["value"]),
                       ("prerank", f.get("prerank"))):
         if arr is not None:
-            arr = np.ascontiguousarray(arr).view()
-            arr.flags.writeable = False
+            arr = read_only(np.ascontiguousarray(arr))
         object.__setattr__(pools, name, arr)
     object.__setattr__(pools, "m", m)  # last: it marks the instance complete
     return pools
