@@ -192,7 +192,11 @@ def _available_memory() -> int | None:
 
 def check_memory(nbytes: int, what: str) -> None:
     """Refuse, before allocating, an array of ``nbytes`` that cannot fit in
-    the memory available now; ``what`` names the argument and the array."""
+    the memory available now; ``what`` names the argument and the array.
+    Arrays under 1 MiB are not checked: reading the system's figure costs
+    more than most small calls (NumPy's MemoryError still stands)."""
+    if nbytes < 1 << 20:
+        return
     available = _available_memory()
     if available is not None and nbytes > available:
         raise ValueError(f"{what} needs {nbytes / 2**30:.1f} GiB, more than the "

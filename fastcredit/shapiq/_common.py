@@ -2,13 +2,14 @@
 calls, and the subset orders shapiq lays its results out in."""
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import shapiq
 
 from .._subsets import binomials, combination_rank, combinations  # noqa: F401  (shared)
-from .._validation import check_int, coalition_table
+from .._validation import check_int, coalition_table, read_only
 from ..games import call_value_function, table_lookup
 
 #: Coalitions per game call when ``batch_size`` is left to the adapter.
@@ -94,9 +95,11 @@ def count_interactions(n: int, lo: int, hi: int, what: str) -> int:
     return total
 
 
+@functools.lru_cache(maxsize=16)
 def powerset_masks(n: int, lo: int = 0, hi: int | None = None) -> np.ndarray:
     """Bitmasks of the subsets of 0..n-1 of sizes lo..hi in shapiq's powerset
-    order (by size, then ``itertools.combinations`` order), int64.
+    order (by size, then ``itertools.combinations`` order), int64, read-only
+    (cached).
 
     Within a size, subset A comes before B iff the lowest player in which
     they differ is in A, i.e. iff A's bit-reversed mask is the larger."""
@@ -108,7 +111,7 @@ def powerset_masks(n: int, lo: int = 0, hi: int | None = None) -> np.ndarray:
     reversed_masks = np.zeros_like(masks)
     for i in range(n):
         reversed_masks |= ((masks >> i) & 1) << (n - 1 - i)
-    return masks[np.lexsort((-reversed_masks, size))]
+    return read_only(masks[np.lexsort((-reversed_masks, size))])
 
 
 def powerset_lookup(n: int, lo: int, hi: int) -> dict:
