@@ -140,8 +140,9 @@ static FC_INLINE int64_t select_scalar(const double *ks, const int64_t *ka, cons
 /* AVX-512 machines keep an action's best ads in vector registers. The
  * function is compiled for that target alone and picked at run time, not
  * through FC_CLONES: GCC lowers the vector comparisons of a target_clones
- * function for its default target, lane by lane. */
-#if defined(FC_VECTOR_EXT) && defined(__x86_64__) && defined(__linux__)
+ * function for its default target, lane by lane. GCC >= 12: older ones know
+ * neither the x86-64-v4 target nor __builtin_cpu_supports("x86-64-v4"). */
+#if defined(FC_VECTOR_EXT) && __GNUC__ >= 12 && defined(__x86_64__) && defined(__linux__)
 #define FC_AUCTION_AVX512 1
 /* Whether any lane of a comparison result is set. */
 #define ANY_LANE(t, u)                                                            \
