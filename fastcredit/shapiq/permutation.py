@@ -30,6 +30,7 @@ calls continue the same stream.
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -246,7 +247,23 @@ class PermutationSamplingSV(_ShapiqSV):
         return self.iteration_cost
 
 
-class PermutationSamplingSII(_ShapiqSII):
+class _DistinctCoalitions:
+    """What the SII and STII samplers share: a permutation's discrete
+    derivatives at the position sets ``_slots()`` names, evaluated on its
+    distinct coalitions only (:class:`_Design`, built once per sampler)."""
+
+    @functools.cached_property
+    def _design(self):
+        return _Design(self.n, self._slots())
+
+    @property
+    def permutation_cost(self) -> int:
+        """Evaluations one permutation costs: its distinct coalitions
+        (``iteration_cost`` counts every derivative's 2**s separately)."""
+        return self._design.cost
+
+
+class PermutationSamplingSII(_DistinctCoalitions, _ShapiqSII):
     r"""Drop-in for ``shapiq.PermutationSamplingSII`` (SII and k-SII),
     vectorised.
 
@@ -286,7 +303,6 @@ class PermutationSamplingSII(_ShapiqSII):
         self._binom = binomials(n, max_order)
         lookup = self.interaction_lookup
         self._offset = {s: lookup[tuple(range(s))] for s in self._sizes}
-        self._windows = None
 
     def approximate(self, budget: int, game, batch_size: int | None = None):
         """Estimate SII (or k-SII) with at most ``budget`` evaluations.
@@ -327,22 +343,13 @@ class PermutationSamplingSII(_ShapiqSII):
         values = np.divide(sums, counts, out=np.zeros(size), where=counts > 0)
         return _result(self, values, v0, calls.n_evals)
 
-    @property
-    def permutation_cost(self) -> int:
-        """Evaluations one permutation costs: its distinct coalitions
-        (``iteration_cost`` counts every derivative's 2**s separately)."""
-        return self._design.cost
-
-    @property
-    def _design(self):
-        if self._windows is None:
-            self._windows = _Design(self.n, {
-                s: [(k, tuple(range(k, k + s))) for k in range(self.n - s + 1)]
-                for s in self._sizes})
-        return self._windows
+    def _slots(self) -> dict:
+        """Every window of s consecutive positions, for each order s."""
+        return {s: [(k, tuple(range(k, k + s))) for k in range(self.n - s + 1)]
+                for s in self._sizes}
 
 
-class PermutationSamplingSTII(_ShapiqSTII):
+class PermutationSamplingSTII(_DistinctCoalitions, _ShapiqSTII):
     r"""Drop-in for ``shapiq.PermutationSamplingSTII`` (Shapley-Taylor,
     Sundararajan et al. 2020), vectorised.
 
@@ -385,7 +392,6 @@ class PermutationSamplingSTII(_ShapiqSTII):
                              f"max_order = {max_order}")
         super().__init__(n, max_order, random_state=random_state)
         self._binom = binomials(n, max_order)
-        self._positions = None
 
     def approximate(self, budget: int, game, batch_size: int | None = None):
         """Estimate STII with at most ``budget`` evaluations.
@@ -449,19 +455,10 @@ class PermutationSamplingSTII(_ShapiqSTII):
         values[0] = v0
         return _result(self, values, v0, calls.n_evals)
 
-    @property
-    def permutation_cost(self) -> int:
-        """Evaluations one permutation costs: its distinct coalitions
-        (``iteration_cost`` counts every derivative's 2**k separately)."""
-        return self._design.cost
-
-    @property
-    def _design(self):
-        if self._positions is None:
-            self._positions = _Design(self.n, {self.max_order: [
-                (int(c[0]), tuple(int(q) for q in c))
-                for c in combinations(self.n, self.max_order)]})
-        return self._positions
+    def _slots(self) -> dict:
+        """Every set of max_order positions, at its first position."""
+        return {self.max_order: [(int(c[0]), tuple(int(q) for q in c))
+                                 for c in combinations(self.n, self.max_order)]}
 
     def _moebius(self, v_lower, lower):
         r"""a(S) = sum over L subset of S of (-1)^(|S|-|L|) v(L), for every
