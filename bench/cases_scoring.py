@@ -15,6 +15,11 @@ sessions Linux (autogroup) gives each session a share of the cores however
 many threads it runs, so overlap shortens the wall time only as far as that
 share allows: read the CPU ratio and the cores busy beside the wall ratio.
 
+First `fastcredit synth` writing the B requests (issue 16's >= 500k req/s),
+with the CPU time of its writing thread, and pyarrow's Parquet encoding of
+the same row groups alone on one thread (a Parquet file is written by one
+thread, so that cost per request bounds synth from above).
+
 Then: Dask on a LocalCluster of 2 worker processes x 1 thread writing a
 directory, against the single process (`x alternative` = Dask / single); the
 peak RSS of a 10,000,000-request run (ten hard links to the file; full
@@ -317,6 +322,53 @@ def _layout_cases(src, quick, work):
                    threads=(THREADS,), backends=("auto",), repeats=5)
 
 
+def _synth_cases(b, quick, work):
+    """``fastcredit synth`` (write_synthetic) of the B requests, both cores,
+    with the CPU time of its writing thread (the calling one: it encodes and
+    writes while the next row group is generated on the others); then
+    pyarrow's Parquet encoding alone of synth's row groups, with synth's
+    writer options, into /dev/null on one thread: the per-request cost of the
+    one serial stage, which bounds synth from above whatever the generator
+    does (a file is written by one thread)."""
+    import pyarrow.parquet as pq
+    from fastcredit.cli import _required, _synthetic_part, synthetic_parquet_options, \
+        write_synthetic
+    dest = os.path.join(work, "synth.parquet")
+    writer_cpu = []
+
+    def synth(threads):
+        cpu = time.thread_time()
+        write_synthetic(dest, b, seed=0, progress=False, threads=threads)
+        writer_cpu.append(time.thread_time() - cpu)
+
+    def met(r):
+        rate = b / r.t
+        return f"{'yes' if rate >= 500_000 else 'no'} ({rate:,.0f} req/s)"
+
+    yield Case("fastcredit synth", f"{sci(b)} requests to one Parquet file",
+               _NoWarmup(synth), target=">= 500k req/s", met=met,
+               detail=lambda r: f"{b / r.t:,.0f} req/s, writing thread cpu "
+                                f"{min(writer_cpu) / b * 1e6:.2f} us/request, process cpu "
+                                f"{_cpu(r) / b * 1e6:.2f} us/request",
+               threads=(THREADS,), backends=("auto",), repeats=2)
+
+    n = 20_000 if quick else 262_144
+    groups = [_synthetic_part(s, min(65_536, n - s), 5, 20, 0, True, THREADS)
+              for s in range(0, n, 65_536)]
+    schema = _required(groups[0].schema)
+    groups = [g.cast(schema) for g in groups]
+
+    def encode(backend, threads):
+        with pq.ParquetWriter(os.devnull, schema, **synthetic_parquet_options(schema)) as w:
+            for g in groups:
+                w.write_table(g, row_group_size=65_536)
+
+    yield Case("pyarrow Parquet encode", f"{sci(n)} requests of synth's row groups and "
+               "options, to /dev/null", encode, threads=(1,), backends=("auto",), repeats=3,
+               detail=lambda r: f"{r.t / n * 1e6:.2f} us/request: one writing thread "
+                                f"writes at most {n / r.t:,.0f} req/s")
+
+
 def cases(quick: bool):
     _pa()
     from fastcredit.cli import write_synthetic
@@ -327,6 +379,7 @@ def cases(quick: bool):
     write_synthetic(src, b, seed=0, progress=False)
     print(f"(scoring: wrote {b:,} requests in {time.perf_counter() - t0:.0f} s)",
           file=sys.stderr)
+    yield from _synth_cases(b, quick, work)
     yield from _end_to_end_cases(b, src, work)
     yield from _dask_case(b, src, work)
     yield from _layout_cases(src, quick, work)
