@@ -143,12 +143,16 @@ def _calls():
                                                    m=2, credits=("shapley",), runs=1, steps=1,
                                                    batch=2, group=2, eval_samples=2),
                      lambda: fc.learning.plackett_luce(np.zeros((1, 3)), [[2, 0]])],
-        # the trajectories' exact tables, and the draws their games make (a
-        # game itself is compiled per process: it freezes its parameters in)
-        "synthetic.trajectories": [lambda scm=scm: (scm.shapley(),
-                                                    scm.game(np.uint64(0), np.uint64(0)))
-                                   for scm in (fc.synthetic.and_failure(),
-                                               fc.synthetic.pivotal_chain(2, 0))],
+        # the trajectories' exact tables and the draws their games make, one
+        # through the sampler: what it runs only for stochastic @njit games
+        # (a game itself, and the sampler's driver of it, are compiled per
+        # process: a game freezes its parameters in)
+        "synthetic.trajectories": [
+            lambda scm=fc.synthetic.and_failure(): (scm.shapley(),
+                                                    scm.game(np.uint64(0), np.uint64(0))),
+            lambda scm=fc.synthetic.pivotal_chain(2, 0): (
+                scm.shapley(), fc.permutation_shapley(scm.game, scm.n_steps, permutations=2,
+                                                      backend="numba"))],
         "rng.fill": [lambda: rng.fill(np.uint64(0), np.uint64(0), np.empty(1, np.uint64))],
     }
     return calls
