@@ -134,6 +134,9 @@ CONTROLS = Options("controls", ("shuffle", "random", "uniform", "derangement"),
 RESAMPLES = Integer("resamples", 1, 2**31 - 1, "bootstrap replicates")
 MIN_STEPS = Integer("min_steps", 2, 2**63 - 1,
                     "trajectories with fewer steps are not scored (degenerate)")
+ATOL = Real("atol", 0.0, None,
+            "tolerance of a comparison: values within atol of 0 are zero, and within atol "
+            "of each other tied")
 EFFECT_KIND = Options("kind", ("auto", "binary", "continuous"),
                       "outcome kind of contrastive effects (auto: binary when all are 0/1)")
 

@@ -88,10 +88,14 @@ def is_warm() -> bool:
 
 def _calls():
     """kernel key -> a small call of its public entry point on Numba, for
-    every dtype the kernel is compiled for."""
+    every dtype the kernel is compiled for: each kernel family of
+    fastcredit._backend.FASTEST, then the cached kernels with no C twin
+    (fastcredit._jit, and fastcredit._numba.rng's fill for users' jitted
+    code)."""
     import numpy as np
 
     import fastcredit as fc
+    from fastcredit._numba import rng
 
     nb = {"backend": "numba", "threads": 1}
     tables = [np.linspace(0.0, 1.0, 16).astype(dt).reshape(2, 8) for dt in (np.float64,
@@ -135,12 +139,32 @@ def _calls():
         "trees.allocation": [lambda: fc.AgentUCT(2, [0.0, 1.0], backend="numba").run(
             float, 3)],
         "synthetic.sponsored_search": [lambda: fc.synthetic.sponsored_search(2, **nb)],
+        "learning": [lambda: fc.learning.benchmark(fc.learning.benchmark_pools(4, rewrites=3),
+                                                   m=2, credits=("shapley",), runs=1, steps=1,
+                                                   batch=2, group=2, eval_samples=2),
+                     lambda: fc.learning.plackett_luce(np.zeros((1, 3)), [[2, 0]])],
+        # the trajectories' exact tables and the draws their games make, one
+        # through the sampler: what it runs only for stochastic @njit games
+        # (a game itself, and the sampler's driver of it, are compiled per
+        # process: a game freezes its parameters in)
+        "synthetic.trajectories": [
+            lambda scm=fc.synthetic.and_failure(): (scm.shapley(),
+                                                    scm.game(np.uint64(0), np.uint64(0))),
+            lambda scm=fc.synthetic.pivotal_chain(2, 0): (
+                scm.shapley(), fc.permutation_shapley(scm.game, scm.n_steps, permutations=2,
+                                                      backend="numba"))],
+        "rng.fill": [lambda: rng.fill(np.uint64(0), np.uint64(0), np.empty(1, np.uint64))],
     }
     return calls
 
 
 def warm(stream=None) -> dict[str, float]:
-    """Compile (or load from cache) every Numba kernel, then mark them warm.
+    """Compile (or load from cache) every cached Numba kernel, then mark
+    them warm.
+
+    Every ``cache=True`` kernel of fastcredit._numba and fastcredit._jit is
+    covered; not the drivers of users' ``@njit`` games
+    (fastcredit._jit.games), which are compiled once per game and process.
 
     Returns the seconds each kernel key took: compile times in a process
     with an empty cache, load times once cached. Progress goes to

@@ -367,17 +367,36 @@ def holm(p) -> np.ndarray:
     return np.array(adj)
 
 
-def alignment(c, r) -> dict:
-    """The per-request statistics of fc.alignment for one request."""
+def tied(x, atol: float) -> np.ndarray:
+    """x with |x_i| <= atol as 0, then every value replaced by the smallest of
+    its tie class: i ~ j when |x_i - x_j| <= atol, closed transitively."""
+    x = [0.0 if abs(v) <= atol else float(v) for v in x]
+    label = list(range(len(x)))
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(x)):
+            for j in range(len(x)):
+                if abs(x[i] - x[j]) <= atol and label[j] < label[i]:
+                    label[i], changed = label[j], True
+    return np.array([min(x[j] for j in range(len(x)) if label[j] == label[i])
+                     for i in range(len(x))])
+
+
+def alignment(c, r, atol: float = 0.0) -> dict:
+    """The per-request statistics of fc.alignment for one request; with atol,
+    signs, ranks, argmax and constancy are of the tied values."""
     c = np.asarray(c, dtype=np.float64) - np.mean(c)
     r = np.asarray(r, dtype=np.float64) - np.mean(r)
+    cos_c, cos_r = c, r
+    c, r = tied(c, atol), tied(r, atol)
     nz = [i for i in range(len(r)) if r[i] != 0]
     if not nz:
         cos = rho = sign_nz = math.nan
     elif not np.any(c):
         cos = rho = 0.0
     else:
-        cos = float(c @ r / math.sqrt((c @ c) * (r @ r)))
+        cos = float(cos_c @ cos_r / math.sqrt((cos_c @ cos_c) * (cos_r @ cos_r)))
         rho = spearman(c, r)
     if nz:
         sign_nz = sum(np.sign(c[i]) == np.sign(r[i]) for i in nz) / len(nz)

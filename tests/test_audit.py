@@ -103,6 +103,52 @@ def test_alignment_matches_reference(backend, rng):
     assert al.top_rate == np.mean(al.top)
 
 
+def near_ties(rng, shape, atol):
+    """Values on a grid of step 1 (many exact ties and zeros once centred),
+    each moved by less than atol / 4, and rows that are constant or zero up to
+    such moves."""
+    x = rng.integers(-2, 3, size=shape) + rng.uniform(-atol / 4, atol / 4, size=shape)
+    x[0] = 0.3 + rng.uniform(-atol / 4, atol / 4, size=shape[-1])
+    x[1] = rng.uniform(-atol / 4, atol / 4, size=shape[-1])
+    return x
+
+
+def test_alignment_with_atol_matches_reference(backend, rng):
+    atol = 1e-9
+    c, r = near_ties(rng, (60, 6), atol), near_ties(rng, (60, 6), atol)[::-1]
+    for tol in (0.0, atol):
+        al = fc.alignment(c, r, atol=tol, backend=backend)
+        for name in ("cosine", "sign", "sign_nonzero", "spearman", "top"):
+            want = np.array([ref.alignment(ci, ri, tol)[name] for ci, ri in zip(c, r)])
+            np.testing.assert_allclose(getattr(al, name), want, rtol=1e-12, atol=1e-15,
+                                       err_msg=f"{name}, atol={tol}")
+    exact, tolerant = fc.alignment(c, r), fc.alignment(c, r, atol=atol)
+    # the near-constant rows: a direction only rounding gave them
+    assert tolerant.cosine[0] == 0 and np.isnan(tolerant.cosine[-2])
+    assert exact.cosine[0] != 0 and not np.isnan(exact.cosine[-2])
+    assert tolerant.n_defined == exact.n_defined - 2
+    assert np.mean(tolerant.top) > np.mean(exact.top)     # ties no longer broken by noise
+
+
+def test_alignment_atol_ties_rounding_differences():
+    credit, reference = [0.3, 0.1 + 0.2, 0.0], [1.0, 1.0, 0.0]
+    exact = fc.alignment(credit, reference)
+    assert not exact.top and exact.spearman < 1
+    tolerant = fc.alignment(credit, reference, atol=1e-12)
+    assert tolerant.top and tolerant.spearman == 1 and tolerant.sign == 1
+    # tied values chain: 2, 2.6 and 3.2 are one class at atol 0.7, not at 0.5
+    x = [2.0, 2.6, 3.2, 9.0]
+    assert fc.alignment(x, [0.0, 0.0, 0.0, 1.0], atol=0.7, center=False).spearman == 1
+    assert fc.alignment(x, [0.0, 0.0, 0.0, 1.0], atol=0.5, center=False).spearman < 1
+
+
+def test_alignment_atol_is_validated():
+    for bad, kind in ((-1e-9, ValueError), (float("nan"), ValueError),
+                      (float("inf"), ValueError), ("0", TypeError), (True, TypeError)):
+        with pytest.raises(kind, match="atol"):
+            fc.alignment([1.0, 2.0], [2.0, 1.0], atol=bad)
+
+
 def test_alignment_keeps_lead_shape_and_float32(rng):
     c = rng.normal(size=(2, 3, 4))
     r = rng.normal(size=(2, 3, 4))

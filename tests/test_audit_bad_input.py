@@ -24,6 +24,7 @@ X = np.arange(10.0)
     (lambda: fc.alignment(np.ones((3, 4)), np.ones((3, 5))), ValueError, "same shape"),
     (lambda: fc.alignment(np.ones((3, 1)), np.ones((3, 1))), ValueError, "m >= 2"),
     (lambda: fc.alignment(np.ones(3), np.ones(3), center=1), TypeError, "center must be"),
+    (lambda: fc.alignment(np.ones(3), np.ones(3), atol=-1.0), ValueError, "atol must be >= 0"),
     (lambda: fc.evaluator_fidelity(np.ones(8), np.ones(4)), ValueError, "same shape"),
     (lambda: fc.evaluator_fidelity(np.ones(6), np.ones(6)), ValueError, "2 <= m <= 16"),
     (lambda: fc.evaluator_fidelity(np.ones(2), np.ones(2)), ValueError, "2 <= m <= 16"),

@@ -84,3 +84,45 @@ def test_wilson_contains_the_estimate_and_newcombe_the_difference(k, extra, leve
     assert lo <= k / n <= hi
     lo, hi = fc.newcombe_interval(k, n, extra, n, level=level)
     assert lo <= (k - extra) / n <= hi
+
+
+def _alignment_fields(al):
+    return [np.asarray(getattr(al, f), dtype=float) for f in
+            ("cosine", "sign", "sign_nonzero", "spearman", "top")] + [al.n_defined]
+
+
+@small
+@given(hs.integers(1, 5), hs.integers(2, 7), hs.sampled_from([1e-12, 1e-6, 1e-3]),
+       hs.booleans(), hs.integers(0, 2**32))
+def test_alignment_is_invariant_to_moves_below_atol(n, m, atol, center, data_seed):
+    # grid values: distinct centred values (and 0) are at least 1/7 apart; each
+    # value moves by at most atol / 4, so at most atol / 2 once centred
+    rng = np.random.default_rng(data_seed)
+    c = rng.integers(-3, 4, size=(n, m)).astype(float)
+    r = rng.integers(-3, 4, size=(n, m)).astype(float)
+    if center:
+        c[0] = c[0, 0]                  # a constant row of each
+        r[-1] = r[-1, 0]
+    else:
+        c[0] = 0.0
+        r[-1] = 0.0
+    moved_c = c + rng.uniform(-atol / 4, atol / 4, size=c.shape)
+    moved_r = r + rng.uniform(-atol / 4, atol / 4, size=r.shape)
+    by_backend = []
+    for backend in fc.available_backends():
+        exact = _alignment_fields(fc.alignment(c, r, center=center, backend=backend))
+        same = _alignment_fields(fc.alignment(c, r, center=center, atol=atol, backend=backend))
+        moved = _alignment_fields(fc.alignment(moved_c, moved_r, center=center, atol=atol,
+                                               backend=backend))
+        # on exact ties the tolerance changes nothing
+        for a, b in zip(exact, same):
+            np.testing.assert_array_equal(a, b)
+        # below it, moves change nothing but the cosine's value
+        np.testing.assert_array_equal(np.isnan(moved[0]), np.isnan(exact[0]))
+        assert moved[0][0] == 0 or np.isnan(exact[0][0])    # the constant credit
+        np.testing.assert_allclose(moved[0], exact[0], rtol=0, atol=8 * atol)
+        for a, b in zip(exact[1:], moved[1:]):
+            np.testing.assert_array_equal(a, b)
+        by_backend.append(moved)
+    for a, b in zip(by_backend[0], by_backend[-1]):      # ties are the backends' input
+        np.testing.assert_array_equal(a, b)

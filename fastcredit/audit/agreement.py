@@ -10,6 +10,7 @@ import dataclasses
 
 import numpy as np
 
+from .._params import ATOL
 from .._validation import as_array, check_bool, dense_offsets, float64_array
 from ..tables import pair_interactions, size_resolved
 from .spearman import _group_spearman
@@ -61,7 +62,23 @@ def _summary(fn, x) -> float:
     return float(fn(x)) if x.size else float("nan")
 
 
-def alignment(credit, reference, *, center=True, threads=None, backend=None) -> Alignment:
+def _tied(x, atol):
+    """Each row of ``x`` (n, m) with the values within ``atol`` of 0 set to 0,
+    then each run of its sorted values whose gaps are at most ``atol`` set to
+    the run's smallest value (ties chain: a, a + atol, a + 2 atol are one)."""
+    x = np.where(np.abs(x) <= atol, 0.0, x)
+    order = np.argsort(x, axis=1, kind="stable")
+    s = np.take_along_axis(x, order, axis=1)
+    starts = np.ones(s.shape, dtype=bool)
+    starts[:, 1:] = ~(np.diff(s, axis=1) <= atol)      # NaN and inf are their own runs
+    first = np.maximum.accumulate(np.where(starts, np.arange(s.shape[1]), 0), axis=1)
+    out = np.empty_like(x)
+    np.put_along_axis(out, order, np.take_along_axis(s, first, axis=1), axis=1)
+    return out
+
+
+def alignment(credit, reference, *, center=True, atol=0.0, threads=None,
+              backend=None) -> Alignment:
     r"""How well credit vectors agree with reference credit, request by request.
 
     With :math:`c, r` the credit and reference vectors of a request, each
@@ -78,12 +95,27 @@ def alignment(credit, reference, *, center=True, threads=None, backend=None) -> 
     with: its cosine, Spearman and nonzero-sign agreement are NaN. A constant
     credit vector scores 0 on cosine and Spearman.
 
+    Ties and zeros are exact unless ``atol`` > 0 says how far apart two
+    values may be and still be equal (credit computed two ways agrees only
+    up to rounding: 0.1 + 0.2 is not 0.3). Then, within each request after
+    centring, a component with :math:`|x_i| \le` atol is zero (its sign is
+    0, and a vector of such components is constant), and values at most
+    atol apart, chained in sorted order, are tied: they share their average
+    rank in Spearman, and the top action is the first of the top tied values.
+    The cosine of a non-constant pair is of the values themselves. So when a
+    request's distinct (centred) values, and 0, are more than 2 atol apart,
+    moving each value by at most atol / 2 changes only the cosine, and that
+    continuously.
+
     Parameters
     ----------
     credit, reference : array_like, shape (..., m), m >= 2
         float64 or float32; the same shape.
     center : bool
         Centre each vector within its request first (default True).
+    atol : float >= 0
+        Tie tolerance, in the units of both credit and reference (default
+        0: exact equality).
     threads, backend
         As in :func:`~fastcredit.audit.bootstrap_median`.
 
@@ -97,6 +129,9 @@ def alignment(credit, reference, *, center=True, threads=None, backend=None) -> 
     >>> al = fc.alignment([[3., 1., 2.], [0., 0., 1.]], [[2., 0., 1.], [1., 0., 0.]])
     >>> al.cosine, al.top
     (array([ 1. , -0.5]), array([ True, False]))
+    >>> credit, reference = [0.3, 0.1 + 0.2, 0.0], [1.0, 1.0, 0.0]
+    >>> fc.alignment(credit, reference).top, fc.alignment(credit, reference, atol=1e-12).top
+    (array(False), array(True))
     """
     c = float64_array(credit, "credit")
     r = float64_array(reference, "reference")
@@ -106,6 +141,7 @@ def alignment(credit, reference, *, center=True, threads=None, backend=None) -> 
     if c.ndim == 0 or c.shape[-1] < 2:
         raise ValueError(f"credit must have shape (..., m) with m >= 2, got {c.shape}")
     center = check_bool(center, "center")
+    atol = ATOL.check(atol)
     lead, m = c.shape[:-1], c.shape[-1]
     c = c.reshape(-1, m)
     r = r.reshape(-1, m)
@@ -115,9 +151,16 @@ def alignment(credit, reference, *, center=True, threads=None, backend=None) -> 
     norm_c = np.sqrt(np.einsum("ij,ij->i", c, c))
     norm_r = np.sqrt(np.einsum("ij,ij->i", r, r))
     dot = np.einsum("ij,ij->i", c, r)
+    if atol > 0:
+        # what is compared (signs, ranks, argmax, constancy) is of the tied
+        # values; the cosine of a non-constant pair stays that of c and r
+        c, r = _tied(c, atol), _tied(r, atol)
+        constant_c, constant_r = ~c.any(axis=1), ~r.any(axis=1)
+    else:
+        constant_c, constant_r = norm_c == 0, norm_r == 0
     with np.errstate(invalid="ignore", divide="ignore"):
-        cosine = np.where(norm_c == 0, 0.0, dot / (norm_c * norm_r))
-    cosine[norm_r == 0] = np.nan
+        cosine = np.where(constant_c, 0.0, dot / (norm_c * norm_r))
+    cosine[constant_r] = np.nan
     same = np.sign(c) == np.sign(r)
     nonzero = r != 0
     sign = same.mean(axis=1)
@@ -135,7 +178,7 @@ def alignment(credit, reference, *, center=True, threads=None, backend=None) -> 
                      mean_sign_nonzero=_summary(np.mean, sign_nonzero),
                      median_spearman=_summary(np.median, rho),
                      top_rate=_summary(np.mean, top.astype(np.float64)),
-                     n_defined=int(np.count_nonzero(norm_r)))
+                     n_defined=int(np.count_nonzero(~constant_r)))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -49,8 +49,8 @@ import dataclasses
 
 import numpy as np
 
-from .._validation import (as_array, as_sequence, check_float, check_memory, check_open_unit,
-                           float64_array)
+from .._params import ATOL
+from .._validation import as_array, as_sequence, check_memory, check_open_unit, float64_array
 from ..tables import banzhaf, leave_one_out, pair_interactions, shapley, singleton, size_resolved
 from .agreement import alignment
 from .bootstrap import paired_bootstrap
@@ -84,10 +84,6 @@ def _pair(train, audit):
         raise ValueError(f"train and audit must have the same shape, got {np.shape(train)} and "
                          f"{np.shape(audit)}")
     return t, a, m
-
-
-def _atol(atol):
-    return check_float(atol, "atol", lo=0.0)
 
 
 def _sign(x, atol):
@@ -184,7 +180,7 @@ def interaction_distribution(v, *, atol=1e-9, threads=None,
     (1, 1, 1, 1.0)
     """
     v, m = _tables(v, "v")
-    atol = _atol(atol)
+    atol = ATOL.check(atol)
     vals = _pairs(v, m, threads, backend).ravel()
     vals = np.where(np.abs(vals) <= atol, 0.0, vals)
     neg, pos = int(np.count_nonzero(vals < 0)), int(np.count_nonzero(vals > 0))
@@ -294,7 +290,7 @@ def edge_agreement(train, audit, *, atol=1e-9, level=0.95) -> EdgeAgreement:
     (0.5, [1.0, 0.0])
     """
     t, a, m = _pair(train, audit)
-    atol = _atol(atol)
+    atol = ATOL.check(atol)
     level = check_open_unit(level, "level")
     # the marginals and signs of both evaluators, and their agreement
     check_memory(5 * 8 * t.shape[0] * m << (m - 1),
@@ -375,7 +371,7 @@ def pair_agreement(train, audit, *, atol=1e-9, threads=None, backend=None) -> Pa
     (1.0, 1, 0.5)
     """
     t, a, m = _pair(train, audit)
-    atol = _atol(atol)
+    atol = ATOL.check(atol)
     st = _sign(_pairs(t, m, threads, backend), atol)
     sa = _sign(_pairs(a, m, threads, backend), atol)
     same = _agree(st, sa)
