@@ -331,7 +331,7 @@ def _synth_cases(b, quick, work):
     one serial stage, which bounds synth from above whatever the generator
     does (a file is written by one thread)."""
     import pyarrow.parquet as pq
-    from fastcredit.cli import _required, _synthetic_part, synthetic_parquet_options, \
+    from fastcredit.cli.synth import _required, _synthetic_part, synthetic_parquet_options, \
         write_synthetic
     dest = os.path.join(work, "synth.parquet")
     writer_cpu = []
