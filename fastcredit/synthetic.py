@@ -324,7 +324,9 @@ def _threshold_scm(name, weight, factual_bad, q, threshold):
 
     weight = _np.ascontiguousarray(weight, dtype=_np.int64)
     factual_bad = _np.ascontiguousarray(factual_bad, dtype=_np.uint8)
-    threshold = int(threshold)
+    # a NumPy scalar, not an int: Numba freezes a closure's int as a literal
+    # type, which would compile threshold_draw once per threshold value
+    threshold = _np.int64(threshold)
     return TrajectorySCM(
         name, len(weight), kern.threshold_game(weight, factual_bad, q, threshold),
         lambda out: kern.threshold_table(weight, factual_bad, q, threshold, out))
