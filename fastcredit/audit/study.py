@@ -461,7 +461,7 @@ class SizeAgreement:
     top_rate: np.ndarray
 
 
-def size_agreement(train, audit, *, target="size", threads=None,
+def size_agreement(train, audit, *, target="size", atol=1e-9, threads=None,
                    backend=None) -> SizeAgreement:
     r"""Agreement resolved by predecessor size |S| = k (the paper's Table 1).
 
@@ -480,8 +480,10 @@ def size_agreement(train, audit, *, target="size", threads=None,
     ----------
     train, audit : array_like, shape (..., 2**m), 2 <= m <= 16
     target : {"size", "shapley"}
-    threads, backend
-        As in :func:`alignment`.
+    atol, threads, backend
+        As in :func:`alignment`: centred credits within ``atol`` of 0 are
+        zero and within ``atol`` of each other tied (the tables are sums of
+        prices, whose exact ties can round apart).
 
     Returns
     -------
@@ -495,6 +497,7 @@ def size_agreement(train, audit, *, target="size", threads=None,
     [1.0, 1.0]
     """
     t, a, m = _pair(train, audit)
+    atol = ATOL.check(atol)
     if target not in _TARGETS:
         raise ValueError(f"target must be one of {_TARGETS}, got {target!r}")
     st = size_resolved(t, threads=threads, backend=backend)
@@ -503,8 +506,8 @@ def size_agreement(train, audit, *, target="size", threads=None,
         goal = [np.ascontiguousarray(sa[:, :, k]) for k in range(m)]
     else:
         goal = [shapley(a, threads=threads, backend=backend)] * m
-    per = tuple(alignment(np.ascontiguousarray(st[:, :, k]), goal[k], threads=threads,
-                          backend=backend) for k in range(m))
+    per = tuple(alignment(np.ascontiguousarray(st[:, :, k]), goal[k], atol=atol,
+                          threads=threads, backend=backend) for k in range(m))
     return SizeAgreement(target, per, *(np.array([getattr(al, f) for al in per])
                                         for f in ("median_cosine", "mean_sign_nonzero",
                                                   "median_spearman", "top_rate")))
@@ -532,7 +535,7 @@ class RuleAgreement:
 
 
 def rule_agreement(train, audit, *, rules=tuple(STUDY_RULES), resamples=10_000, level=0.95,
-                   seed=0, threads=None, backend=None) -> RuleAgreement:
+                   seed=0, atol=1e-9, threads=None, backend=None) -> RuleAgreement:
     r"""Each credit rule computed under the training evaluator, scored
     against the Shapley credit of the audit evaluator (the paper's Tables 2
     and 6).
@@ -552,6 +555,8 @@ def rule_agreement(train, audit, *, rules=tuple(STUDY_RULES), resamples=10_000, 
         compared with).
     resamples, level, seed, threads, backend
         As in :func:`paired_bootstrap`.
+    atol : float
+        As in :func:`alignment` (see :func:`size_agreement`).
 
     Returns
     -------
@@ -566,6 +571,7 @@ def rule_agreement(train, audit, *, rules=tuple(STUDY_RULES), resamples=10_000, 
     1.0
     """
     t, a, _ = _pair(train, audit)
+    atol = ATOL.check(atol)
     rules = tuple(as_sequence(rules, "rules", "rule names"))
     if (not rules or len(set(map(repr, rules))) != len(rules)
             or not all(isinstance(r, str) and r in STUDY_RULES for r in rules)):
@@ -574,11 +580,12 @@ def rule_agreement(train, audit, *, rules=tuple(STUDY_RULES), resamples=10_000, 
     reference = shapley(a, threads=threads, backend=backend)
     names = tuple(rules) + (() if "shapley" in rules else ("shapley",))
     al = {r: alignment(STUDY_RULES[r](t, threads=threads, backend=backend), reference,
-                       threads=threads, backend=backend) for r in names}
+                       atol=atol, threads=threads, backend=backend) for r in names}
     casi = al["shapley"].cosine.reshape(-1)
     if np.count_nonzero(~np.isnan(casi)) < 2 and len(rules) > ("shapley" in rules):
         raise ValueError(f"audit: the bootstrap needs at least 2 requests whose audit Shapley "
-                         f"credit varies, got {np.count_nonzero(~np.isnan(casi))}")
+                         f"credit varies by more than atol = {atol:g}, got "
+                         f"{np.count_nonzero(~np.isnan(casi))}")
     vs = {r: paired_bootstrap(casi, al[r].cosine.reshape(-1), resamples=resamples, level=level,
                               seed=seed, threads=threads, backend=backend)
           for r in rules if r != "shapley"}
