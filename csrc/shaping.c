@@ -278,7 +278,7 @@ static void scan_breakpoints(const row_problem *p, double *left, double *right,
 /* The exact sorted breakpoint search: the segment between consecutive
  * finite breakpoints where f crosses total. Rows of m <=
  * FC_PROJECT_EVALUATE_MAX find it by evaluating f at every breakpoint (the
- * same neighbours in O(m^2), as project_lanes does four rows at a time);
+ * same neighbours in O(m^2), as project_lanes does 8 or 4 rows at a time);
  * longer rows sort the breakpoints and binary search them. bp holds 2m
  * doubles. */
 static double sorted_threshold(const row_problem *p, double *bp)

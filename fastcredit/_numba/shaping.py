@@ -331,7 +331,7 @@ lanes_jit = njit(cache=True, nogil=True, error_model="numpy")
 
 @lanes_jit
 def _scan_block(U, n, m, lo, hi, tot, left, right, f_right, flat_end, want_flat):
-    """lane_scan of csrc/shaping.c on the block's n rows (U[i, l]): left,
+    """lane_scan of csrc/shaping_lanes.inc on the block's n rows (U[i, l]): left,
     right, f at right, and flat_end only when want_flat (m and want_flat
     compile-time literals). A breakpoint that is not finite becomes NaN,
     which every comparison leaves out, so for the others f > total is
@@ -362,7 +362,7 @@ def _scan_block(U, n, m, lo, hi, tot, left, right, f_right, flat_end, want_flat)
 
 @lanes_jit
 def _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, m):
-    """project_lanes of csrc/shaping.c on rows r0 .. r0 + n - 1 (n <= _BLOCK)
+    """project_lanes of csrc/shaping_lanes.inc on rows r0 .. r0 + n - 1 (n <= _BLOCK)
     of unit weights and one bound pair per row: the same operations per row
     as _project_row, so the same bits. Each loop runs over the rows l
     (U[i, l] = u[r0 + l, i]) with the loops over i inside it unrolled (m is
