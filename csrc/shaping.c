@@ -6,8 +6,7 @@
 #include "internal.h"
 
 /* Rows of at most LANE_MAX_M values, with unit weights and one bound pair
- * per row, are projected LANES at a time (see project_lanes). */
-#define LANES 4
+ * per row, are projected several at a time (see shaping_lanes.inc). */
 #define LANE_MAX_M FC_PROJECT_EVALUATE_MAX
 
 /* One row of the projection problem; lower/upper step by bound_step per
@@ -279,7 +278,7 @@ static void scan_breakpoints(const row_problem *p, double *left, double *right,
 /* The exact sorted breakpoint search: the segment between consecutive
  * finite breakpoints where f crosses total. Rows of m <=
  * FC_PROJECT_EVALUATE_MAX find it by evaluating f at every breakpoint (the
- * same neighbours in O(m^2), as project_lanes does four rows at a time);
+ * same neighbours in O(m^2), as project_lanes does 8 or 4 rows at a time);
  * longer rows sort the breakpoints and binary search them. bp holds 2m
  * doubles. */
 static double sorted_threshold(const row_problem *p, double *bp)
@@ -358,132 +357,6 @@ static inline void project_row(const row_problem *p, double *z, double *work)
     for (i = 0; i < m; i++) z[i] = clip(u[i] - tau, lower[i * bs], upper[i * bs]);
 }
 
-#ifdef FC_VECTOR_EXT
-/* LANES doubles: 256-bit registers on the AVX2 and x86-64-v4 clones (wider
- * vectors lose: GCC lowers their comparisons lane by lane there). */
-typedef double lane_d __attribute__((vector_size(LANES * 8)));
-typedef int64_t lane_i __attribute__((vector_size(LANES * 8)));
-
-/* c ? a : b in each lane (c: -1 or 0 from a vector comparison). */
-static FC_INLINE lane_d lane_select(lane_i c, lane_d a, lane_d b)
-{
-    return (lane_d)(((lane_i)a & c) | ((lane_i)b & ~c));
-}
-
-/* clip() lane by lane, the same two selects. */
-static FC_INLINE lane_d lane_clip(lane_d x, lane_d lo, lane_d hi)
-{
-    const lane_d above = lane_select(x < lo, lo, x);
-    return lane_select(above > hi, hi, above);
-}
-
-/* scan_breakpoints lane by lane: f at all 2m breakpoints of the lanes'
- * rows; flat_end (the largest breakpoint with f >= total) only when
- * want_flat (a constant at each call), as project_lanes needs it only when
- * f at right is exactly total. A breakpoint that is not finite becomes NaN,
- * which every comparison leaves out, as scan_breakpoints does; so for the
- * others f > total is !(f <= total). */
-static FC_INLINE void lane_scan(const lane_d *u, const int m, lane_d lo, lane_d hi,
-                                lane_d total, const int want_flat, lane_d *left_out,
-                                lane_d *right_out, lane_d *f_right_out, lane_d *flat_end_out)
-{
-    const lane_d zero = {0}, inf = zero + INFINITY, nan = zero + NAN;
-    lane_d left = -inf, right = inf, f_right = zero, flat_end = -inf;
-    int i, j, side;
-    for (j = 0; j < m; j++)
-        for (side = 0; side < 2; side++) {
-            const lane_d bp = u[j] - (side ? lo : hi);
-            const lane_d t = lane_select((bp > -inf) & (bp < inf), bp, nan);
-            lane_d f = zero;
-            lane_i at_or_below, nearer;
-            for (i = 0; i < m; i++) f += lane_clip(u[i] - t, lo, hi);
-            at_or_below = f <= total;
-            nearer = at_or_below & (t < right);
-            left = lane_select(~at_or_below & (t > left), t, left);
-            f_right = lane_select(nearer, f, f_right);
-            right = lane_select(nearer, t, right);
-            if (want_flat) flat_end = lane_select((f >= total) & (t > flat_end), t, flat_end);
-        }
-    *left_out = left;
-    *right_out = right;
-    *f_right_out = f_right;
-    *flat_end_out = flat_end;
-}
-
-/* project_row on LANES rows at once, one row per vector lane, for the
- * common case of unit weights and one bound pair per row (kappa): the same
- * operations in the same order as project_row, so the same bits, with every
- * lane taking every step and selects keeping what applies to it. A row that
- * clips finds its segment as scan_breakpoints does: f at all 2m
- * breakpoints, m clips each (m <= LANE_MAX_M <= FC_PROJECT_EVALUATE_MAX);
- * fixed work per row and no branch on the data. Rows r0 .. r0 + LANES - 1
- * of u64 or u32; lo_in, hi_in, total_in hold the lanes' values. Returns a
- * bit mask of the lanes project_row must redo (non-finite sums); the other
- * lanes' rows are written. */
-static FC_INLINE unsigned project_lanes(const double *u64, const float *u32, int64_t r0,
-                                        const int m, const double *lo_in, const double *hi_in,
-                                        const double *total_in, double *out)
-{
-    const lane_d zero = {0}, one = zero + 1.0, inf = zero + INFINITY;
-    lane_d u[LANE_MAX_M], lo, hi, total, s = zero, tau;
-    lane_i clipped = (lane_i)zero, finite;
-    unsigned redo = 0, any = 0;
-    int i, l;
-    memcpy(&lo, lo_in, sizeof lo);
-    memcpy(&hi, hi_in, sizeof hi);
-    memcpy(&total, total_in, sizeof total);
-    for (i = 0; i < m; i++) {
-        double lanes[LANES];
-        for (l = 0; l < LANES; l++)
-            lanes[l] = u64 ? u64[(r0 + l) * m + i] : (double)u32[(r0 + l) * m + i];
-        memcpy(&u[i], lanes, sizeof u[i]);
-        s += u[i];
-    }
-    finite = (s > -inf) & (s < inf);
-    tau = (s - total) / (double)m;
-    for (i = 0; i < m; i++) {
-        const lane_d x = u[i] - tau;
-        clipped |= (x < lo) | (x > hi);
-    }
-    clipped &= finite;
-    for (l = 0; l < LANES; l++) {
-        redo |= (unsigned)(finite[l] == 0) << l;
-        any |= clipped[l] != 0;
-    }
-    if (any) {
-        lane_d left, right, f_right, flat_end = -inf;
-        lane_d level = zero, slope = zero, root, nearest;
-        lane_i flat;
-        lane_scan(u, m, lo, hi, total, 0, &left, &right, &f_right, &flat_end);
-        flat = (right < inf) & (f_right == total);
-        for (l = 0; l < LANES; l++)
-            if (flat[l]) {
-                /* rare: f = total exactly at a breakpoint */
-                lane_scan(u, m, lo, hi, total, 1, &left, &right, &f_right, &flat_end);
-                break;
-            }
-        /* segment_root on (left, right), or the flat end nearest 0 */
-        for (i = 0; i < m; i++) {
-            const lane_i at_hi = u[i] - hi >= right, at_lo = u[i] - lo <= left;
-            level += lane_select(at_hi, hi, lane_select(at_lo, lo, u[i]));
-            slope += lane_select(at_hi | at_lo, zero, one);
-        }
-        root = (level - total) / slope;
-        root = lane_select(root < left, left, lane_select(root > right, right, root));
-        root = lane_select(slope > zero, root, right);
-        nearest = lane_select(right > zero, right, lane_select(flat_end < zero, flat_end, zero));
-        root = lane_select(flat, nearest, root);
-        tau = lane_select(clipped, root, tau);
-    }
-    /* u - tau itself where nothing clipped (clip changes nothing there) */
-    for (i = 0; i < m; i++) {
-        const lane_d x = lane_clip(u[i] - tau, lo, hi);
-        for (l = 0; l < LANES; l++) out[(r0 + l) * m + i] = x[l];
-    }
-    return redo;
-}
-#endif
-
 /* The arguments of fc_project_box_*, u as either u64 or u32 (the other
  * NULL). */
 typedef struct {
@@ -522,47 +395,147 @@ static void project_one(const rows_problem *q, int64_t r)
 }
 
 #ifdef FC_VECTOR_EXT
-/* The whole groups of LANES rows of n_rows by project_lanes (m a constant
- * of the caller, so its loops unroll), the rows it cannot take by
- * project_row; returns the rows done. */
-static FC_INLINE int64_t lane_groups(const rows_problem *q, int64_t n_rows, const int m)
+/* Portable lanes: 4 doubles, 256-bit registers on the AVX2 and x86-64-v4
+ * clones of project_rows (wider generic vectors lose there: GCC lowers their
+ * comparisons lane by lane). */
+typedef double lane4_d __attribute__((vector_size(32)));
+typedef int64_t lane4_i __attribute__((vector_size(32)));
+
+/* c ? a : b in each lane (c: -1 or 0 from a vector comparison). */
+static FC_INLINE lane4_d select4(lane4_i c, lane4_d a, lane4_d b)
 {
-    double lo[LANES], hi[LANES], total[LANES];
-    int64_t r;
+    return (lane4_d)(((lane4_i)a & c) | ((lane4_i)b & ~c));
+}
+
+static FC_INLINE unsigned bits4(lane4_i c)
+{
+    return (unsigned)((c[0] & 1) | (c[1] & 2) | (c[2] & 4) | (c[3] & 8));
+}
+
+static FC_INLINE lane4_d load4(const double *u64, const float *u32, int64_t r0, int m, int i)
+{
+    double lanes[4];
+    lane4_d x;
     int l;
-    for (r = 0; r + LANES <= n_rows; r += LANES) {
-        unsigned redo;
-        for (l = 0; l < LANES; l++) {
-            lo[l] = q->lower[(r + l) * q->bound_row_stride];
-            hi[l] = q->upper[(r + l) * q->bound_row_stride];
-            total[l] = q->total[(r + l) * q->total_stride];
-        }
-        redo = project_lanes(q->u64, q->u32, r, m, lo, hi, total, q->out);
-        for (l = 0; l < LANES; l++)
-            if (redo >> l & 1u) project_one(q, r + l);
-    }
-    return r;
+    for (l = 0; l < 4; l++)
+        lanes[l] = u64 ? u64[(r0 + l) * m + i] : (double)u32[(r0 + l) * m + i];
+    memcpy(&x, lanes, sizeof x);
+    return x;
+}
+
+#define LANES 4
+#define LN(name) name##4
+#define LANE_FN FC_INLINE
+#define lane_d lane4_d
+#define lane_m lane4_i
+#define LT(a, b) ((a) < (b))
+#define LE(a, b) ((a) <= (b))
+#define GT(a, b) ((a) > (b))
+#define GE(a, b) ((a) >= (b))
+#define EQ(a, b) ((a) == (b))
+#define SEL select4
+#define CLIP(x, lo, hi) select4(GT(select4(LT(x, lo), lo, x), hi), hi, select4(LT(x, lo), lo, x))
+#define BITS bits4
+#define LOAD load4
+#define STORE(out, r0, m, i, x)                                             \
+    do {                                                                     \
+        const lane4_d x_ = (x);                                              \
+        int l_;                                                              \
+        for (l_ = 0; l_ < 4; l_++) (out)[((r0) + l_) * (m) + (i)] = x_[l_];  \
+    } while (0)
+#include "shaping_lanes.inc"
+#undef LANES
+#undef LN
+#undef LANE_FN
+#undef lane_d
+#undef lane_m
+#undef LT
+#undef LE
+#undef GT
+#undef GE
+#undef EQ
+#undef SEL
+#undef CLIP
+#undef BITS
+#undef LOAD
+#undef STORE
+#endif
+
+/* AVX-512 machines take 8 rows at a time with intrinsics (comparisons into
+ * mask registers, max/min for the clips: max(lo, x) is x < lo ? lo : x and
+ * min(hi, x) is x > hi ? hi : x, NaN and signed zeros included, so the same
+ * bits), in a function compiled for that target alone and picked at run
+ * time. GCC >= 12: older ones know neither the x86-64-v4 target nor
+ * __builtin_cpu_supports("x86-64-v4"). */
+#if defined(FC_VECTOR_EXT) && __GNUC__ >= 12 && defined(__x86_64__) && defined(__linux__)
+#define FC_SHAPING_AVX512 1
+#include <immintrin.h>
+#define V4_FN inline __attribute__((target("arch=x86-64-v4"), always_inline))
+
+/* (row0 + l) * m + i for the 8 lanes l */
+static V4_FN __m512i index8(int m, int i)
+{
+    return _mm512_add_epi64(_mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
+                                               _mm512_set1_epi64(m)),
+                            _mm512_set1_epi64(i));
+}
+
+static V4_FN __m512d load8(const double *u64, const float *u32, int64_t r0, int m, int i)
+{
+    if (u64) return _mm512_i64gather_pd(index8(m, i), u64 + r0 * m, 8);
+    return _mm512_cvtps_pd(_mm512_i64gather_ps(index8(m, i), u32 + r0 * m, 4));
+}
+
+#define LANES 8
+#define LN(name) name##8
+#define LANE_FN V4_FN
+#define lane_d __m512d
+#define lane_m __mmask8
+#define LT(a, b) _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ)
+#define LE(a, b) _mm512_cmp_pd_mask(a, b, _CMP_LE_OQ)
+#define GT(a, b) _mm512_cmp_pd_mask(a, b, _CMP_GT_OQ)
+#define GE(a, b) _mm512_cmp_pd_mask(a, b, _CMP_GE_OQ)
+#define EQ(a, b) _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ)
+#define SEL(c, a, b) _mm512_mask_blend_pd((__mmask8)(c), b, a)
+#define CLIP(x, lo, hi) _mm512_min_pd(hi, _mm512_max_pd(lo, x))
+#define BITS(c) ((unsigned)(__mmask8)(c))
+#define LOAD load8
+#define STORE(out, r0, m, i, x) _mm512_i64scatter_pd((out) + (r0) * (m), index8(m, i), x, 8)
+#include "shaping_lanes.inc"
+#undef LANES
+#undef LN
+#undef LANE_FN
+#undef lane_d
+#undef lane_m
+#undef LT
+#undef LE
+#undef GT
+#undef GE
+#undef EQ
+#undef SEL
+#undef CLIP
+#undef BITS
+#undef LOAD
+#undef STORE
+
+__attribute__((target("arch=x86-64-v4"))) static int64_t lane_rows_avx512(const rows_problem *q,
+                                                                           int64_t n_rows)
+{
+    return lane_rows8(q, n_rows);
 }
 #endif
 
-/* Every row: whole groups of LANES rows by project_lanes where it applies
- * (unit weights, one bound pair per row, m <= LANE_MAX_M), the rest one by
- * one. One cloned function so the row code inlines into it. */
+/* Every row: whole groups of rows by the lanes where they apply, the rest
+ * one by one. One cloned function so the row code inlines into it. */
 static FC_CLONES void project_rows(const rows_problem *q, int64_t n_rows)
 {
     int64_t r = 0;
+#ifdef FC_SHAPING_AVX512
+    if (__builtin_cpu_supports("x86-64-v4")) r = lane_rows_avx512(q, n_rows);
+    else
+#endif
 #ifdef FC_VECTOR_EXT
-    if (!q->weights && q->bound_col_stride == 0) switch (q->m) {
-        case 1: r = lane_groups(q, n_rows, 1); break;
-        case 2: r = lane_groups(q, n_rows, 2); break;
-        case 3: r = lane_groups(q, n_rows, 3); break;
-        case 4: r = lane_groups(q, n_rows, 4); break;
-        case 5: r = lane_groups(q, n_rows, 5); break;
-        case 6: r = lane_groups(q, n_rows, 6); break;
-        case 7: r = lane_groups(q, n_rows, 7); break;
-        case 8: r = lane_groups(q, n_rows, 8); break;
-        default: break;
-    }
+        r = lane_rows4(q, n_rows);
 #endif
     for (; r < n_rows; r++) project_one(q, r);
 }

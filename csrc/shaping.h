@@ -49,7 +49,8 @@
  *      (O(m^2), branch-free), which finds the same segment.
  * Rows with unit weights and one bound pair (weights == NULL,
  * bound_col_stride == 0, m <= FC_PROJECT_EVALUATE_MAX) run steps 1 and 3
- * four rows at a time (one per vector lane), with identical results.
+ * several rows at a time (one per vector lane: 8 with AVX-512, else 4),
+ * with identical results.
  * When f vanishes on a whole interval of tau (every coordinate of positive
  * weight clipped there, so z varies only in the coordinates of weight 0),
  * tau is the point of it nearest 0, the interval possibly unbounded (a row

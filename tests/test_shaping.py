@@ -78,8 +78,9 @@ def assert_rows_match_reference(u, z, lo, hi, total, nan_rows=()):
 @pytest.mark.parametrize("m", range(1, 9))
 def test_lanes_path_with_asymmetric_bounds_matches_reference(backend, rng, m):
     # csrc/shaping.c projects rows of m <= 8 with unit weights and one bound
-    # pair per row 4 at a time (project_lanes, f at every breakpoint); 19 rows
-    # = four 4-row groups and a 3-row tail through project_row. Scalar lower/upper (bounds
+    # pair per row 8 (AVX-512) or 4 at a time (shaping_lanes.inc, f at every
+    # breakpoint); 19 rows = whole groups and a 3-row tail through
+    # project_row. Scalar lower/upper (bounds
     # shared by every row) and per-row totals take that path; unequal
     # |lower| and |upper| catch a lane step that confuses the two.
     n = 19
@@ -109,6 +110,27 @@ def test_lanes_path_with_per_row_asymmetric_bounds(backend, rng, m):
     total = rng.uniform(-0.9, 0.9, size=n) * m * kappa
     z = fc.project_zero_sum(u, kappa, total, backend=backend)
     assert_rows_match_reference(u, z, -kappa, kappa, total, nan_rows=(5,))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("m", range(1, 10))
+def test_lane_groups_and_row_path_agree_bit_for_bit(rng, m, dtype):
+    # A row's result must not depend on where it falls: in a group of 8
+    # (AVX-512) or 4 lanes, in the tail projected row by row, or in the
+    # Numba twin's blocks. Shifting the rows by one moves every row to
+    # another lane or into the tail. Integer values make f hit total exactly
+    # at breakpoints (the flat case) on some rows.
+    n = 45
+    kappa = rng.uniform(0.1, 1.5, size=n)
+    total = rng.uniform(-0.9, 0.9, size=n) * m * kappa
+    u = np.concatenate([rng.normal(size=(n - 15, m)),
+                        rng.integers(-3, 4, size=(15, m)).astype(float)]).astype(dtype)
+    total[-15:] = 0.0
+    z = {b: fc.project_zero_sum(u, kappa, total, backend=b) for b in BACKENDS}
+    for b in BACKENDS:
+        np.testing.assert_array_equal(z[b], z[BACKENDS[0]], err_msg=b)
+        shifted = fc.project_zero_sum(u[1:], kappa[1:], total[1:], backend=b)
+        np.testing.assert_array_equal(shifted, z[b][1:], err_msg=b)
 
 
 def test_general_bounds_and_weights_match_reference(backend, rng):
