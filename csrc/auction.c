@@ -123,7 +123,9 @@ static FC_INLINE int64_t select_scalar(const double *ks, const int64_t *ka, cons
         a = KEY_A(k);
         if (s < floor) continue;
         if (n == len && !key_before(s, a, KEY_S(top[n - 1]), KEY_A(top[n - 1]))) continue;
-        for (j = 0; j < n && KEY_A(top[j]) != a; j++) {}
+        j = n; /* a map marks an ad's repeats, so only without one can it be kept */
+        if (!map)
+            for (j = 0; j < n && KEY_A(top[j]) != a; j++) {}
         if (j < n) {
             if (!(s > KEY_S(top[j]))) continue;
             p = j; /* the ad's better item takes its place, then moves up */

@@ -298,3 +298,22 @@ def test_c_kernel_rejects_inconsistent_arguments():
     broken_offsets = np.array([0, 3, 2], dtype=np.int64)
     with pytest.raises(ValueError, match="fc_auction_replay"):
         c_auction.replay(broken_offsets, *args[1:])
+
+
+@pytest.mark.parametrize("mode", ["filter", "rerun"])
+@pytest.mark.parametrize("pricing", ["first", "gsp"])
+def test_extreme_ad_ids_match_oracle(mode, pricing, backend):
+    """Ads INT64_MAX and INT64_MIN, repeated within and across actions and
+    in score ties: the kept lists of both backends start as padding keys
+    (-inf, INT64_MAX), which no real ad may be mistaken for."""
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    actions = [[(big, 1.0, 1.0, 0.0), (3, 2.0, 2.0, 0.0), (big, 4.0, 3.0, 0.0)],
+               [(small, 1.0, 5.0, 0.0), (big, 1.0, 7.0, 0.0), (4, 0.5, 11.0, 0.0)],
+               [(big, 0.25, 13.0, 0.0), (small, 3.0, 17.0, 0.0)]]
+    flat = [x for action in actions for x in action]
+    pools = fc.Pools([0, 3, 6, 8], [x[0] for x in flat], [x[1] for x in flat],
+                     [x[2] for x in flat], m=3)
+    for slots in (1, 2, 3):
+        want, _ = ref.auction_request(actions, slots, 0.0, None, pricing, mode)
+        got = fc.auction_replay(pools, slots, pricing=pricing, mode=mode, backend=backend)
+        np.testing.assert_array_equal(got[0], want)

@@ -21,6 +21,8 @@ from .rng import GOLDEN
 __all__ = ["replay"]
 
 jit = njit(cache=True, nogil=True)
+# The ad of the padding key (-inf, _PAD_AD) that every kept list starts as.
+_PAD_AD = np.iinfo(np.int64).max
 
 
 @jit
@@ -47,32 +49,32 @@ def _select(ks, ka, kmap, use_map, lo, hi, length, floor, top, t0, top_s, top_a)
     """top[t0:t0+length] <- keys k of the best distinct ads of items lo..hi-1
     (k = kmap[x - lo] with use_map, else x; key (ks[k], ka[k])) at or above
     floor; returns their count. Of two items of one ad the first of the
-    higher score counts; k < 0 marks an item to skip. C keeps the kept keys
-    in vector registers and inserts without branches (GCC vector shuffles);
-    here they sit in top_s / top_a (workspaces of length) beside top."""
-    n = 0
+    higher score counts; k < 0 marks an item to skip (a map marks so the
+    repeats of a key, so that with a map no ad is kept twice). C keeps the
+    kept keys in vector registers and inserts without branches (GCC vector
+    shuffles); here they sit in top_s / top_a (workspaces of length) beside
+    top, padded with keys (-inf, INT64_MAX) that every item ranks before."""
+    for j in range(length):
+        top_s[j] = -np.inf
+        top_a[j] = _PAD_AD
+    last = length - 1
     for x in range(lo, hi):
         k = kmap[x - lo] if use_map else x
         if k < 0:
             continue
         s = ks[k]
         a = ka[k]
-        if s < floor:
+        if s < floor or not _key_before(s, a, top_s[last], top_a[last]):
             continue
-        if n == length and not _key_before(s, a, top_s[n - 1], top_a[n - 1]):
-            continue
-        j = 0
-        while j < n and top_a[j] != a:
-            j += 1
-        if j < n:
-            if not s > top_s[j]:
-                continue
-            p = j
-        elif n < length:
-            p = n
-            n += 1
-        else:
-            p = n - 1
+        p = last
+        if not use_map:
+            j = 0
+            while j < last and top_a[j] != a:
+                j += 1
+            if top_a[j] == a:
+                if not s > top_s[j]:
+                    continue
+                p = j  # the ad's better item takes its place, then moves up
         while p > 0 and _key_before(s, a, top_s[p - 1], top_a[p - 1]):
             top[t0 + p] = top[t0 + p - 1]
             top_s[p] = top_s[p - 1]
@@ -81,6 +83,9 @@ def _select(ks, ka, kmap, use_map, lo, hi, length, floor, top, t0, top_s, top_a)
         top[t0 + p] = k
         top_s[p] = s
         top_a[p] = a
+    n = 0
+    for j in range(length):
+        n += top_s[j] > -np.inf
     return n
 
 
@@ -230,71 +235,113 @@ def _hash_ads(ad, score, m, off, h_bits, stamp, h_stamp, h_ad, h_g, h_best, h_ac
 
 
 @jit
-def _ranked_union(ad, score, value, gsp, reserve, m, length, off, h_bits, stamp, h_stamp, h_ad,
-                  h_g, h_best, h_acts, h_mask, h_mstamp, slot_of, used, top, top_n, pick, rank,
-                  e_ad, after, e_inst, e_a, e_p, e_s, e_w, top_s, top_a):
-    """Filter, capacity 0: U of the proof in csrc/auction.c as entries (mask',
-    best score, earnings) in rank order; returns their number."""
-    n_ads = _hash_ads(ad, score, m, off, h_bits, stamp, h_stamp, h_ad, h_g, h_best, h_acts,
-                      slot_of, used)
-    lo = off[0]
-    for i in range(m):
-        top_n[i] = _select(h_g, h_ad, slot_of[off[i] - lo:], True, off[i], off[i + 1], length,
-                           reserve, top, i * length, top_s, top_a)
-    n = 0
-    for i in range(m):
-        for j in range(top_n[i]):
-            h = top[i * length + j]
-            fresh = h_mstamp[h] != stamp
-            h_mask[h] = (0 if fresh else h_mask[h]) | (np.int64(1) << i)
-            h_mstamp[h] = stamp
-            pick[n] = h
-            n += fresh
-    for q in range(n):  # the keys side by side, so that the counts vectorise
-        e_s[q] = h_g[pick[q]]
-        e_inst[q] = h_ad[pick[q]]
-    for q in range(n):
-        r = 0
-        for t in range(n):
-            r += _key_before(e_s[t], e_inst[t], e_s[q], e_inst[q])
-        rank[r] = pick[q]
-    for q in range(n):
-        h = rank[q]
-        e_inst[q] = h_best[h]
-        e_a[q] = h_mask[h]
-        e_p[q] = 0
-        e_s[q] = h_g[h]
-        e_w[q] = value[h_best[h]]
-    if gsp and n > 0:
-        # after[p]: the best score of the ads outside U ranked after exactly p
-        # entries of U; ads after U's last entry need no count
+def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp, length, n_max,
+                  out, win, win_ad, win_earn):
+    """Filter, capacity 0, requests start..stop-1: per request U of the proof
+    in csrc/auction.c as entries (mask', best score, earnings) in rank order,
+    then the coalition sums. The workspaces are allocated here and U is built
+    in this loop, not in a callee: a callee taking the ~30 workspaces cost
+    about a quarter of the request (there LLVM cannot tell that they do not
+    alias)."""
+    h_bits = 1
+    while (1 << h_bits) < 2 * n_max:
+        h_bits += 1
+    hsize = 1 << h_bits
+    size = m * length
+    ranked = max(n_max, size)
+    n_masks = 1 << m
+    h_ad = np.zeros(hsize, dtype=np.int64)
+    h_best = np.zeros(hsize, dtype=np.int64)
+    h_stamp = np.zeros(hsize, dtype=np.int64)
+    h_mask = np.zeros(hsize, dtype=np.int64)
+    h_mstamp = np.zeros(hsize, dtype=np.int64)
+    h_acts = np.zeros(hsize, dtype=np.int64)
+    h_g = np.zeros(hsize)
+    slot_of = np.zeros(n_max, dtype=np.int64)
+    used = np.zeros(n_max, dtype=np.int64)
+    top = np.zeros(size, dtype=np.int64)
+    top_n = np.zeros(m, dtype=np.int64)
+    pick = np.zeros(size, dtype=np.int64)
+    rank = np.zeros(size, dtype=np.int64)
+    e_ad = np.zeros(ranked, dtype=np.int64)
+    e_inst = np.zeros(ranked, dtype=np.int64)
+    e_a = np.zeros(ranked, dtype=np.int64)
+    e_p = np.zeros(ranked, dtype=np.int64)
+    e_s = np.zeros(ranked)
+    e_w = np.zeros(ranked)
+    after = np.zeros(ranked + 1)
+    cnt = np.zeros(n_masks, dtype=np.int64)
+    prev = np.zeros(n_masks)
+    top_s = np.zeros(length)
+    top_a = np.zeros(length, dtype=np.int64)
+    for req in range(start, stop):
+        off = offsets[req * m:(req + 1) * m + 1]
+        stamp = req + 1
+        if win:
+            win_ad[req] = -1
+            win_earn[req] = 0.0
+        n_ads = _hash_ads(ad, score, m, off, h_bits, stamp, h_stamp, h_ad, h_g, h_best, h_acts,
+                          slot_of, used)
+        lo = off[0]
+        for i in range(m):
+            top_n[i] = _select(h_g, h_ad, slot_of[off[i] - lo:], True, off[i], off[i + 1], length,
+                               reserve, top, i * length, top_s, top_a)
+        n = 0
+        for i in range(m):
+            for j in range(top_n[i]):
+                h = top[i * length + j]
+                fresh = h_mstamp[h] != stamp
+                h_mask[h] = (0 if fresh else h_mask[h]) | (np.int64(1) << i)
+                h_mstamp[h] = stamp
+                pick[n] = h
+                n += fresh
+        for q in range(n):  # the keys side by side, so that the counts vectorise
+            e_s[q] = h_g[pick[q]]
+            e_inst[q] = h_ad[pick[q]]
         for q in range(n):
-            e_ad[q] = ad[e_inst[q]]
-        tail = -np.inf
-        n_in = 0
-        for j in range(n_ads):
-            h = used[j]
-            in_u = h_mstamp[h] == stamp
-            g = h_g[h]
-            past = _key_before(e_s[n - 1], e_ad[n - 1], g, h_ad[h])
-            tail = g if (not in_u) & past & (g > tail) else tail
-            used[n_in] = h
-            n_in += (not in_u) & (not past)
+            before = 0
+            for t in range(n):
+                before += _key_before(e_s[t], e_inst[t], e_s[q], e_inst[q])
+            rank[before] = pick[q]
         for q in range(n):
-            after[q] = -np.inf
-        after[n] = tail
-        for j in range(n_in):
-            h = used[j]
-            a = h_ad[h]
-            g = h_g[h]
-            p = 0
+            h = rank[q]
+            e_inst[q] = h_best[h]
+            e_a[q] = h_mask[h]
+            e_p[q] = 0
+            e_s[q] = h_g[h]
+            e_w[q] = value[h_best[h]]
+        if gsp and n > 0:
+            # after[p]: the best score of the ads outside U ranked after exactly p
+            # entries of U; ads after U's last entry need no count
             for q in range(n):
-                p += _key_before(e_s[q], e_ad[q], g, a)
-            after[p] = g if g > after[p] else after[p]
-        for q in range(n):
-            nxt = e_s[q + 1] if q + 1 < n and e_s[q + 1] > after[q + 1] else after[q + 1]
-            e_w[q] = _gsp_price(e_s[q], nxt, reserve)
-    return n
+                e_ad[q] = ad[e_inst[q]]
+            tail = -np.inf
+            n_in = 0
+            for j in range(n_ads):
+                h = used[j]
+                in_u = h_mstamp[h] == stamp
+                g = h_g[h]
+                past = _key_before(e_s[n - 1], e_ad[n - 1], g, h_ad[h])
+                tail = g if (not in_u) & past & (g > tail) else tail
+                used[n_in] = h
+                n_in += (not in_u) & (not past)
+            for q in range(n):
+                after[q] = -np.inf
+            after[n] = tail
+            for j in range(n_in):
+                h = used[j]
+                a = h_ad[h]
+                g = h_g[h]
+                p = 0
+                for q in range(n):
+                    p += _key_before(e_s[q], e_ad[q], g, a)
+                after[p] = g if g > after[p] else after[p]
+            for q in range(n):
+                nxt = e_s[q + 1] if q + 1 < n and e_s[q + 1] > after[q + 1] else after[q + 1]
+                e_w[q] = _gsp_price(e_s[q], nxt, reserve)
+        _coalition_sums(ad, reserve, m, slots, slots, n, False, e_inst, e_a, e_p, e_s, e_w, cnt,
+                        prev, out[req], win, win_ad[req if win else 0],
+                        win_earn[req if win else 0])
 
 
 @jit
@@ -374,9 +421,10 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
     n_masks = 1 << m
     full = n_masks - 1
     win = win_ad.shape[1] == n_masks
-    h_bits = 1
-    while (1 << h_bits) < 2 * n_max:
-        h_bits += 1
+    if mode != MODE_RERUN and not capacity:
+        _replay_union(offsets, ad_id, score, value, m, start, stop, slots, reserve, gsp, length,
+                      n_max, out, win, win_ad, win_earn)
+        return
     size = m * length
     ranked = max(n_max, size)
     top = np.zeros(size, dtype=np.int64)
@@ -386,7 +434,6 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
     grp = np.zeros(size, dtype=np.int64)
     gmask = np.zeros(size, dtype=np.int64)
     gstamp = np.zeros(size, dtype=np.int64)
-    rank = np.zeros(size, dtype=np.int64)
     pool = np.zeros(size, dtype=np.int64)
     heap = np.zeros(size, dtype=np.int64)
     pick = np.zeros(size, dtype=np.int64)
@@ -395,17 +442,6 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
     e_p = np.zeros(ranked, dtype=np.int64)
     e_s = np.zeros(ranked)
     e_w = np.zeros(ranked)
-    after = np.zeros(ranked + 1)
-    hsize = 1 << h_bits
-    h_ad = np.zeros(hsize, dtype=np.int64)
-    h_best = np.zeros(hsize, dtype=np.int64)
-    h_stamp = np.zeros(hsize, dtype=np.int64)
-    h_mask = np.zeros(hsize, dtype=np.int64)
-    h_mstamp = np.zeros(hsize, dtype=np.int64)
-    h_acts = np.zeros(hsize, dtype=np.int64)
-    h_g = np.zeros(hsize)
-    slot_of = np.zeros(n_max, dtype=np.int64)
-    used = np.zeros(n_max, dtype=np.int64)
     cnt = np.zeros(n_masks, dtype=np.int64)
     prev = np.zeros(n_masks)
     top_s = np.zeros(length)
@@ -418,14 +454,6 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
         if win:
             wa[:, :] = -1
             we[:, :] = 0.0
-        if mode != MODE_RERUN and not capacity:
-            n = _ranked_union(ad_id, score, value, gsp, reserve, m, length, off, h_bits, r + 1,
-                              h_stamp, h_ad, h_g, h_best, h_acts, h_mask, h_mstamp, slot_of,
-                              used, top, top_n, pick, rank, pool, after, e_inst, e_a, e_p, e_s,
-                              e_w, top_s, top_a)
-            _coalition_sums(ad_id, reserve, m, slots, slots, n, False, e_inst, e_a, e_p, e_s,
-                            e_w, cnt, prev, y, win, wa, we)
-            continue
         for i in range(m):
             top_n[i] = _select(score, ad_id, top, False, off[i], off[i + 1], length, floor, top,
                                i * length, top_s, top_a)
