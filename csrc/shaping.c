@@ -444,21 +444,6 @@ static FC_INLINE lane4_d load4(const double *u64, const float *u32, int64_t r0, 
         for (l_ = 0; l_ < 4; l_++) (out)[((r0) + l_) * (m) + (i)] = x_[l_];  \
     } while (0)
 #include "shaping_lanes.inc"
-#undef LANES
-#undef LN
-#undef LANE_FN
-#undef lane_d
-#undef lane_m
-#undef LT
-#undef LE
-#undef GT
-#undef GE
-#undef EQ
-#undef SEL
-#undef CLIP
-#undef BITS
-#undef LOAD
-#undef STORE
 #endif
 
 /* AVX-512 machines take 8 rows at a time with intrinsics (comparisons into
@@ -502,21 +487,6 @@ static V4_FN __m512d load8(const double *u64, const float *u32, int64_t r0, int 
 #define LOAD load8
 #define STORE(out, r0, m, i, x) _mm512_i64scatter_pd((out) + (r0) * (m), index8(m, i), x, 8)
 #include "shaping_lanes.inc"
-#undef LANES
-#undef LN
-#undef LANE_FN
-#undef lane_d
-#undef lane_m
-#undef LT
-#undef LE
-#undef GT
-#undef GE
-#undef EQ
-#undef SEL
-#undef CLIP
-#undef BITS
-#undef LOAD
-#undef STORE
 
 __attribute__((target("arch=x86-64-v4"))) static int64_t lane_rows_avx512(const rows_problem *q,
                                                                            int64_t n_rows)
