@@ -15,7 +15,6 @@ Signatures:
         Returns -1, or the flat position of the first token_action outside
         [-1, m) (rows before it are written).
 """
-import functools
 import math
 
 import numpy as np
@@ -437,52 +436,56 @@ def _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, m):
     return redo
 
 
+@jit
+def _project_blocks(u, r0, n, lower, upper, brs, total, ts, out, U, S):
+    """_project_block with m as a literal (PROJECT_EVALUATE_MAX cases)."""
+    m = u.shape[1]
+    if m == 1:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 1)
+    if m == 2:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 2)
+    if m == 3:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 3)
+    if m == 4:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 4)
+    if m == 5:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 5)
+    if m == 6:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 6)
+    if m == 7:
+        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 7)
+    return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 8)
+
+
+@jit
 def project_box(u, lower, upper, bound_row_stride, bound_col_stride, weights,
                 weight_row_stride, total, total_stride, out):
-    m = u.shape[1]
+    n_rows, m = u.shape
+    bp = np.empty(2 * m)
+    row = np.empty(m)
+    # flat output and offsets rather than out[r]: a view per row costs more
+    # than projecting it
+    flat = out.reshape(-1)
     lanes = weights is None and bound_col_stride == 0 and m <= PROJECT_EVALUATE_MAX
-    _project_box(m if lanes else 0)(u, lower, upper, bound_row_stride, bound_col_stride,
-                                    weights, weight_row_stride, total, total_stride, out)
-
-
-@functools.cache
-def _project_box(lane_m):
-    """project_box with the lane pass for rows of lane_m values (0: none), a
-    constant of the closure: a first call compiles the lane pass for its own
-    m only, not for every m <= PROJECT_EVALUATE_MAX (Numba's cache keys
-    include the closure's values)."""
-
-    @jit
-    def box(u, lower, upper, bound_row_stride, bound_col_stride, weights,
-            weight_row_stride, total, total_stride, out):
-        n_rows, m = u.shape
-        bp = np.empty(2 * m)
-        row = np.empty(m)
-        # flat output and offsets rather than out[r]: a view per row costs
-        # more than projecting it
-        flat = out.reshape(-1)
-        U = np.empty((max(lane_m, 1), _BLOCK))
-        S = np.empty((10, _BLOCK))
-        for r0 in range(0, n_rows, _BLOCK):
-            n = min(_BLOCK, n_rows - r0)
-            redo = True
-            if lane_m > 0:
-                redo = _project_block(u, r0, n, lower, upper, bound_row_stride, total,
-                                      total_stride, out, U, S, lane_m)
-            if not redo:
-                continue
-            for r in range(r0, r0 + n):
-                s = 0.0
-                for i in range(m):
-                    row[i] = np.float64(u[r, i])
-                    s += row[i]
-                if lane_m > 0 and math.isfinite(s):
-                    continue  # the lane pass's row stands
-                _project_row(row, lower, upper, r * bound_row_stride, bound_col_stride,
-                             weights, r * weight_row_stride, total[r * total_stride], flat,
-                             r * m, bp)
-
-    return box
+    U = np.empty((m, _BLOCK))
+    S = np.empty((10, _BLOCK))
+    for r0 in range(0, n_rows, _BLOCK):
+        n = min(_BLOCK, n_rows - r0)
+        redo = True
+        if lanes:
+            redo = _project_blocks(u, r0, n, lower, upper, bound_row_stride, total,
+                                   total_stride, out, U, S)
+        if not redo:
+            continue
+        for r in range(r0, r0 + n):
+            s = 0.0
+            for i in range(m):
+                row[i] = np.float64(u[r, i])
+                s += row[i]
+            if lanes and math.isfinite(s):
+                continue  # the lane pass's row stands
+            _project_row(row, lower, upper, r * bound_row_stride, bound_col_stride, weights,
+                         r * weight_row_stride, total[r * total_stride], flat, r * m, bp)
 
 
 @jit
