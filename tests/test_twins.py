@@ -43,3 +43,13 @@ def test_twin_kernels_take_the_same_parameters(family):
 def test_all_is_exactly_what_the_module_defines(family):
     for module in _twins(family):
         assert set(module.__all__) == _defined_here(module), module.__name__
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_numba_kernels_are_njit_functions(family):
+    """docs/design.md: users call fastcredit._numba kernels from their own
+    jitted code, so each must be a Numba dispatcher, not a Python wrapper."""
+    from numba.core.registry import CPUDispatcher
+    nb = importlib.import_module(f"fastcredit._numba.{family}")
+    for name in nb.__all__:
+        assert isinstance(getattr(nb, name), CPUDispatcher), name
