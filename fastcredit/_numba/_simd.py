@@ -22,6 +22,9 @@ with these rounds as its C twin does.
     x + y, x - y, x * y  lane by lane; either side may be a float scalar
     keep_bit(x, q)    lane l of x where bit q of l is set, else +0.0
     lane(x, l)        lane l as a float
+    lane_zeta(x, sign)   for q = 0, 1, 2 in turn: lane l with bit q set
+                      += sign * lane l - 2**q (the subset transform of
+                      subset_transform in csrc/tables.c within a vector)
     reduce8(p0, .., p7)  lane q = ((pq0 + pq1) + (pq2 + pq3)) + ((pq4 + pq5) + (pq6 + pq7))
 """
 import operator
@@ -215,5 +218,24 @@ def reduce8(typingctx, p0, p1, p2, p3, p4, p5, p6, p7):
                                   builder.shuffle_vector(a, b, _lane_indices(hi)))
                      for a, b in zip(level[0::2], level[1::2])]
         return level[0]
+
+    return sig, codegen
+
+
+@intrinsic
+def lane_zeta(typingctx, x, sign):
+    if x != f64x8 or not isinstance(sign, types.Float):
+        return None
+    sig = f64x8(f64x8, types.float64)
+
+    def codegen(context, builder, sig, args):
+        x = args[0]
+        sign = _splat(builder, args[1])
+        for q in range(3):
+            below = builder.shuffle_vector(x, x, _lane_indices([l & ~(1 << q) for l in range(_LANES)]))
+            has_bit = ir.Constant(ir.VectorType(ir.IntType(1), _LANES),
+                                  [(l >> q) & 1 for l in range(_LANES)])
+            x = builder.select(has_bit, builder.fadd(x, builder.fmul(below, sign)), x)
+        return x
 
     return sig, codegen

@@ -12,7 +12,7 @@ import numpy as np
 from numba import literally, njit
 
 from .._constants import TABLE_BLOCK_BITS
-from ._simd import keep_bit, lane, load8, reduce8, store8, store_lanes, zeros8
+from ._simd import keep_bit, lane, lane_zeta, load8, reduce8, store8, store_lanes, zeros8
 
 __all__ = ["semivalue", "semivalue_partial", "singleton", "leave_one_out", "pair_interactions",
            "size_resolved", "moebius", "from_moebius"]
@@ -337,38 +337,82 @@ def size_resolved(v, out):
 
 
 @jit
-def _subset_transform(a, m, sign):
-    bb = min(m, TABLE_BLOCK_BITS)
-    bs = 1 << bb
-    n = 1 << m
-    rows = n // bs
-    for base in range(0, n, bs):
-        for i in range(bb):
-            step = 1 << i
-            for b0 in range(base, base + bs, 2 * step):
-                for j in range(step):
-                    a[b0 + step + j] += sign * a[b0 + j]
-    if rows == 1:
-        return
-    width = max(8, min(bs, (1 << 17) // rows))
-    for strip in range(0, bs, width):
-        for i in range(m - bb):
+def _low_bits(src, s0, dst, d0, bs, sign):
+    """Bits 0 .. log2(bs) - 1 of the transform (bs >= 8) on the block
+    dst[d0 : d0 + bs], read from src[s0 : s0 + bs] (flat indices; src may
+    be dst): bits 0..2 within each vector, then whole vectors."""
+    for k in range(0, bs, 8):
+        store8(dst, d0 + k, lane_zeta(load8(src, s0 + k), sign))
+    step = 8
+    while step < bs:
+        for b0 in range(d0, d0 + bs, 2 * step):
+            for j in range(b0, b0 + step, 8):
+                store8(dst, j + step, load8(dst, j + step) + load8(dst, j) * sign)
+        step *= 2
+
+
+@jit
+def _high_bits(a, a0, m, sign):
+    """Bits TABLE_BLOCK_BITS .. m - 1 of the transform of the table
+    a[a0 : a0 + 2**m], on column strips narrow enough that a strip's rows
+    stay in L2 (as subset_transform in csrc/tables.c)."""
+    rows = 1 << (m - TABLE_BLOCK_BITS)
+    width = max(8, min(_BLOCK, (1 << 17) // rows))
+    for strip in range(0, _BLOCK, width):
+        for i in range(m - TABLE_BLOCK_BITS):
             step = 1 << i
             for r0 in range(0, rows, 2 * step):
                 for r in range(r0, r0 + step):
-                    src = r * bs + strip
-                    dst = (r + step) * bs + strip
-                    for j in range(width):
-                        a[dst + j] += sign * a[src + j]
+                    src = a0 + r * _BLOCK + strip
+                    dst = src + step * _BLOCK
+                    for j in range(0, width, 8):
+                        store8(a, dst + j, load8(a, dst + j) + load8(a, src + j) * sign)
+
+
+@jit
+def _scalar_transform(a, m, sign):
+    """The transform of a table of m < 3 players (fewer than 8 entries)."""
+    for i in range(m):
+        step = 1 << i
+        for b0 in range(0, 1 << m, 2 * step):
+            for j in range(step):
+                a[b0 + step + j] += sign * a[b0 + j]
+
+
+@jit
+def _transform_table(src, s0, dst, d0, m, sign):
+    """Zeta (sign = +1) or Moebius (sign = -1) transform of the table
+    src[s0 : s0 + 2**m] into dst[d0 : d0 + 2**m] (flat indices of
+    C-contiguous arrays; src may be dst): for every bit i and every S
+    containing i, a[S] += sign * a[S - i], bits in increasing order for
+    every entry as in csrc/tables.c, so the bits are the same. m >= 3."""
+    bs = 1 << min(m, TABLE_BLOCK_BITS)
+    for base in range(0, 1 << m, bs):
+        _low_bits(src, s0 + base, dst, d0 + base, bs, sign)
+    if m > TABLE_BLOCK_BITS:
+        _high_bits(dst, d0, m, sign)
+
+
+@jit
+def _subset_transform(a, m, sign):
+    """The transform of one table in place (a: (2**m,) float64)."""
+    if m < 3:
+        _scalar_transform(a, m, sign)
+    else:
+        _transform_table(a, 0, a, 0, m, sign)
 
 
 @jit
 def _transform(v, out, sign):
     m = _log2(v.shape[1])
+    n = v.shape[1]
     for g in range(v.shape[0]):
-        for j in range(v.shape[1]):
-            out[g, j] = np.float64(v[g, j])
-        _subset_transform(out[g], m, sign)
+        if m < 3:
+            for j in range(n):
+                out[g, j] = np.float64(v[g, j])
+            _scalar_transform(out[g], m, sign)
+        else:
+            _transform_table(v, g * n, out, g * n, m, sign)
 
 
 @jit
