@@ -12,6 +12,7 @@ import numpy as np
 from numba import literally, njit
 
 from .._constants import TABLE_BLOCK_BITS
+from ._simd import keep_bit, lane, lane_zeta, load8, reduce8, store8, store_lanes, zeros8
 
 __all__ = ["semivalue", "semivalue_partial", "singleton", "leave_one_out", "pair_interactions",
            "size_resolved", "moebius", "from_moebius"]
@@ -109,51 +110,64 @@ def _scalar_blocks(v, g, m, cs, ws, center, start, stop, acc):
 
 
 @jit
-def _weigh_rows(v, g, base, nv, center, cs, ws, h, x, pb):
-    """x[k, lane] = (v - center) cs[h]; pb = lane partial sums of (v - center)
-    ws[h] (weigh_vectors in csrc/tables_real.inc)."""
-    pb[:] = 0.0
+def _weigh_vectors(v, start, nv, center, cs, ws, off, x):
+    """x[k] = (v - center) cs for the nv vectors of v from flat index start;
+    returns the vector of partial sums of (v - center) ws (weigh_vectors in
+    csrc/tables_real.inc). cs, ws are read from flat index off."""
+    pb = zeros8()
     for k in range(nv):
-        for lane in range(8):
-            d = np.float64(v[g, base + 8 * k + lane]) - center
-            pb[lane] += d * ws[h, 8 * k + lane]
-            x[k, lane] = d * cs[h, 8 * k + lane]
+        d = load8(v, start + 8 * k) - center
+        pb = pb + d * load8(ws, off + 8 * k)
+        store8(x, 8 * k, d * load8(cs, off + 8 * k))
+    return pb
 
 
 @jit
-def _fold_rows(x, bits, p):
-    """fold_vectors of csrc/tables.c on 8-lane rows."""
+def _fold_level(x, q, s):
+    """One level q >= 3 of fold_vectors in csrc/tables.c: returns s plus
+    the vectors of x with bit q set (in order) and adds them onto the lower
+    half of x[:2**(q+1)]."""
+    half = 1 << (q - 3)
+    for k in range(half):
+        upper = load8(x, 8 * (k + half))
+        s = s + upper
+        store8(x, 8 * k, load8(x, 8 * k) + upper)
+    return s
+
+
+@jit
+def _fold_vectors(x, bits, p):
+    """fold_vectors of csrc/tables.c: row q of p (8 lanes) += the entries of
+    x with bit q set, summed over the bits above q (whole vectors for
+    q >= 3, lane masks of the folded first vector for q < 3)."""
     for q in range(bits - 1, 2, -1):
-        half = 1 << (q - 3)
-        for k in range(half):
-            for lane in range(8):
-                p[q, lane] += x[k + half, lane]
-                x[k, lane] += x[k + half, lane]
+        store8(p, 8 * q, _fold_level(x, q, load8(p, 8 * q)))
+    first = load8(x, 0)
     for q in range(3):
-        for lane in range(8):
-            p[q, lane] += x[0, lane] if (lane >> q) & 1 else 0.0
+        store8(p, 8 * q, load8(p, 8 * q) + keep_bit(first, q))
 
 
 @jit
 def _lane_blocks(v, g, m, cs, ws, center, start, stop, acc):
     """The blocked pass for m >= TABLE_BLOCK_BITS in the order of the vector
-    path of csrc/tables.c: per-player 8-lane partials accumulate across blocks
-    and are reduced (pairwise) once at the end."""
-    p = np.zeros((m + 1, 8))
-    x = np.empty((_BLOCK >> 3, 8))
-    pb = np.empty(8)
+    path of csrc/tables.c: per-player 8-lane partials (row q of p, row m for
+    B) accumulate across blocks and are reduced (pairwise) once at the end."""
+    p = np.zeros((m + 1) * 8)
+    x = np.empty(_BLOCK)
+    row = g * v.shape[1]
     for base in range(start, stop, _BLOCK):
         blk = base >> TABLE_BLOCK_BITS
-        _weigh_rows(v, g, base, _BLOCK >> 3, center, cs, ws, _popcount(blk), x, pb)
-        for lane in range(8):
-            p[m, lane] += pb[lane]
-        _fold_rows(x, TABLE_BLOCK_BITS, p)
+        off = _popcount(blk) << TABLE_BLOCK_BITS
+        pb = _weigh_vectors(v, row + base, _BLOCK >> 3, center, cs, ws, off, x)
+        store8(p, 8 * m, load8(p, 8 * m) + pb)
+        _fold_vectors(x, TABLE_BLOCK_BITS, p)
+        total = load8(x, 0)
         for i in range(m - TABLE_BLOCK_BITS):
             if (blk >> i) & 1:
-                for lane in range(8):
-                    p[TABLE_BLOCK_BITS + i, lane] += x[0, lane]
+                q = 8 * (TABLE_BLOCK_BITS + i)
+                store8(p, q, load8(p, q) + total)
     for q in range(m + 1):
-        acc[q] += _sum8(p[q])
+        acc[q] += _sum8(p[8 * q:8 * q + 8])
 
 
 @jit
@@ -164,100 +178,49 @@ def _semivalue_blocks(v, g, m, cs, ws, center, start, stop, acc):
         _scalar_blocks(v, g, m, cs, ws, center, start, stop, acc)
 
 
-#: Scratch of the small-game blocks, in doubles per block (2**m x games).
-_SMALL_SCRATCH = 2048
-
-
 @jit
-def _transpose_games(v, g0, n, X, m):
-    """X[j, g] = v[g0 + g, j] for the n games of a block; m a literal so the
-    copy of a table unrolls."""
+def _vector_games(v, m, cs, ws, out):
+    """vector_games of csrc/tables_real.inc (3 <= m <= 8): each table as
+    2**(m-3) vectors, folded into 8 partial vectors p0..p7 (player q's in
+    pq; p7 carries B when m < 8) that one transposing reduction sums; m a
+    literal so that the loops over a table unroll and the partials stay in
+    registers."""
     M = literally(m)
-    for g in range(n):
-        for j in range(1 << M):
-            X[j, g] = np.float64(v[g0 + g, j])
-
-
-@jit
-def _transpose_block(v, g0, n, X, m):
-    """_transpose_games with m as a literal (3 <= m <= 8)."""
-    if m == 3:
-        _transpose_games(v, g0, n, X, 3)
-    elif m == 4:
-        _transpose_games(v, g0, n, X, 4)
-    elif m == 5:
-        _transpose_games(v, g0, n, X, 5)
-    elif m == 6:
-        _transpose_games(v, g0, n, X, 6)
-    elif m == 7:
-        _transpose_games(v, g0, n, X, 7)
-    else:
-        _transpose_games(v, g0, n, X, 8)
-
-
-@jit
-def _semivalue_lanes(v, g0, n, m, cs, ws, out, X, P, B):
-    """Games g0 .. g0 + n - 1 of 3 <= m <= 8 players in the order of the
-    vector path of csrc/tables.c (each table as 8-lane rows: the fold runs
-    over whole rows for bits >= 3, bits 0..2 are lane masks of the last
-    row, every sum is a pairwise _sum8), with the games innermost: X[j, g]
-    is entry j of game g0 + g, then weighed; P[8q + lane, g] player q's
-    partial sums; B[lane, g] those of the base term, B[8, g] the centre
-    v(0). After the transposing copy every loop over g is one operation per
-    game on contiguous rows, so LLVM vectorises it across games."""
-    _transpose_block(v, g0, n, X, m)
-    for g in range(n):
-        B[8, g] = X[0, g]
-    for lane in range(8):
-        for g in range(n):
-            B[lane, g] = 0.0
-    for q in range(m):
-        for lane in range(8):
-            for g in range(n):
-                P[8 * q + lane, g] = 0.0
-    for k in range(1 << (m - 3)):
-        for lane in range(8):
-            j = 8 * k + lane
-            c = cs[0, j]
-            w = ws[0, j]
-            for g in range(n):
-                d = X[j, g] - B[8, g]
-                B[lane, g] += d * w
-                X[j, g] = d * c
-    for q in range(m - 1, 2, -1):
-        half = 1 << (q - 3)
-        for k in range(half):
-            for lane in range(8):
-                hi = 8 * (k + half) + lane
-                for g in range(n):
-                    P[8 * q + lane, g] += X[hi, g]
-                    X[8 * k + lane, g] += X[hi, g]
-    for q in range(3):
-        for lane in range(8):
-            masked = 1.0 if (lane >> q) & 1 else 0.0
-            for g in range(n):
-                # x or +0.0, as the lane mask of csrc/tables.c gives
-                P[8 * q + lane, g] += X[lane, g] if masked != 0.0 else 0.0
-    for g in range(n):
-        B[8, g] = ((B[0, g] + B[1, g]) + (B[2, g] + B[3, g])) + (
-            (B[4, g] + B[5, g]) + (B[6, g] + B[7, g]))
-    for q in range(m):
-        r = 8 * q
-        for g in range(n):
-            out[g0 + g, q] = (((P[r, g] + P[r + 1, g]) + (P[r + 2, g] + P[r + 3, g]))
-                              + ((P[r + 4, g] + P[r + 5, g]) + (P[r + 6, g] + P[r + 7, g]))
-                              - B[8, g])
+    nv = 1 << (M - 3)
+    x = np.empty(8 * nv)
+    z = zeros8()
+    for g in range(v.shape[0]):
+        pb = _weigh_vectors(v, g << M, nv, np.float64(v[g, 0]), cs, ws, 0, x)
+        p7 = _fold_level(x, 7, z) if M > 7 else pb
+        p6 = _fold_level(x, 6, z) if M > 6 else z
+        p5 = _fold_level(x, 5, z) if M > 5 else z
+        p4 = _fold_level(x, 4, z) if M > 4 else z
+        p3 = _fold_level(x, 3, z) if M > 3 else z
+        first = load8(x, 0)
+        r = reduce8(z + keep_bit(first, 0), z + keep_bit(first, 1), z + keep_bit(first, 2),
+                    p3, p4, p5, p6, p7)
+        if M < 8:
+            b = lane(r, 7)
+        else:
+            b = lane(reduce8(pb, z, z, z, z, z, z, z), 0)
+        store_lanes(out, g * M, r - b, M)
 
 
 @jit
 def _semivalue_small(v, m, cs, ws, out):
-    """_semivalue_lanes over blocks of games (3 <= m <= 8)."""
-    games = _SMALL_SCRATCH >> m
-    X = np.empty((1 << m, games))
-    P = np.empty((8 * m, games))
-    B = np.empty((9, games))
-    for g0 in range(0, v.shape[0], games):
-        _semivalue_lanes(v, g0, min(games, v.shape[0] - g0), m, cs, ws, out, X, P, B)
+    """_vector_games with m as a literal (3 <= m <= 8)."""
+    if m == 3:
+        _vector_games(v, 3, cs, ws, out)
+    elif m == 4:
+        _vector_games(v, 4, cs, ws, out)
+    elif m == 5:
+        _vector_games(v, 5, cs, ws, out)
+    elif m == 6:
+        _vector_games(v, 6, cs, ws, out)
+    elif m == 7:
+        _vector_games(v, 7, cs, ws, out)
+    else:
+        _vector_games(v, 8, cs, ws, out)
 
 
 @jit
@@ -374,38 +337,82 @@ def size_resolved(v, out):
 
 
 @jit
-def _subset_transform(a, m, sign):
-    bb = min(m, TABLE_BLOCK_BITS)
-    bs = 1 << bb
-    n = 1 << m
-    rows = n // bs
-    for base in range(0, n, bs):
-        for i in range(bb):
-            step = 1 << i
-            for b0 in range(base, base + bs, 2 * step):
-                for j in range(step):
-                    a[b0 + step + j] += sign * a[b0 + j]
-    if rows == 1:
-        return
-    width = max(8, min(bs, (1 << 17) // rows))
-    for strip in range(0, bs, width):
-        for i in range(m - bb):
+def _low_bits(src, s0, dst, d0, bs, sign):
+    """Bits 0 .. log2(bs) - 1 of the transform (bs >= 8) on the block
+    dst[d0 : d0 + bs], read from src[s0 : s0 + bs] (flat indices; src may
+    be dst): bits 0..2 within each vector, then whole vectors."""
+    for k in range(0, bs, 8):
+        store8(dst, d0 + k, lane_zeta(load8(src, s0 + k), sign))
+    step = 8
+    while step < bs:
+        for b0 in range(d0, d0 + bs, 2 * step):
+            for j in range(b0, b0 + step, 8):
+                store8(dst, j + step, load8(dst, j + step) + load8(dst, j) * sign)
+        step *= 2
+
+
+@jit
+def _high_bits(a, a0, m, sign):
+    """Bits TABLE_BLOCK_BITS .. m - 1 of the transform of the table
+    a[a0 : a0 + 2**m], on column strips narrow enough that a strip's rows
+    stay in L2 (as subset_transform in csrc/tables.c)."""
+    rows = 1 << (m - TABLE_BLOCK_BITS)
+    width = max(8, min(_BLOCK, (1 << 17) // rows))
+    for strip in range(0, _BLOCK, width):
+        for i in range(m - TABLE_BLOCK_BITS):
             step = 1 << i
             for r0 in range(0, rows, 2 * step):
                 for r in range(r0, r0 + step):
-                    src = r * bs + strip
-                    dst = (r + step) * bs + strip
-                    for j in range(width):
-                        a[dst + j] += sign * a[src + j]
+                    src = a0 + r * _BLOCK + strip
+                    dst = src + step * _BLOCK
+                    for j in range(0, width, 8):
+                        store8(a, dst + j, load8(a, dst + j) + load8(a, src + j) * sign)
+
+
+@jit
+def _scalar_transform(a, m, sign):
+    """The transform of a table of m < 3 players (fewer than 8 entries)."""
+    for i in range(m):
+        step = 1 << i
+        for b0 in range(0, 1 << m, 2 * step):
+            for j in range(step):
+                a[b0 + step + j] += sign * a[b0 + j]
+
+
+@jit
+def _transform_table(src, s0, dst, d0, m, sign):
+    """Zeta (sign = +1) or Moebius (sign = -1) transform of the table
+    src[s0 : s0 + 2**m] into dst[d0 : d0 + 2**m] (flat indices of
+    C-contiguous arrays; src may be dst): for every bit i and every S
+    containing i, a[S] += sign * a[S - i], bits in increasing order for
+    every entry as in csrc/tables.c, so the bits are the same. m >= 3."""
+    bs = 1 << min(m, TABLE_BLOCK_BITS)
+    for base in range(0, 1 << m, bs):
+        _low_bits(src, s0 + base, dst, d0 + base, bs, sign)
+    if m > TABLE_BLOCK_BITS:
+        _high_bits(dst, d0, m, sign)
+
+
+@jit
+def _subset_transform(a, m, sign):
+    """The transform of one table in place (a: (2**m,) float64)."""
+    if m < 3:
+        _scalar_transform(a, m, sign)
+    else:
+        _transform_table(a, 0, a, 0, m, sign)
 
 
 @jit
 def _transform(v, out, sign):
     m = _log2(v.shape[1])
+    n = v.shape[1]
     for g in range(v.shape[0]):
-        for j in range(v.shape[1]):
-            out[g, j] = np.float64(v[g, j])
-        _subset_transform(out[g], m, sign)
+        if m < 3:
+            for j in range(n):
+                out[g, j] = np.float64(v[g, j])
+            _scalar_transform(out[g], m, sign)
+        else:
+            _transform_table(v, g * n, out, g * n, m, sign)
 
 
 @jit
