@@ -28,11 +28,11 @@ BACKENDS = BACKEND.values
 
 #: kernel -> backend that ran fastest on the bench (see bench/ratios.py).
 FASTEST: dict[str, str] = {
-    "tables.semivalue": "c",
+    "tables.semivalue": "numba",
     "tables.gather": "c",
     "tables.size_resolved": "numba",
-    "tables.moebius": "c",
-    "interactions.graded": "c",
+    "tables.moebius": "numba",
+    "interactions.graded": "numba",
     "auction.replay": "c",
     "sampling.tables": "numba",
     "sampling.permutations": "c",
