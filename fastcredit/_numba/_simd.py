@@ -60,9 +60,15 @@ def _lane_indices(indices):
 
 
 def _splat(builder, scalar):
-    one = builder.insert_element(ir.Constant(_VEC, ir.Undefined), scalar, ir.Constant(_I32, 0))
-    return builder.shuffle_vector(one, ir.Constant(_VEC, ir.Undefined),
+    """``scalar`` (a double or an integer) in every lane."""
+    vec = ir.VectorType(scalar.type, _LANES)
+    one = builder.insert_element(ir.Constant(vec, ir.Undefined), scalar, ir.Constant(_I32, 0))
+    return builder.shuffle_vector(one, ir.Constant(vec, ir.Undefined),
                                   _lane_indices([0] * _LANES))
+
+
+#: the lane numbers 0 .. _LANES - 1 as 64-bit integers
+_LANE_NUMBERS = ir.Constant(ir.VectorType(ir.IntType(64), _LANES), list(range(_LANES)))
 
 
 def _element_pointer(context, builder, array_type, array, index):
@@ -112,13 +118,7 @@ def store_lanes(typingctx, a, i, x, n):
     sig = types.void(a, types.intp, f64x8, types.intp)
 
     def codegen(context, builder, sig, args):
-        i64 = ir.IntType(64)
-        lanes = ir.Constant(ir.VectorType(i64, _LANES), list(range(_LANES)))
-        count = builder.shuffle_vector(
-            builder.insert_element(ir.Constant(ir.VectorType(i64, _LANES), ir.Undefined),
-                                   args[3], ir.Constant(_I32, 0)),
-            ir.Constant(ir.VectorType(i64, _LANES), ir.Undefined), _lane_indices([0] * _LANES))
-        mask = builder.icmp_signed("<", lanes, count)
+        mask = builder.icmp_signed("<", _LANE_NUMBERS, _splat(builder, args[3]))
         ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
         masked_store = cgutils.get_or_insert_function(
             builder.module,
@@ -175,14 +175,10 @@ def keep_bit(typingctx, x, q):
     sig = f64x8(f64x8, types.intp)
 
     def codegen(context, builder, sig, args):
-        i64 = ir.IntType(64)
-        lanes = ir.Constant(ir.VectorType(i64, _LANES), list(range(_LANES)))
-        shift = builder.shuffle_vector(
-            builder.insert_element(ir.Constant(ir.VectorType(i64, _LANES), ir.Undefined),
-                                   args[1], ir.Constant(_I32, 0)),
-            ir.Constant(ir.VectorType(i64, _LANES), ir.Undefined), _lane_indices([0] * _LANES))
-        bit = builder.and_(builder.lshr(lanes, shift), ir.Constant(ir.VectorType(i64, _LANES), 1))
-        keep = builder.icmp_unsigned("!=", bit, ir.Constant(ir.VectorType(i64, _LANES), 0))
+        i64s = _LANE_NUMBERS.type
+        bit = builder.and_(builder.lshr(_LANE_NUMBERS, _splat(builder, args[1])),
+                           ir.Constant(i64s, 1))
+        keep = builder.icmp_unsigned("!=", bit, ir.Constant(i64s, 0))
         return builder.select(keep, args[0], ir.Constant(_VEC, [0.0] * _LANES))
 
     return sig, codegen
