@@ -111,7 +111,13 @@ class Pools:
         off = csr_offsets(off, off.shape[0] - 1, n, values="instances",
                           row_label=lambda j: f"request {j // m} (action {j % m})")
         for name in ("score", "prerank"):
-            if name in arrays:
+            # a finite sum proves every term finite in one pass (it is rarely
+            # not, and then an overflow is told apart by the search)
+            if name not in arrays:
+                continue
+            with np.errstate(over="ignore", invalid="ignore"):
+                total = np.add.reduce(arrays[name])
+            if not np.isfinite(total):
                 bad = np.flatnonzero(~np.isfinite(arrays[name]))
                 if bad.size:
                     x = int(bad[0])

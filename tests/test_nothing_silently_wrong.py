@@ -186,3 +186,19 @@ def test_allocations_that_cannot_fit_are_refused_first(monkeypatch):
         fc.table_from_function(lambda s: np.zeros(len(s)), 18)
     # what fits still runs
     assert fc.shapley(np.zeros(1 << 10)).shape == (10,)
+
+
+@pytest.mark.parametrize("field", ["score", "prerank"])
+def test_pools_finiteness_is_not_fooled_by_an_overflowing_sum(field):
+    # Pools proves finiteness by one sum; finite terms whose sum overflows
+    # must pass, and one infinite term among them must still be named
+    big = [1e308, 1e308, -1e308, 1e308]
+    args = dict(offsets=[0, 2, 4], ad_id=[7, 8, 7, 9], score=[1., 2., 3., 4.],
+                value=[1., 1., 1., 1.], m=2)
+    with np.errstate(all="raise"):
+        pools = fc.Pools(**{**args, field: big})
+    assert np.array_equal(getattr(pools, field), big)
+    for bad in (np.inf, -np.inf, np.nan):
+        with pytest.raises(ValueError, match=rf"{field} must be finite: request 0 \(action 1\)"
+                                              rf" has {field}\[3\] = {bad}"):
+            fc.Pools(**{**args, field: big[:3] + [bad]})
