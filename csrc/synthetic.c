@@ -238,14 +238,15 @@ int fc_synthetic_search_lengths(uint64_t seed, int64_t first, int m, int64_t k,
 /* The instances laid out by fc_synthetic_search_fill: instance j draws from
  * state[j] on, keeps its topic when its first uniform is below keep[j], and
  * then takes its ad from on_base[j] (home * per_topic) or off_base[j]
- * (drift * per_topic); clicks[j] is its request's click key. The rest is
- * fill_block's work space. */
+ * (drift * per_topic); clicks[j] is its request's click key. The rest holds
+ * what one step of fill_block passes to the next. */
 typedef struct {
     uint64_t state[BLOCK], clicks[BLOCK];
     double keep[BLOCK];
     int64_t on_base[BLOCK], off_base[BLOCK];
     int64_t on[BLOCK];
-    double ur[BLOCK], root_ur[BLOCK], radius[BLOCK], sin_u2[BLOCK], cos_u2[BLOCK];
+    double ur[BLOCK], root_ur[BLOCK], u1[BLOCK], radius[BLOCK], u2[BLOCK], sin_u2[BLOCK],
+        cos_u2[BLOCK], ca[BLOCK], ba[BLOCK];
 } Block;
 
 /* y[j] = sqrt(x[j]), j < n (y may be x): a loop of its own, since GCC keeps
@@ -263,8 +264,14 @@ static FC_INLINE void roots(const double *x, double *y, int64_t n)
         y[j] = sqrt(x[j]);
 }
 
-/* Instances 0..n-1 of the block into ad, score, value, prerank [0..n). */
-static FC_CLONES void fill_block(Block *restrict B, int64_t n, int64_t per_topic,
+/* Instances 0..n-1 of the block into ad, score, value, prerank [0..n), one
+ * step of the recipe per loop over the block. Each loop's iteration is a
+ * short chain of dependent operations (a hash, a polynomial by Horner's rule
+ * after a division...), so the out-of-order core runs many iterations at
+ * once; one loop doing it all is a chain of some 150 operations that it
+ * overlaps with barely one other iteration (a third more time per instance,
+ * measured). */
+static FC_INLINE void fill_steps(Block *restrict B, int64_t n, int64_t per_topic,
                                  const double *restrict bid, const double *restrict ctr,
                                  double noise, int expected_value,
                                  int64_t *restrict ad, double *restrict score,
@@ -272,40 +279,57 @@ static FC_CLONES void fill_block(Block *restrict B, int64_t n, int64_t per_topic
 {
     const double f_per_topic = (double)per_topic;
     int64_t j;
-    for (j = 0; j < n; j++) {   /* the four uniforms, and what needs no sqrt */
+    for (j = 0; j < n; j++) {   /* the four uniforms */
         const uint64_t st = B->state[j];
-        const double ut = uniform_of(fc_mix64(st + FC_RNG_GOLDEN));
-        const double u1 = uniform_of(fc_mix64(st + 3 * FC_RNG_GOLDEN));
-        B->on[j] = ut < B->keep[j];
+        B->on[j] = uniform_of(fc_mix64(st + FC_RNG_GOLDEN)) < B->keep[j];
         B->ur[j] = uniform_of(fc_mix64(st + 2 * FC_RNG_GOLDEN));
-        /* 1 - u1 >= 2^-53; the radius squared, for now */
-        B->radius[j] = -2.0 * synth_log_normal(1.0 - u1, 0);
-        synth_sincos_2pi(uniform_of(fc_mix64(st + 4 * FC_RNG_GOLDEN)), &B->sin_u2[j],
-                         &B->cos_u2[j]);
+        B->u1[j] = uniform_of(fc_mix64(st + 3 * FC_RNG_GOLDEN));
+        B->u2[j] = uniform_of(fc_mix64(st + 4 * FC_RNG_GOLDEN));
     }
+    for (j = 0; j < n; j++)
+        synth_sincos_2pi(B->u2[j], &B->sin_u2[j], &B->cos_u2[j]);
+    for (j = 0; j < n; j++)   /* 1 - u1 >= 2^-53; the radius squared, for now */
+        B->radius[j] = -2.0 * synth_log_normal(1.0 - B->u1[j], 0);
     roots(B->ur, B->root_ur, n);
     roots(B->radius, B->radius, n);
-    for (j = 0; j < n; j++) {
-        const int on = B->on[j] != 0;
-        const int64_t on_base = B->on_base[j], off_base = B->off_base[j];
-        const double radius = B->radius[j];
+    for (j = 0; j < n; j++) {   /* the ads, and their bid and CTR */
         int64_t rank = floor_of(f_per_topic * B->ur[j] * B->root_ur[j]);
         int64_t a;
-        double pctr, sc, ca, ba;
         rank = rank < per_topic - 1 ? rank : per_topic - 1;
-        a = (on ? on_base : off_base) + rank;
-        ca = ctr[a];
-        ba = bid[a];
-        pctr = ca * synth_exp(noise * (radius * B->cos_u2[j])) * pick(on, 1.0, 0.4);
-        pctr = pick(pctr > 1.0, 1.0, pctr);
-        sc = ba * pctr;
+        a = (B->on[j] ? B->on_base[j] : B->off_base[j]) + rank;
         ad[j] = a;
-        score[j] = sc;
-        prerank[j] = synth_log(sc) + 0.5 * (radius * B->sin_u2[j]);
-        value[j] = pick(expected_value, sc,
-                        pick(uniform_of(fc_mix64((B->clicks[j] ^ fc_mix64((uint64_t)a))
-                                                 + FC_RNG_GOLDEN)) < ca, ba, 0.0));
+        B->ca[j] = ctr[a];
+        B->ba[j] = bid[a];
     }
+    for (j = 0; j < n; j++) {
+        double pctr = B->ca[j] * synth_exp(noise * (B->radius[j] * B->cos_u2[j]))
+                      * pick(B->on[j] != 0, 1.0, 0.4);
+        pctr = pick(pctr > 1.0, 1.0, pctr);
+        score[j] = B->ba[j] * pctr;
+    }
+    for (j = 0; j < n; j++)
+        prerank[j] = synth_log(score[j]) + 0.5 * (B->radius[j] * B->sin_u2[j]);
+    if (expected_value)
+        for (j = 0; j < n; j++)
+            value[j] = score[j];
+    else
+        for (j = 0; j < n; j++)
+            value[j] = pick(uniform_of(fc_mix64((B->clicks[j] ^ fc_mix64((uint64_t)ad[j]))
+                                                + FC_RNG_GOLDEN)) < B->ca[j], B->ba[j], 0.0);
+}
+
+/* fill_steps with expected_value a constant in each call, so that the click
+ * draws are not computed where they are not used. */
+static FC_CLONES void fill_block(Block *restrict B, int64_t n, int64_t per_topic,
+                                 const double *restrict bid, const double *restrict ctr,
+                                 double noise, int expected_value,
+                                 int64_t *restrict ad, double *restrict score,
+                                 double *restrict value, double *restrict prerank)
+{
+    if (expected_value)
+        fill_steps(B, n, per_topic, bid, ctr, noise, 1, ad, score, value, prerank);
+    else
+        fill_steps(B, n, per_topic, bid, ctr, noise, 0, ad, score, value, prerank);
 }
 
 int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics,

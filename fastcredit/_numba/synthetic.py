@@ -203,21 +203,34 @@ def search_lengths(seed, first, m, k, empty, short, lengths, start, stop):
 
 
 @fast_jit
-def _draw_block(n, per_topic, state, keep, on_base, off_base, on, ads, radius, sin_u2, cos_u2):
-    """The four uniforms of instances 0..n-1 and all that needs no gather:
-    the ads, the radius and the sine and cosine."""
-    f_per_topic = np.float64(per_topic)
+def _uniforms(n, state, keep, on, ur, u1, u2):
+    """The four uniforms of instances 0..n-1 (on: the first below keep)."""
     for j in range(n):
         st = state[j]
-        ut = _uniform_of(rng.mix64(st + _G1))
-        ur = _uniform_of(rng.mix64(st + _G2))
-        u1 = _uniform_of(rng.mix64(st + _G3))
-        on_j = ut < keep[j]
-        rank = min(_floor_of(f_per_topic * ur * math.sqrt(ur)), per_topic - 1)
-        on[j] = np.int64(on_j)
-        ads[j] = (on_base[j] if on_j else off_base[j]) + rank
-        radius[j] = math.sqrt(-2.0 * _log_normal(1.0 - u1, _ZERO))   # 1 - u1 >= 2**-53
-        sin_u2[j], cos_u2[j] = _sincos_2pi(_uniform_of(rng.mix64(st + _G4)))
+        on[j] = np.int64(_uniform_of(rng.mix64(st + _G1)) < keep[j])
+        ur[j] = _uniform_of(rng.mix64(st + _G2))
+        u1[j] = _uniform_of(rng.mix64(st + _G3))
+        u2[j] = _uniform_of(rng.mix64(st + _G4))
+
+
+@fast_jit
+def _sincos_block(n, u2, sin_u2, cos_u2):
+    for j in range(n):
+        sin_u2[j], cos_u2[j] = _sincos_2pi(u2[j])
+
+
+@fast_jit
+def _radius_block(n, u1, radius):
+    for j in range(n):
+        radius[j] = math.sqrt(-2.0 * _log_normal(1.0 - u1[j], _ZERO))   # 1 - u1 >= 2**-53
+
+
+@fast_jit
+def _ads(n, per_topic, on, ur, on_base, off_base, ad):
+    f_per_topic = np.float64(per_topic)
+    for j in range(n):
+        rank = min(_floor_of(f_per_topic * ur[j] * math.sqrt(ur[j])), per_topic - 1)
+        ad[j] = (on_base[j] if on[j] != 0 else off_base[j]) + rank
 
 
 @fast_jit
@@ -228,30 +241,47 @@ def _gather(n, ads, src, dst):
 
 
 @fast_jit
-def _finish_block(n, noise, expected_value, on, radius, sin_u2, cos_u2, clicks, ads, ca, ba, ad,
-                  score, value, prerank):
-    """The rest, into ad, score, value, prerank [0..n) (views at the block's
-    first output row: indices known >= 0, so the stores are contiguous)."""
+def _scores(n, noise, on, radius, cos_u2, ca, ba, score):
     for j in range(n):
-        a = ads[j]
         pctr = ca[j] * _exp(noise * (radius[j] * cos_u2[j])) * _pick(on[j] != 0, 1.0, 0.4)
         pctr = _pick(pctr > 1.0, 1.0, pctr)
-        sc = ba[j] * pctr
-        ad[j] = a
-        score[j] = sc
-        prerank[j] = _log(sc) + 0.5 * (radius[j] * sin_u2[j])
-        uc = _uniform_of(rng.mix64((clicks[j] ^ rng.mix64(np.uint64(a))) + _G1))
-        value[j] = _pick(expected_value, sc, _pick(uc < ca[j], ba[j], 0.0))
+        score[j] = ba[j] * pctr
 
 
 @fast_jit
-def _fill_block(n, x0, per_topic, bid, ctr, noise, expected_value, state, clicks, keep, on_base,
-                off_base, on, radius, sin_u2, cos_u2, ads, ca, ba, ad, score, value, prerank):
-    _draw_block(n, per_topic, state, keep, on_base, off_base, on, ads, radius, sin_u2, cos_u2)
-    _gather(n, ads, ctr, ca)
-    _gather(n, ads, bid, ba)
-    _finish_block(n, noise, expected_value, on, radius, sin_u2, cos_u2, clicks, ads, ca, ba,
-                  ad[x0:x0 + n], score[x0:x0 + n], value[x0:x0 + n], prerank[x0:x0 + n])
+def _preranks(n, radius, sin_u2, score, prerank):
+    for j in range(n):
+        prerank[j] = _log(score[j]) + 0.5 * (radius[j] * sin_u2[j])
+
+
+@fast_jit
+def _clicked_values(n, clicks, ad, ca, ba, value):
+    for j in range(n):
+        uc = _uniform_of(rng.mix64((clicks[j] ^ rng.mix64(np.uint64(ad[j]))) + _G1))
+        value[j] = _pick(uc < ca[j], ba[j], 0.0)
+
+
+@fast_jit
+def _fill_block(n, x0, per_topic, bid, ctr, noise, expected_value, B, ad, score, value,
+                prerank):
+    """Instances 0..n-1 of the block into ad, score, value, prerank [x0..x0+n),
+    one step of the recipe per loop, as in C (csrc/synthetic.c says why); the
+    outputs through views at x0 (indices known >= 0: contiguous stores)."""
+    state, clicks, keep, on_base, off_base, on, ur, u1, u2, radius, sin_u2, cos_u2, ca, ba = B
+    ad, score, value, prerank = ad[x0:x0 + n], score[x0:x0 + n], value[x0:x0 + n], \
+        prerank[x0:x0 + n]
+    _uniforms(n, state, keep, on, ur, u1, u2)
+    _sincos_block(n, u2, sin_u2, cos_u2)
+    _radius_block(n, u1, radius)
+    _ads(n, per_topic, on, ur, on_base, off_base, ad)
+    _gather(n, ad, ctr, ca)
+    _gather(n, ad, bid, ba)
+    _scores(n, noise, on, radius, cos_u2, ca, ba, score)
+    _preranks(n, radius, sin_u2, score, prerank)
+    if expected_value:
+        value[:] = score
+    else:
+        _clicked_values(n, clicks, ad, ca, ba, value)
 
 
 @fast_jit
@@ -265,9 +295,9 @@ def search_fill(seed, first, m, topics, per_topic, bid, ctr, noise, expected_val
     on_base = np.empty(_BLOCK, dtype=np.int64)
     off_base = np.empty(_BLOCK, dtype=np.int64)
     on = np.empty(_BLOCK, dtype=np.int64)
-    ads = np.empty(_BLOCK, dtype=np.int64)
-    radius = np.empty(_BLOCK)
-    sin_u2, cos_u2, ca, ba = np.empty(_BLOCK), np.empty(_BLOCK), np.empty(_BLOCK), np.empty(_BLOCK)
+    B = (state, clicks, keep, on_base, off_base, on, np.empty(_BLOCK), np.empty(_BLOCK),
+         np.empty(_BLOCK), np.empty(_BLOCK), np.empty(_BLOCK), np.empty(_BLOCK),
+         np.empty(_BLOCK), np.empty(_BLOCK))
     nb = 0
     x0 = offsets[start * m]   # output row of the block's instance 0
     for r in range(start, stop):
@@ -292,12 +322,10 @@ def search_fill(seed, first, m, topics, per_topic, bid, ctr, noise, expected_val
                 nb += take
                 left -= take
                 if nb == _BLOCK:
-                    _fill_block(nb, x0, per_topic, bid, ctr, noise, expected_value, state,
-                                clicks, keep, on_base, off_base, on, radius, sin_u2, cos_u2, ads,
-                                ca, ba, ad, score, value, prerank)
+                    _fill_block(nb, x0, per_topic, bid, ctr, noise, expected_value, B, ad,
+                                score, value, prerank)
                     x0 += nb
                     nb = 0
     if nb > 0:
-        _fill_block(nb, x0, per_topic, bid, ctr, noise, expected_value, state, clicks, keep,
-                    on_base, off_base, on, radius, sin_u2, cos_u2, ads, ca, ba, ad, score, value,
+        _fill_block(nb, x0, per_topic, bid, ctr, noise, expected_value, B, ad, score, value,
                     prerank)
