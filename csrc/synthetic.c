@@ -309,10 +309,11 @@ static FC_INLINE void fill_steps(Block *restrict B, int64_t n, int64_t per_topic
     }
     for (j = 0; j < n; j++)
         prerank[j] = synth_log(score[j]) + 0.5 * (B->radius[j] * B->sin_u2[j]);
-    if (expected_value)
-        for (j = 0; j < n; j++)
-            value[j] = score[j];
-    else
+    if (expected_value) {
+        if (value != score)
+            for (j = 0; j < n; j++)
+                value[j] = score[j];
+    } else
         for (j = 0; j < n; j++)
             value[j] = pick(uniform_of(fc_mix64((B->clicks[j] ^ fc_mix64((uint64_t)ad[j]))
                                                 + FC_RNG_GOLDEN)) < B->ca[j], B->ba[j], 0.0);

@@ -132,7 +132,8 @@ def sponsored_search(n_requests: int, m: int | None = None, k: int | None = None
     * value (``value_model="click"``) = bid if the ad is clicked in this request
       (one Bernoulli(ctr) draw per request and ad, shared by its instances),
       else 0; (``value_model="expected"``) = score, the expected value of an
-      impression.
+      impression (the returned ``value`` is then the ``score`` array itself,
+      both read-only).
 
     Exactly: the catalogue is ``bid = bid_scale * g.lognormal(0, 0.8, n)``,
     then ``ctr = g.beta(2, 10, n)``, of ``g =
@@ -236,7 +237,9 @@ def sponsored_search(n_requests: int, m: int | None = None, k: int | None = None
     _check_memory(4 * 8 * n, f"n_requests = {n_requests:,}, m = {m} and k = {k:,} (their "
                              f"{n:,} candidates)")
     ad = _np.empty(n, dtype=_np.int64)
-    score, value, prerank = _np.empty(n), _np.empty(n), _np.empty(n)
+    score, prerank = _np.empty(n), _np.empty(n)
+    # expected values are the scores: one array, not a copy of it
+    value = score if expected_value else _np.empty(n)
     _parallel.run(lambda a, b: kern.search_fill(key, start, m, topics, per_topic, bid, ctr,
                                                 noise, int(expected_value), offsets, ad,
                                                 score, value, prerank, a, b),

@@ -12,7 +12,8 @@ Signatures (seed uint64; first, m, k, topics, per_topic, start, stop int):
         expected_value int (nonzero: value = score, else the click-realised
         bid); offsets int64 (B*m + 1,); ad
         int64 and score, value, prerank float64 (offsets[-1],): the instances
-        of rows start..stop-1 written.
+        of rows start..stop-1 written (with expected_value nonzero, value
+        may be score itself).
 Row r is request first + r of the stream (seed); its randomness comes from
 the streams (seed, 3 (first + r) + s) of fastcredit._numba.rng, s = 0
 (list lengths), 1 (instances), 2 (clicks).
@@ -279,7 +280,8 @@ def _fill_block(n, x0, per_topic, bid, ctr, noise, expected_value, B, ad, score,
     _scores(n, noise, on, radius, cos_u2, ca, ba, score)
     _preranks(n, radius, sin_u2, score, prerank)
     if expected_value:
-        value[:] = score
+        if value.ctypes.data != score.ctypes.data:   # value may be score itself
+            value[:] = score
     else:
         _clicked_values(n, clicks, ad, ca, ba, value)
 
