@@ -21,8 +21,13 @@ the streams (seed, 3 (first + r) + s) of fastcredit._numba.rng, s = 0
 Like the C kernel, search_fill lays the instances of up to _BLOCK output rows
 out in small arrays and computes them in straight loops with no branch, which
 LLVM vectorises: selects by bit masks (_pick), bit casts by an LLVM intrinsic,
-integer <-> double conversions by the same exact tricks with 2**52 as C (for
-CPUs without AVX-512); the gathers of bid and ctr run in a loop of their own
+the floor of the rank by the same exact trick with 2**52 as C. The uniforms
+are converted from their 53-bit integers as fc_rng_uniform does, not by C's
+trick (uniform_of, for GCC's AVX2 clone, which cannot convert a vector of
+int64): Numba compiles for the CPU it runs on, where LLVM converts with one
+instruction given AVX-512 and with a sequence like C's without (0.4 ns an
+instance less here); the results are exact either way, so the bits are the
+same. The gathers of bid and ctr run in a loop of their own
 (LLVM vectorises none), and the outputs are written through views, so their
 stores are contiguous. Plain float arithmetic is never contracted into FMAs
 by Numba without fastmath, so every operation rounds as in C.
@@ -112,9 +117,8 @@ def _pick(c, a, b):
 
 @fast_jit
 def _uniform_of(bits):
-    """(bits >> 11) 2**-53, with no integer conversion (as in C)."""
-    low = np.uint64(0) - ((bits >> np.uint64(11)) & _ONE)
-    return (_double(_ONE_BITS | (bits >> np.uint64(12))) - 1.0) + _double(low & _TWO_POW_M53_BITS)
+    """(bits >> 11) 2**-53 (exact: a 53-bit integer, then a power of two)."""
+    return np.float64(bits >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @fast_jit
