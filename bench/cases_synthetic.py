@@ -3,7 +3,7 @@
 fc.synthetic.sponsored_search of B requests (200,000; quick: 20,000), m = 5
 rewrites x k = 20 candidates (~83 instances a request; ~79 with the
 realistic preset, which draws the same way with other parameters and
-expected values, so costs the same per instance). `x stream` =
+expected values: no click draws, and the values are the scores). `x stream` =
 generation time / time to stream its output (offsets, ad_id, score, value,
 prerank) once; `x alternative` = generation time / the same distribution
 drawn with vectorised numpy.random (other draws, so other numbers), timed on
@@ -13,8 +13,15 @@ Every instance takes two logarithms, an exponential, a sine and cosine and
 two square roots. They were the C library's (~37 ns of ~53 ns an instance,
 0.22M requests/s a core on a Xeon with AVX-512, both backends); they are now
 the generator's own polynomials (csrc/synthetic.h), computed in vectorised
-blocks: ~0.8M requests/s a core in C and ~0.65M in Numba there (thread CPU
-time; ~0.55M and ~0.5M when built for AVX2 only); see csrc/synthetic.c.
+blocks, one step of the recipe per loop (short dependency chains), 8 lanes
+with AVX-512 in both backends. Thread CPU time of one call of B = 200,000 on
+a shared 2-core Xeon with AVX-512 (default preset, C / Numba): the kernel
+13 / 14 ns an instance (the divider alone, two square roots and two
+divisions, ~3.4 ns), the kernel zeroing the fresh output pages ~80 ms,
+Pools' validation ~35 ms, lengths and offsets ~8 ms: ~0.57M / 0.55M
+requests/s a core on a quiet machine; the realistic preset's values are its
+scores (no fourth array), ~0.7M. The wall time below also counts what other
+processes take of the core.
 """
 from __future__ import annotations
 

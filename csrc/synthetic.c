@@ -6,15 +6,19 @@
  * sequence of IEEE double operations (no FMA: -ffp-contract=off), so the bits
  * are the same on every machine, C library and backend.
  *
- * Speed (about 0.8M requests/s a core with AVX-512, 0.55M with AVX2, at
- * m = 5, k = 20; 0.22M with the C library's functions): a scalar pass lays
- * the instances of up to BLOCK consecutive output rows out in small arrays
- * (their RNG state, keep, topic offsets, click key); straight loops over the
- * block then draw and compute every instance with no branch, which GCC
- * vectorises in every FC_CLONES target (8 lanes with AVX-512): selects are
- * bit masks (pick), and integer <-> double conversions, which AVX2 lacks,
- * are exact tricks with 2^52 (uniform_of, floor_of, the rounder). The two
- * square roots per instance run in a loop of their own (roots).
+ * Speed (0.57M requests/s a core end to end on a shared 2-core Xeon with
+ * AVX-512, of which a quarter is the kernel zeroing the fresh output pages;
+ * 0.22M with the C library's functions): a scalar pass lays the instances
+ * of up to BLOCK consecutive output rows out in small arrays (their RNG
+ * state, keep, topic offsets, click key); straight loops over the block, one
+ * step of the recipe each, then draw and compute every instance with no
+ * branch, which GCC vectorises in every FC_CLONES target (8 lanes with
+ * AVX-512): selects are bit masks (pick), and integer <-> double
+ * conversions, which AVX2 lacks, are exact tricks with 2^52 (uniform_of,
+ * floor_of, the rounder) except in the AVX-512 build of the steps
+ * (fill_block_avx512). The two square roots per instance run in a loop of
+ * their own (roots); with the two divisions of the logarithms they keep the
+ * divider busy some 3.4 ns an instance, the floor of the recipe here.
  */
 #include <math.h>
 #include <string.h>
@@ -133,6 +137,20 @@ static FC_INLINE int64_t floor_of(double v)
     return (int64_t)(bits_of(fl + TWO_POW_52) - TWO_POW_52_BITS);
 }
 
+/* uniform_of(bits) and floor_of(v), by the conversion instructions where
+ * native (AVX-512 has them for vectors of int64) or else by the tricks; the
+ * same values either way, as every step is exact (a 53-bit integer times a
+ * power of two; v >= 0 truncated). */
+static FC_INLINE double uniform_from(uint64_t bits, int native)
+{
+    return native ? (double)(bits >> 11) * 0x1p-53 : uniform_of(bits);
+}
+
+static FC_INLINE int64_t floor_from(double v, int native)
+{
+    return native ? (int64_t)v : floor_of(v);
+}
+
 /* log(x) - lower log(2) for a positive normal finite x (synthetic.h), lower
  * 0 or 54. */
 static FC_INLINE double synth_log_normal(double x, uint64_t lower)
@@ -238,14 +256,15 @@ int fc_synthetic_search_lengths(uint64_t seed, int64_t first, int m, int64_t k,
 /* The instances laid out by fc_synthetic_search_fill: instance j draws from
  * state[j] on, keeps its topic when its first uniform is below keep[j], and
  * then takes its ad from on_base[j] (home * per_topic) or off_base[j]
- * (drift * per_topic); clicks[j] is its request's click key. The rest is
- * fill_block's work space. */
+ * (drift * per_topic); clicks[j] is its request's click key. The rest holds
+ * what one step of fill_block passes to the next. */
 typedef struct {
     uint64_t state[BLOCK], clicks[BLOCK];
     double keep[BLOCK];
     int64_t on_base[BLOCK], off_base[BLOCK];
     int64_t on[BLOCK];
-    double ur[BLOCK], root_ur[BLOCK], radius[BLOCK], sin_u2[BLOCK], cos_u2[BLOCK];
+    double ur[BLOCK], root_ur[BLOCK], u1[BLOCK], radius[BLOCK], u2[BLOCK], sin_u2[BLOCK],
+        cos_u2[BLOCK], ca[BLOCK], ba[BLOCK];
 } Block;
 
 /* y[j] = sqrt(x[j]), j < n (y may be x): a loop of its own, since GCC keeps
@@ -263,49 +282,111 @@ static FC_INLINE void roots(const double *x, double *y, int64_t n)
         y[j] = sqrt(x[j]);
 }
 
-/* Instances 0..n-1 of the block into ad, score, value, prerank [0..n). */
+/* Instances 0..n-1 of the block into ad, score, value, prerank [0..n), one
+ * step of the recipe per loop over the block. Each loop's iteration is a
+ * short chain of dependent operations (a hash, a polynomial by Horner's rule
+ * after a division...), so the out-of-order core runs many iterations at
+ * once; one loop doing it all is a chain of some 150 operations that it
+ * overlaps with barely one other iteration (a third more time per instance,
+ * measured). */
+static FC_INLINE void fill_steps(Block *restrict B, int64_t n, int64_t per_topic,
+                                 const double *restrict bid, const double *restrict ctr,
+                                 double noise, int expected_value, int native,
+                                 int64_t *restrict ad, double *restrict score,
+                                 double *restrict value, double *restrict prerank)
+{
+    const double f_per_topic = (double)per_topic;
+    int64_t j;
+    for (j = 0; j < n; j++) {   /* the four uniforms */
+        const uint64_t st = B->state[j];
+        B->on[j] = uniform_from(fc_mix64(st + FC_RNG_GOLDEN), native) < B->keep[j];
+        B->ur[j] = uniform_from(fc_mix64(st + 2 * FC_RNG_GOLDEN), native);
+        B->u1[j] = uniform_from(fc_mix64(st + 3 * FC_RNG_GOLDEN), native);
+        B->u2[j] = uniform_from(fc_mix64(st + 4 * FC_RNG_GOLDEN), native);
+    }
+    for (j = 0; j < n; j++)
+        synth_sincos_2pi(B->u2[j], &B->sin_u2[j], &B->cos_u2[j]);
+    for (j = 0; j < n; j++)   /* 1 - u1 >= 2^-53; the radius squared, for now */
+        B->radius[j] = -2.0 * synth_log_normal(1.0 - B->u1[j], 0);
+    roots(B->ur, B->root_ur, n);
+    roots(B->radius, B->radius, n);
+    for (j = 0; j < n; j++) {   /* the ads, and their bid and CTR */
+        int64_t rank = floor_from(f_per_topic * B->ur[j] * B->root_ur[j], native);
+        int64_t a;
+        rank = rank < per_topic - 1 ? rank : per_topic - 1;
+        a = (B->on[j] ? B->on_base[j] : B->off_base[j]) + rank;
+        ad[j] = a;
+        B->ca[j] = ctr[a];
+        B->ba[j] = bid[a];
+    }
+    for (j = 0; j < n; j++) {
+        double pctr = B->ca[j] * synth_exp(noise * (B->radius[j] * B->cos_u2[j]))
+                      * pick(B->on[j] != 0, 1.0, 0.4);
+        pctr = pick(pctr > 1.0, 1.0, pctr);
+        score[j] = B->ba[j] * pctr;
+    }
+    for (j = 0; j < n; j++)
+        prerank[j] = synth_log(score[j]) + 0.5 * (B->radius[j] * B->sin_u2[j]);
+    if (expected_value) {
+        if (value != score)
+            for (j = 0; j < n; j++)
+                value[j] = score[j];
+    } else
+        for (j = 0; j < n; j++)
+            value[j] = pick(uniform_from(fc_mix64((B->clicks[j] ^ fc_mix64((uint64_t)ad[j]))
+                                                  + FC_RNG_GOLDEN), native) < B->ca[j],
+                            B->ba[j], 0.0);
+}
+
+/* fill_steps with expected_value a constant in each call, so that the click
+ * draws are not computed where they are not used. */
 static FC_CLONES void fill_block(Block *restrict B, int64_t n, int64_t per_topic,
                                  const double *restrict bid, const double *restrict ctr,
                                  double noise, int expected_value,
                                  int64_t *restrict ad, double *restrict score,
                                  double *restrict value, double *restrict prerank)
 {
-    const double f_per_topic = (double)per_topic;
-    int64_t j;
-    for (j = 0; j < n; j++) {   /* the four uniforms, and what needs no sqrt */
-        const uint64_t st = B->state[j];
-        const double ut = uniform_of(fc_mix64(st + FC_RNG_GOLDEN));
-        const double u1 = uniform_of(fc_mix64(st + 3 * FC_RNG_GOLDEN));
-        B->on[j] = ut < B->keep[j];
-        B->ur[j] = uniform_of(fc_mix64(st + 2 * FC_RNG_GOLDEN));
-        /* 1 - u1 >= 2^-53; the radius squared, for now */
-        B->radius[j] = -2.0 * synth_log_normal(1.0 - u1, 0);
-        synth_sincos_2pi(uniform_of(fc_mix64(st + 4 * FC_RNG_GOLDEN)), &B->sin_u2[j],
-                         &B->cos_u2[j]);
+    if (expected_value)
+        fill_steps(B, n, per_topic, bid, ctr, noise, 1, 0, ad, score, value, prerank);
+    else
+        fill_steps(B, n, per_topic, bid, ctr, noise, 0, 0, ad, score, value, prerank);
+}
+
+/* AVX-512 machines run fill_steps with the native conversions (uniform_from:
+ * 5% less time), in a function compiled for that target alone and picked at
+ * run time: a target_clones function cannot tell its clones apart, and the
+ * conversions would not vectorise in the AVX2 and default clones. GCC >= 12:
+ * older ones know neither the x86-64-v4 target nor
+ * __builtin_cpu_supports("x86-64-v4"). */
+#if defined(FC_VECTOR_EXT) && __GNUC__ >= 12 && defined(__x86_64__) && defined(__linux__)
+#define FC_SYNTHETIC_AVX512 1
+__attribute__((target("arch=x86-64-v4"))) static void
+fill_block_avx512(Block *restrict B, int64_t n, int64_t per_topic, const double *restrict bid,
+                  const double *restrict ctr, double noise, int expected_value,
+                  int64_t *restrict ad, double *restrict score, double *restrict value,
+                  double *restrict prerank)
+{
+    if (expected_value)
+        fill_steps(B, n, per_topic, bid, ctr, noise, 1, 1, ad, score, value, prerank);
+    else
+        fill_steps(B, n, per_topic, bid, ctr, noise, 0, 1, ad, score, value, prerank);
+}
+#endif
+
+/* Instances 0..n-1 of the block into ad, score, value, prerank [0..n). */
+static void flush_block(Block *B, int64_t n, int64_t per_topic, const double *bid,
+                        const double *ctr, double noise, int expected_value, int avx512,
+                        int64_t *ad, double *score, double *value, double *prerank)
+{
+#ifdef FC_SYNTHETIC_AVX512
+    if (avx512) {
+        fill_block_avx512(B, n, per_topic, bid, ctr, noise, expected_value, ad, score, value,
+                          prerank);
+        return;
     }
-    roots(B->ur, B->root_ur, n);
-    roots(B->radius, B->radius, n);
-    for (j = 0; j < n; j++) {
-        const int on = B->on[j] != 0;
-        const int64_t on_base = B->on_base[j], off_base = B->off_base[j];
-        const double radius = B->radius[j];
-        int64_t rank = floor_of(f_per_topic * B->ur[j] * B->root_ur[j]);
-        int64_t a;
-        double pctr, sc, ca, ba;
-        rank = rank < per_topic - 1 ? rank : per_topic - 1;
-        a = (on ? on_base : off_base) + rank;
-        ca = ctr[a];
-        ba = bid[a];
-        pctr = ca * synth_exp(noise * (radius * B->cos_u2[j])) * pick(on, 1.0, 0.4);
-        pctr = pick(pctr > 1.0, 1.0, pctr);
-        sc = ba * pctr;
-        ad[j] = a;
-        score[j] = sc;
-        prerank[j] = synth_log(sc) + 0.5 * (radius * B->sin_u2[j]);
-        value[j] = pick(expected_value, sc,
-                        pick(uniform_of(fc_mix64((B->clicks[j] ^ fc_mix64((uint64_t)a))
-                                                 + FC_RNG_GOLDEN)) < ca, ba, 0.0));
-    }
+#endif
+    (void)avx512;
+    fill_block(B, n, per_topic, bid, ctr, noise, expected_value, ad, score, value, prerank);
 }
 
 int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics,
@@ -316,6 +397,11 @@ int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics
 {
     int64_t r, j, x0, nb = 0;
     const double f_topics = (double)topics;
+#ifdef FC_SYNTHETIC_AVX512
+    const int avx512 = __builtin_cpu_supports("x86-64-v4") != 0;
+#else
+    const int avx512 = 0;
+#endif
     Block B;
     if (!range_ok(first, m, start, stop) || topics < 1 || topics > FC_RNG_MAX_RANGE
         || per_topic < 1 || per_topic > MAX_PER_TOPIC || !(noise >= 0.0)
@@ -350,8 +436,8 @@ int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics
                 nb += take;
                 left -= take;
                 if (nb == BLOCK) {
-                    fill_block(&B, nb, per_topic, bid, ctr, noise, expected_value != 0,
-                               ad + x0, score + x0, value + x0, prerank + x0);
+                    flush_block(&B, nb, per_topic, bid, ctr, noise, expected_value != 0,
+                                avx512, ad + x0, score + x0, value + x0, prerank + x0);
                     x0 += nb;
                     nb = 0;
                 }
@@ -359,7 +445,7 @@ int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics
         }
     }
     if (nb > 0)
-        fill_block(&B, nb, per_topic, bid, ctr, noise, expected_value != 0, ad + x0, score + x0,
-                   value + x0, prerank + x0);
+        flush_block(&B, nb, per_topic, bid, ctr, noise, expected_value != 0, avx512, ad + x0,
+                    score + x0, value + x0, prerank + x0);
     return FC_OK;
 }

@@ -99,7 +99,9 @@ int fc_synthetic_search_lengths(uint64_t seed, int64_t first, int m, int64_t k,
  * prerank (n_values long each); offsets must be non-decreasing from >= 0
  * and end within n_values over the range (FC_EINVAL otherwise). bid and ctr
  * hold topics * per_topic entries; noise is the log-sd of the pCTR factor
- * and expected_value (0 or not) picks the value (see above). */
+ * and expected_value (0 or not) picks the value (see above); with
+ * expected_value nonzero, value may be score itself (the values are the
+ * scores: nothing more is written). */
 int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics,
                              int64_t per_topic, const double *bid, const double *ctr,
                              double noise, int expected_value, const int64_t *offsets,

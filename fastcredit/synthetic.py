@@ -132,7 +132,8 @@ def sponsored_search(n_requests: int, m: int | None = None, k: int | None = None
     * value (``value_model="click"``) = bid if the ad is clicked in this request
       (one Bernoulli(ctr) draw per request and ad, shared by its instances),
       else 0; (``value_model="expected"``) = score, the expected value of an
-      impression.
+      impression (the returned ``value`` is then the ``score`` array itself,
+      both read-only).
 
     Exactly: the catalogue is ``bid = bid_scale * g.lognormal(0, 0.8, n)``,
     then ``ctr = g.beta(2, 10, n)``, of ``g =
@@ -216,27 +217,31 @@ def sponsored_search(n_requests: int, m: int | None = None, k: int | None = None
     if not bid_scale > 0.0:
         raise ValueError(f"bid_scale must be > 0, got {bid_scale}")
     _check_memory(2 * 8 * catalogue, f"catalogue = {catalogue:,} (a bid and a CTR per ad)")
-    _check_memory(2 * 8 * n_requests * m, f"n_requests = {n_requests:,} (the lengths and "
-                                          f"offsets of its {n_requests * m:,} rewrites)")
+    _check_memory(8 * n_requests * m, f"n_requests = {n_requests:,} (the offsets of its "
+                                      f"{n_requests * m:,} rewrites)")
     nt = _parallel.n_threads(threads)
     kern = kernels("synthetic", resolve("synthetic.sponsored_search", backend))
     per_topic = catalogue // topics
     cat = _np.random.default_rng(seed)
     bid = bid_scale * cat.lognormal(0.0, 0.8, per_topic * topics)   # x 1.0 is exact
     ctr = cat.beta(2.0, 10.0, per_topic * topics)
-    lengths = _np.empty(n_requests * m, dtype=_np.int64)
+    # the list lengths, summed in place into the offsets (no array of their own)
+    offsets = _np.empty(n_requests * m + 1, dtype=_np.int64)
+    offsets[0] = 0
+    lengths = offsets[1:]
     key = _np.uint64(seed)   # one Numba type for every seed in [0, 2**64)
     _parallel.run(lambda a, b: kern.search_lengths(key, start, m, k, empty, short,
                                                    lengths, a, b),
                   n_requests, nt, min_items=4096)
-    offsets = _np.zeros(n_requests * m + 1, dtype=_np.int64)
-    _np.cumsum(lengths, out=offsets[1:])
+    _np.cumsum(lengths, out=lengths)
     n = int(offsets[-1])
     # ad, score, value and prerank of every candidate
     _check_memory(4 * 8 * n, f"n_requests = {n_requests:,}, m = {m} and k = {k:,} (their "
                              f"{n:,} candidates)")
     ad = _np.empty(n, dtype=_np.int64)
-    score, value, prerank = _np.empty(n), _np.empty(n), _np.empty(n)
+    score, prerank = _np.empty(n), _np.empty(n)
+    # expected values are the scores: one array, not a copy of it
+    value = score if expected_value else _np.empty(n)
     _parallel.run(lambda a, b: kern.search_fill(key, start, m, topics, per_topic, bid, ctr,
                                                 noise, int(expected_value), offsets, ad,
                                                 score, value, prerank, a, b),

@@ -144,6 +144,25 @@ def test_expected_value_is_the_score_and_noise_zero_is_the_ctr():
     assert q.ad_id.tobytes() == p.ad_id.tobytes() and not np.array_equal(q.score, p.score)
 
 
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_expected_values_are_the_score_array_or_a_copy_of_it(backend):
+    from fastcredit._backend import kernels
+    p = sponsored_search(400, seed=5, preset="realistic", backend=backend)
+    assert np.shares_memory(p.value, p.score) and not p.value.flags.writeable
+    # the kernel writes a value array of its own as it did, and nothing more
+    # when it is given the score array as the value array
+    k = kernels("synthetic", backend)
+    bid, ctr = ref.sponsored_search_catalogue(5, 5000, 500, bid_scale=5.0)
+    n = p.ad_id.size
+    own = [np.empty(n, dtype=np.int64), np.empty(n), np.full(n, np.nan), np.empty(n)]
+    alias = [np.empty(n, dtype=np.int64), np.empty(n), None, np.empty(n)]
+    alias[2] = alias[1]
+    for out in (own, alias):
+        k.search_fill(np.uint64(5), 0, 5, 500, 10, bid, ctr, 0.6, 1, p.offsets, *out, 0, 400)
+        for got, want in zip(out, (p.ad_id, p.score, p.value, p.prerank)):
+            assert got.tobytes() == want.tobytes()
+
 def test_bid_scale_scales_scores_exactly():
     a = sponsored_search(300, seed=6)
     b = sponsored_search(300, seed=6, bid_scale=2.0)

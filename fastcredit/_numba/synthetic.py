@@ -12,7 +12,8 @@ Signatures (seed uint64; first, m, k, topics, per_topic, start, stop int):
         expected_value int (nonzero: value = score, else the click-realised
         bid); offsets int64 (B*m + 1,); ad
         int64 and score, value, prerank float64 (offsets[-1],): the instances
-        of rows start..stop-1 written.
+        of rows start..stop-1 written (with expected_value nonzero, value
+        may be score itself).
 Row r is request first + r of the stream (seed); its randomness comes from
 the streams (seed, 3 (first + r) + s) of fastcredit._numba.rng, s = 0
 (list lengths), 1 (instances), 2 (clicks).
@@ -20,8 +21,16 @@ the streams (seed, 3 (first + r) + s) of fastcredit._numba.rng, s = 0
 Like the C kernel, search_fill lays the instances of up to _BLOCK output rows
 out in small arrays and computes them in straight loops with no branch, which
 LLVM vectorises: selects by bit masks (_pick), bit casts by an LLVM intrinsic,
-integer <-> double conversions by the same exact tricks with 2**52 as C (for
-CPUs without AVX-512); the gathers of bid and ctr run in a loop of their own
+the floor of the rank by the same exact trick with 2**52 as C. The uniforms
+are converted from their 53-bit integers as fc_rng_uniform does, not by C's
+trick (uniform_of, for GCC's AVX2 clone, which cannot convert a vector of
+int64): Numba compiles for the CPU it runs on, where LLVM converts with one
+instruction given AVX-512 and with a sequence like C's without (0.4 ns an
+instance less here); the results are exact either way, so the bits are the
+same. Each step is a loop of its own over the block, as in C, and asks LLVM
+for 512-bit vectors (_simd.prefer_512_bit_vectors: 8 lanes, like GCC's
+x86-64-v4 clone, not the 4 of Numba's default tuning; 0.15 of the fill's
+time here). The gathers of bid and ctr run in a loop of their own
 (LLVM vectorises none), and the outputs are written through views, so their
 stores are contiguous. Plain float arithmetic is never contracted into FMAs
 by Numba without fastmath, so every operation rounds as in C.
@@ -34,6 +43,7 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from . import rng
+from ._simd import prefer_512_bit_vectors
 
 __all__ = ["search_lengths", "search_fill"]
 
@@ -111,9 +121,8 @@ def _pick(c, a, b):
 
 @fast_jit
 def _uniform_of(bits):
-    """(bits >> 11) 2**-53, with no integer conversion (as in C)."""
-    low = np.uint64(0) - ((bits >> np.uint64(11)) & _ONE)
-    return (_double(_ONE_BITS | (bits >> np.uint64(12))) - 1.0) + _double(low & _TWO_POW_M53_BITS)
+    """(bits >> 11) 2**-53 (exact: a 53-bit integer, then a power of two)."""
+    return np.float64(bits >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @fast_jit
@@ -203,55 +212,94 @@ def search_lengths(seed, first, m, k, empty, short, lengths, start, stop):
 
 
 @fast_jit
-def _draw_block(n, per_topic, state, keep, on_base, off_base, on, ads, radius, sin_u2, cos_u2):
-    """The four uniforms of instances 0..n-1 and all that needs no gather:
-    the ads, the radius and the sine and cosine."""
-    f_per_topic = np.float64(per_topic)
+def _uniforms(n, state, keep, on, ur, u1, u2):
+    """The four uniforms of instances 0..n-1 (on: the first below keep)."""
+    prefer_512_bit_vectors()
     for j in range(n):
         st = state[j]
-        ut = _uniform_of(rng.mix64(st + _G1))
-        ur = _uniform_of(rng.mix64(st + _G2))
-        u1 = _uniform_of(rng.mix64(st + _G3))
-        on_j = ut < keep[j]
-        rank = min(_floor_of(f_per_topic * ur * math.sqrt(ur)), per_topic - 1)
-        on[j] = np.int64(on_j)
-        ads[j] = (on_base[j] if on_j else off_base[j]) + rank
-        radius[j] = math.sqrt(-2.0 * _log_normal(1.0 - u1, _ZERO))   # 1 - u1 >= 2**-53
-        sin_u2[j], cos_u2[j] = _sincos_2pi(_uniform_of(rng.mix64(st + _G4)))
+        on[j] = np.int64(_uniform_of(rng.mix64(st + _G1)) < keep[j])
+        ur[j] = _uniform_of(rng.mix64(st + _G2))
+        u1[j] = _uniform_of(rng.mix64(st + _G3))
+        u2[j] = _uniform_of(rng.mix64(st + _G4))
+
+
+@fast_jit
+def _sincos_block(n, u2, sin_u2, cos_u2):
+    prefer_512_bit_vectors()
+    for j in range(n):
+        sin_u2[j], cos_u2[j] = _sincos_2pi(u2[j])
+
+
+@fast_jit
+def _radius_block(n, u1, radius):
+    prefer_512_bit_vectors()
+    for j in range(n):
+        radius[j] = math.sqrt(-2.0 * _log_normal(1.0 - u1[j], _ZERO))   # 1 - u1 >= 2**-53
+
+
+@fast_jit
+def _ads(n, per_topic, on, ur, on_base, off_base, ad):
+    prefer_512_bit_vectors()
+    f_per_topic = np.float64(per_topic)
+    for j in range(n):
+        rank = min(_floor_of(f_per_topic * ur[j] * math.sqrt(ur[j])), per_topic - 1)
+        ad[j] = (on_base[j] if on[j] != 0 else off_base[j]) + rank
 
 
 @fast_jit
 def _gather(n, ads, src, dst):
     """dst[j] = src[ads[j]] (a loop of its own: LLVM vectorises no gather)."""
+    prefer_512_bit_vectors()
     for j in range(n):
         dst[j] = src[ads[j]]
 
 
 @fast_jit
-def _finish_block(n, noise, expected_value, on, radius, sin_u2, cos_u2, clicks, ads, ca, ba, ad,
-                  score, value, prerank):
-    """The rest, into ad, score, value, prerank [0..n) (views at the block's
-    first output row: indices known >= 0, so the stores are contiguous)."""
+def _scores(n, noise, on, radius, cos_u2, ca, ba, score):
+    prefer_512_bit_vectors()
     for j in range(n):
-        a = ads[j]
         pctr = ca[j] * _exp(noise * (radius[j] * cos_u2[j])) * _pick(on[j] != 0, 1.0, 0.4)
         pctr = _pick(pctr > 1.0, 1.0, pctr)
-        sc = ba[j] * pctr
-        ad[j] = a
-        score[j] = sc
-        prerank[j] = _log(sc) + 0.5 * (radius[j] * sin_u2[j])
-        uc = _uniform_of(rng.mix64((clicks[j] ^ rng.mix64(np.uint64(a))) + _G1))
-        value[j] = _pick(expected_value, sc, _pick(uc < ca[j], ba[j], 0.0))
+        score[j] = ba[j] * pctr
 
 
 @fast_jit
-def _fill_block(n, x0, per_topic, bid, ctr, noise, expected_value, state, clicks, keep, on_base,
-                off_base, on, radius, sin_u2, cos_u2, ads, ca, ba, ad, score, value, prerank):
-    _draw_block(n, per_topic, state, keep, on_base, off_base, on, ads, radius, sin_u2, cos_u2)
-    _gather(n, ads, ctr, ca)
-    _gather(n, ads, bid, ba)
-    _finish_block(n, noise, expected_value, on, radius, sin_u2, cos_u2, clicks, ads, ca, ba,
-                  ad[x0:x0 + n], score[x0:x0 + n], value[x0:x0 + n], prerank[x0:x0 + n])
+def _preranks(n, radius, sin_u2, score, prerank):
+    prefer_512_bit_vectors()
+    for j in range(n):
+        prerank[j] = _log(score[j]) + 0.5 * (radius[j] * sin_u2[j])
+
+
+@fast_jit
+def _clicked_values(n, clicks, ad, ca, ba, value):
+    prefer_512_bit_vectors()
+    for j in range(n):
+        uc = _uniform_of(rng.mix64((clicks[j] ^ rng.mix64(np.uint64(ad[j]))) + _G1))
+        value[j] = _pick(uc < ca[j], ba[j], 0.0)
+
+
+@fast_jit
+def _fill_block(n, x0, per_topic, bid, ctr, noise, expected_value, B, ad, score, value,
+                prerank):
+    """Instances 0..n-1 of the block into ad, score, value, prerank [x0..x0+n),
+    one step of the recipe per loop, as in C (csrc/synthetic.c says why); the
+    outputs through views at x0 (indices known >= 0: contiguous stores)."""
+    state, clicks, keep, on_base, off_base, on, ur, u1, u2, radius, sin_u2, cos_u2, ca, ba = B
+    ad, score, value, prerank = ad[x0:x0 + n], score[x0:x0 + n], value[x0:x0 + n], \
+        prerank[x0:x0 + n]
+    _uniforms(n, state, keep, on, ur, u1, u2)
+    _sincos_block(n, u2, sin_u2, cos_u2)
+    _radius_block(n, u1, radius)
+    _ads(n, per_topic, on, ur, on_base, off_base, ad)
+    _gather(n, ad, ctr, ca)
+    _gather(n, ad, bid, ba)
+    _scores(n, noise, on, radius, cos_u2, ca, ba, score)
+    _preranks(n, radius, sin_u2, score, prerank)
+    if expected_value:
+        if value.ctypes.data != score.ctypes.data:   # value may be score itself
+            value[:] = score
+    else:
+        _clicked_values(n, clicks, ad, ca, ba, value)
 
 
 @fast_jit
@@ -265,9 +313,9 @@ def search_fill(seed, first, m, topics, per_topic, bid, ctr, noise, expected_val
     on_base = np.empty(_BLOCK, dtype=np.int64)
     off_base = np.empty(_BLOCK, dtype=np.int64)
     on = np.empty(_BLOCK, dtype=np.int64)
-    ads = np.empty(_BLOCK, dtype=np.int64)
-    radius = np.empty(_BLOCK)
-    sin_u2, cos_u2, ca, ba = np.empty(_BLOCK), np.empty(_BLOCK), np.empty(_BLOCK), np.empty(_BLOCK)
+    B = (state, clicks, keep, on_base, off_base, on, np.empty(_BLOCK), np.empty(_BLOCK),
+         np.empty(_BLOCK), np.empty(_BLOCK), np.empty(_BLOCK), np.empty(_BLOCK),
+         np.empty(_BLOCK), np.empty(_BLOCK))
     nb = 0
     x0 = offsets[start * m]   # output row of the block's instance 0
     for r in range(start, stop):
@@ -282,22 +330,25 @@ def search_fill(seed, first, m, topics, per_topic, bid, ctr, noise, expected_val
             left = offsets[r * m + i + 1] - offsets[r * m + i]
             while left > 0:
                 take = min(left, _BLOCK - nb)
+                on_at, off_at = home * per_topic, drift * per_topic
                 for t in range(take):
-                    state[nb + t] = st + np.uint64(t) * _G4
-                    clicks[nb + t] = ck
-                    keep[nb + t] = kp
-                    on_base[nb + t] = home * per_topic
-                    off_base[nb + t] = drift * per_topic
+                    # an unsigned index: no wraparound of negative indices
+                    # to compute, so LLVM vectorises the stores (half the
+                    # time of this pass)
+                    x = np.uintp(nb + t)
+                    state[x] = st + np.uint64(t) * _G4
+                    clicks[x] = ck
+                    keep[x] = kp
+                    on_base[x] = on_at
+                    off_base[x] = off_at
                 st += np.uint64(take) * _G4
                 nb += take
                 left -= take
                 if nb == _BLOCK:
-                    _fill_block(nb, x0, per_topic, bid, ctr, noise, expected_value, state,
-                                clicks, keep, on_base, off_base, on, radius, sin_u2, cos_u2, ads,
-                                ca, ba, ad, score, value, prerank)
+                    _fill_block(nb, x0, per_topic, bid, ctr, noise, expected_value, B, ad,
+                                score, value, prerank)
                     x0 += nb
                     nb = 0
     if nb > 0:
-        _fill_block(nb, x0, per_topic, bid, ctr, noise, expected_value, state, clicks, keep,
-                    on_base, off_base, on, radius, sin_u2, cos_u2, ads, ca, ba, ad, score, value,
+        _fill_block(nb, x0, per_topic, bid, ctr, noise, expected_value, B, ad, score, value,
                     prerank)
