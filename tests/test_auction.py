@@ -35,6 +35,24 @@ def test_matches_oracle_property(actions, slots, reserve, capacity, pricing, mod
         np.testing.assert_allclose(got[0], want, rtol=1e-12, atol=0)
 
 
+@pytest.mark.parametrize("m", [5, 6, 7])
+@pytest.mark.parametrize("pricing", ["first", "gsp"])
+@pytest.mark.parametrize("mode", ["filter", "rerun"])
+def test_coalition_lanes_past_one_vector_block_match_oracle(rng, m, pricing, mode):
+    """m >= 5: the coalitions fill one or more blocks of 32 vector lanes; repeated
+    ads, tied scores and scores under the reserve in every request."""
+    for _ in range(4):
+        actions = [[(int(rng.integers(0, 9)), float(rng.integers(0, 6)) / 2, float(rng.random()),
+                     0.0) for _ in range(rng.integers(0, 7))] for _ in range(m)]
+        offsets = np.concatenate([[0], np.cumsum([len(a) for a in actions])])
+        cols = np.array([x for a in actions for x in a], dtype=float).reshape(-1, 4)
+        pools = fc.Pools(offsets, cols[:, 0].astype(np.int64), cols[:, 1], cols[:, 2], m=m)
+        want, _ = ref.auction_request(actions, 2, 0.75, None, pricing, mode)
+        for backend in BACKENDS:
+            got = fc.auction_replay(pools, 2, 0.75, pricing=pricing, mode=mode, backend=backend)
+            np.testing.assert_allclose(got[0], want, rtol=1e-12, atol=0)
+
+
 def test_docstring_example_filter_and_rerun_differ():
     pools = fc.Pools([0, 2, 4], ad_id=[7, 8, 7, 9], score=[3., 1., 2., 2.5],
                      value=[1., .5, 1., 2.], m=2)

@@ -271,7 +271,6 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
     e_w = np.zeros(ranked)
     after = np.zeros(ranked + 1)
     cnt = np.zeros(n_masks, dtype=np.int64)
-    prev = np.zeros(n_masks)
     top_s = np.zeros(length)
     top_a = np.zeros(length, dtype=np.int64)
     for req in range(start, stop):
@@ -340,7 +339,7 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
                 nxt = e_s[q + 1] if q + 1 < n and e_s[q + 1] > after[q + 1] else after[q + 1]
                 e_w[q] = _gsp_price(e_s[q], nxt, reserve)
         _coalition_sums(ad, reserve, m, slots, slots, n, False, e_inst, e_a, e_p, e_s, e_w, cnt,
-                        prev, out[req], win, win_ad[req if win else 0],
+                        out[req], win, win_ad[req if win else 0],
                         win_earn[req if win else 0])
 
 
@@ -366,38 +365,37 @@ def _relevant_entries(m, slots, n, e_inst, e_a, e_p, e_s, e_w):
 
 @jit
 def _coalition_sums(ad, reserve, m, slots, quota, n, lagged, e_inst, e_a, e_p, e_s, e_w, cnt,
-                    prev, y, win, win_ad, win_earn):
+                    y, win, win_ad, win_earn):
+    """y(S) for every S from n ranked entries, as coalition_sums in
+    csrc/auction.c (a GSP price of rerun mode is max(reserve, next score)
+    there). Lane masks come from sign bits, not comparisons, so that the
+    loop over S has no branch and LLVM vectorises it."""
     n_masks = 1 << m
+    unlagged = 0 if lagged else -1  # all ones: an entry earns when taken
     for S in range(n_masks):
         y[S] = 0.0
         cnt[S] = 0
-        prev[S] = 0.0
     for j in range(n):
         a = e_a[j]
         p = e_p[j]
-        s = e_s[j]
         w = e_w[j]
+        if lagged:
+            w = e_s[j] if e_s[j] > reserve else reserve
         if win:
             for S in range(n_masks):
                 if (S & a) and not (S & p) and cnt[S] < quota:
                     win_ad[S, cnt[S]] = ad[e_inst[j]]
                     win_earn[S, cnt[S]] = w
-        if lagged:
-            for S in range(n_masks):
-                take = (S & a) != 0 and (S & p) == 0 and cnt[S] < quota
-                price = _gsp_price(prev[S], s, reserve)  # unconditional: the loop vectorises
-                y[S] += price if take and cnt[S] > 0 else 0.0
-                prev[S] = s if take else prev[S]
-                cnt[S] += take
-        else:
-            for S in range(n_masks):
-                take = (S & a) != 0 and (S & p) == 0 and cnt[S] < quota
-                y[S] += w if take else 0.0
-                cnt[S] += take
+        for S in range(n_masks):
+            inside = S & a
+            outside = S & p
+            take = ((inside | -inside) & ~(outside | -outside) & (cnt[S] - quota)) >> 63
+            earns = take & ((-cnt[S] >> 63) | unlagged)
+            y[S] += w if earns else 0.0
+            cnt[S] -= take
     if lagged:
         for S in range(n_masks):
-            y[S] += (_gsp_price(prev[S], -np.inf, reserve)
-                     if cnt[S] > 0 and cnt[S] <= slots else 0.0)
+            y[S] += reserve if cnt[S] > 0 and cnt[S] <= slots else 0.0
 
 
 @jit
@@ -443,7 +441,6 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
     e_s = np.zeros(ranked)
     e_w = np.zeros(ranked)
     cnt = np.zeros(n_masks, dtype=np.int64)
-    prev = np.zeros(n_masks)
     top_s = np.zeros(length)
     top_a = np.zeros(length, dtype=np.int64)
     for r in range(start, stop):
@@ -466,14 +463,14 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
                              y, win, wa, we)
             else:
                 _coalition_sums(ad_id, reserve, m, slots, wanted, n, gsp, e_inst, e_a, e_p,
-                                e_s, e_w, cnt, prev, y, False, wa, we)
+                                e_s, e_w, cnt, y, False, wa, we)
             continue
         n = _ranked_full(ad_id, score, value, pr, gsp, reserve, capacity, full, r * n_masks + 1,
                          n, inst, act, grp, gmask, gstamp, pool, heap, pick, e_inst, e_a, e_s,
                          e_w)
         n = _relevant_entries(m, slots, n, e_inst, e_a, e_p, e_s, e_w)
         _coalition_sums(ad_id, reserve, m, slots, slots, n, False, e_inst, e_a, e_p, e_s, e_w,
-                        cnt, prev, y, win, wa, we)
+                        cnt, y, win, wa, we)
 
 
 @jit
