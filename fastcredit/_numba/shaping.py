@@ -332,6 +332,13 @@ def _clip8(x, lo, hi):
     return select8(above > hi, hi, above)
 
 
+@jit
+def _lane_values(a, r0, stride):
+    """a[(r0 + l) * stride] for the 8 lanes l (one value when stride is 0,
+    the common case of one kappa and one total for every row)."""
+    return splat8(a[0]) if stride == 0 else gather_strided(a, r0 * stride, stride)
+
+
 @lanes_jit
 def _lane_scan(U, m, lo, hi, tot, want_flat):
     """lane_scan of csrc/shaping_lanes.inc: (left, right, f at right,
@@ -363,59 +370,6 @@ def _lane_scan(U, m, lo, hi, tot, want_flat):
     return left, right, f_right, flat_end
 
 
-@lanes_jit
-def _project_lanes(u, r0, lower, upper, brs, total, ts, out, U, m):
-    """project_lanes of csrc/shaping_lanes.inc: rows r0 .. r0 + 7 of unit
-    weights and one bound pair per row, one row per lane of 8-lane vectors
-    (m a compile-time literal, so the loops over coordinates unroll): the
-    same operations in the same order as _project_row, so the same bits,
-    every lane taking every step and selects keeping what applies to it.
-    A row that clips finds its segment as _scan_breakpoints does: f at all
-    2m breakpoints. U: scratch of 8m doubles. Returns the bit mask of the
-    lanes to redo by _project_row (non-finite sums); the others are
-    written."""
-    M = literally(m)
-    lo = gather_strided(lower, r0 * brs, brs)
-    hi = gather_strided(upper, r0 * brs, brs)
-    tot = gather_strided(total, r0 * ts, ts)
-    s = zeros8()
-    for i in range(M):
-        x = gather_column(u, r0, i)
-        store8(U, 8 * i, x)
-        s = s + x
-    finite = (s > -np.inf) & (s < np.inf)
-    tau = (s - tot) / np.float64(M)
-    clipped = tau < -np.inf  # no lane
-    for i in range(M):
-        x = load8(U, 8 * i) - tau
-        clipped = clipped | (x < lo) | (x > hi)
-    clipped = clipped & finite
-    if bits8(clipped):
-        left, right, f_right, flat_end = _lane_scan(U, M, lo, hi, tot, False)
-        flat = (right < np.inf) & (f_right == tot)
-        if bits8(flat):  # rare: f = total exactly at a breakpoint
-            left, right, f_right, flat_end = _lane_scan(U, M, lo, hi, tot, True)
-        # _segment_root on (left, right), or the flat end nearest 0
-        level = zeros8()
-        slope = zeros8()
-        for i in range(M):
-            x = load8(U, 8 * i)
-            at_hi = x - hi >= right
-            at_lo = x - lo <= left
-            level = level + select8(at_hi, hi, select8(at_lo, lo, x))
-            slope = slope + select8(at_hi | at_lo, 0.0, 1.0)
-        root = (level - tot) / slope
-        root = select8(root < left, left, select8(root > right, right, root))
-        root = select8(slope > 0.0, root, right)
-        nearest = select8(right > 0.0, right, select8(flat_end < 0.0, flat_end, 0.0))
-        root = select8(flat, nearest, root)
-        tau = select8(clipped, root, tau)
-    # u - tau itself where nothing clipped (clip changes nothing there)
-    for i in range(M):
-        scatter_column(out, r0, i, _clip8(load8(U, 8 * i) - tau, lo, hi))
-    return ~bits8(finite) & 0xFF
-
-
 @jit
 def _project_one(u, r, lower, upper, brs, bcs, weights, wrs, total, ts, flat, row, bp):
     """Row r by _project_row (row: scratch for it in float64)."""
@@ -428,22 +382,69 @@ def _project_one(u, r, lower, upper, brs, bcs, weights, wrs, total, ts, flat, ro
 
 @lanes_jit
 def _lane_groups(u, lower, upper, brs, total, ts, out, m):
-    """The whole groups of 8 rows by _project_lanes (m a literal), the rows
-    they cannot take by _project_row; returns the rows done."""
+    """lane_groups and project_lanes of csrc/shaping_lanes.inc: the whole
+    groups of 8 rows of unit weights and one bound pair per row, one row
+    per lane of 8-lane vectors (m a compile-time literal, so the loops over
+    coordinates unroll), the same operations in the same order as
+    _project_row, so the same bits, every lane taking every step and
+    selects keeping what applies to it. A row that clips finds its segment
+    as _scan_breakpoints does: f at all 2m breakpoints. Rows with a
+    non-finite sum are redone by _project_row. Returns the rows done. One
+    function, not a call per group: a call passes every array field on the
+    stack."""
     M = literally(m)
     n_rows = u.shape[0]
-    U = np.empty(8 * M)
+    U = np.empty(8 * M)  # U[8*i:8*i+8] = coordinate i of the 8 rows
     row = np.empty(M)
     bp = np.empty(2 * M)
-    flat = out.reshape(-1)
-    r = 0
-    while r + 8 <= n_rows:
-        redo = _project_lanes(u, r, lower, upper, brs, total, ts, out, U, M)
+    out_flat = out.reshape(-1)
+    r0 = 0
+    while r0 + 8 <= n_rows:
+        lo = _lane_values(lower, r0, brs)
+        hi = _lane_values(upper, r0, brs)
+        tot = _lane_values(total, r0, ts)
+        s = zeros8()
+        for i in range(M):
+            x = gather_column(u, r0, i)
+            store8(U, 8 * i, x)
+            s = s + x
+        finite = (s > -np.inf) & (s < np.inf)
+        tau = (s - tot) / np.float64(M)
+        clipped = tau < -np.inf  # no lane
+        for i in range(M):
+            x = load8(U, 8 * i) - tau
+            clipped = clipped | (x < lo) | (x > hi)
+        clipped = clipped & finite
+        if bits8(clipped):
+            left, right, f_right, flat_end = _lane_scan(U, M, lo, hi, tot, False)
+            flat = (right < np.inf) & (f_right == tot)
+            if bits8(flat):  # rare: f = total exactly at a breakpoint
+                left, right, f_right, flat_end = _lane_scan(U, M, lo, hi, tot, True)
+            # _segment_root on (left, right), or the flat end nearest 0
+            level = zeros8()
+            slope = zeros8()
+            for i in range(M):
+                x = load8(U, 8 * i)
+                at_hi = x - hi >= right
+                at_lo = x - lo <= left
+                level = level + select8(at_hi, hi, select8(at_lo, lo, x))
+                slope = slope + select8(at_hi | at_lo, 0.0, 1.0)
+            root = (level - tot) / slope
+            root = select8(root < left, left, select8(root > right, right, root))
+            root = select8(slope > 0.0, root, right)
+            nearest = select8(right > 0.0, right, select8(flat_end < 0.0, flat_end, 0.0))
+            root = select8(flat, nearest, root)
+            tau = select8(clipped, root, tau)
+        # u - tau itself where nothing clipped (clip changes nothing there)
+        for i in range(M):
+            scatter_column(out, r0, i, _clip8(load8(U, 8 * i) - tau, lo, hi))
+        redo = ~bits8(finite) & 0xFF
         for l in range(8):
             if redo >> l & 1:
-                _project_one(u, r + l, lower, upper, brs, 0, None, 0, total, ts, flat, row, bp)
-        r += 8
-    return r
+                _project_one(u, r0 + l, lower, upper, brs, 0, None, 0, total, ts, out_flat, row,
+                             bp)
+        r0 += 8
+    return r0
 
 
 @jit
