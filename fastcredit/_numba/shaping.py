@@ -22,8 +22,8 @@ from numba import literally, njit
 
 from .._constants import (PROJECT_EVALUATE_MAX, PROJECT_INSERTION_SORT_MAX, PROJECT_NEWTON_STEPS,
                           TOKEN_SELECT_MAX)
-from ._simd import (bits8, gather_column, gather_strided, load8, scatter_column, select8,
-                    splat8, store8, zeros8)
+from ._simd import (bits8, gather_strided, lanes_to_rows, load8, rows_to_lanes, select8, splat8,
+                    store8, zeros8)
 
 __all__ = ["project_box", "token_advantages"]
 
@@ -403,11 +403,10 @@ def _lane_groups(u, lower, upper, brs, total, ts, out, m):
         lo = _lane_values(lower, r0, brs)
         hi = _lane_values(upper, r0, brs)
         tot = _lane_values(total, r0, ts)
+        rows_to_lanes(U, u, r0, M)
         s = zeros8()
         for i in range(M):
-            x = gather_column(u, r0, i)
-            store8(U, 8 * i, x)
-            s = s + x
+            s = s + load8(U, 8 * i)
         finite = (s > -np.inf) & (s < np.inf)
         tau = (s - tot) / np.float64(M)
         clipped = tau < -np.inf  # no lane
@@ -437,7 +436,8 @@ def _lane_groups(u, lower, upper, brs, total, ts, out, m):
             tau = select8(clipped, root, tau)
         # u - tau itself where nothing clipped (clip changes nothing there)
         for i in range(M):
-            scatter_column(out, r0, i, _clip8(load8(U, 8 * i) - tau, lo, hi))
+            store8(U, 8 * i, _clip8(load8(U, 8 * i) - tau, lo, hi))
+        lanes_to_rows(out, r0, U, M)
         redo = ~bits8(finite) & 0xFF
         for l in range(8):
             if redo >> l & 1:
