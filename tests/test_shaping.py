@@ -609,6 +609,33 @@ def test_token_advantages_batch_shape_threads_and_out(backend, rng):
                                                                   ta[1, 7:8])[0])
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("m", range(0, 10))
+def test_token_twins_write_the_same_bits(rng, m, dtype):
+    # The Numba twin picks an id of -1 .. 6 by its low three bits (m < 8)
+    # and takes a row with a bad id (ids 7, 8 or -9 share low bits with good
+    # ones) again the way C does: the same return and the same bits in every
+    # row written, up to and including the bad one, with and without a mask
+    from fastcredit._backend import kernels
+    G, T = 5, 37
+    base, adv = rng.normal(size=G), rng.normal(size=(G, m))
+    mask = rng.integers(0, 2, size=(G, T)).astype(np.uint8)
+    for bad in (None, m, m + 1, max(m, 8), -2, -9, np.iinfo(dtype).max, np.iinfo(dtype).min):
+        ta = rng.integers(-1, m, size=(G, T)).astype(dtype)
+        if bad is not None:
+            ta[2, 11] = bad
+        got = {}
+        for b in BACKENDS:
+            for mk in (None, mask):
+                out = np.full((G, T), 9.0, dtype=np.float32)
+                pos = kernels("shaping", b).token_advantages(base, adv, ta, mk, out)
+                got[b, mk is None] = (pos, out.view(np.int32))
+        for key, (pos, out) in got.items():
+            first = (BACKENDS[0], key[1])
+            assert pos == got[first][0] == (-1 if bad is None else 2 * T + 11), key
+            np.testing.assert_array_equal(out, got[first][1], err_msg=str((key, bad)))
+
+
 def test_token_advantages_errors(backend):
     base, adv = np.zeros(2), np.zeros((2, 3))
     ta = np.zeros((2, 400000), dtype=np.int64)

@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 from numba import literally, njit
+from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .._constants import (PROJECT_EVALUATE_MAX, PROJECT_INSERTION_SORT_MAX, PROJECT_NEWTON_STEPS,
                           TOKEN_SELECT_MAX)
@@ -486,18 +487,30 @@ def project_box(u, lower, upper, bound_row_stride, bound_col_stride, weights,
 
 
 @jit
-def _pick(a, table):
-    v = table[0]
-    for i in range(TOKEN_SELECT_MAX):
-        v = table[1 + i] if a == i else v
-    return v
+def _pick(a, w):
+    """w[a & 7] (w: 8 float32) by three selects on the bits of a: no load
+    per token and no compare per action (the vector loop's compares into
+    mask registers share one port)."""
+    low = w[1] if a & 1 else w[0]
+    low_high = w[3] if a & 1 else w[2]
+    high_low = w[5] if a & 1 else w[4]
+    high = w[7] if a & 1 else w[6]
+    below = low_high if a & 2 else low
+    above = high if a & 2 else high_low
+    return above if a & 4 else below
 
 
 @jit
 def token_advantages(base, action_adv, token_action, mask, out):
     n_seq, n_tok = token_action.shape
     m = action_adv.shape[1]
-    table = np.zeros(max(m, TOKEN_SELECT_MAX) + 1, dtype=np.float32)
+    if n_tok == 0:
+        return -1
+    # zeros past m: a bad id of [m, TOKEN_SELECT_MAX) reads one, as in C
+    size = max(m, TOKEN_SELECT_MAX)
+    table = np.zeros(size + 1, dtype=np.float32)
+    # ids -1 .. 6 by their low three bits: w[a & 7], w[7] = w[-1] the base
+    w = np.zeros(8, dtype=np.float32)
     for g in range(n_seq):
         table[0] = np.float32(base[g])
         for i in range(m):
@@ -505,17 +518,29 @@ def token_advantages(base, action_adv, token_action, mask, out):
         ta = token_action[g]
         o = out[g]
         bad = False
-        if m < TOKEN_SELECT_MAX:
+        if m < 8:
+            w[7] = table[0]
+            for i in range(m):
+                w[i] = table[1 + i]
+            values = to_fixed_tuple(w, 8)
+            # the row's smallest and largest ids, in ta's own integer type
+            # (one min and one max per vector of ids), decide whether any
+            # is bad
+            lowest = ta[0]
+            highest = ta[0]
             for t in range(n_tok):
                 a = ta[t]
-                bad |= (a < -1) | (a >= m)
-                v = _pick(a, table)
+                lowest = a if a < lowest else lowest
+                highest = a if a > highest else highest
+                v = _pick(a, values)
                 o[t] = v if mask is None else (v if mask[g, t] else np.float32(0.0))
-        else:
+            bad = lowest < -1 or highest >= m
+        if m >= 8 or bad:
+            # (a bad id: the row again as C writes it)
             for t in range(n_tok):
                 k = np.int64(ta[t]) + 1
                 bad |= (k < 0) | (k > m)
-                v = table[k if 0 <= k <= m else 0]
+                v = table[k if 0 <= k <= size else 0]
                 o[t] = v if mask is None else (v if mask[g, t] else np.float32(0.0))
         if bad:
             for t in range(n_tok):
