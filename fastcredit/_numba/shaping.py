@@ -382,7 +382,7 @@ def _project_one(u, r, lower, upper, brs, bcs, weights, wrs, total, ts, flat, ro
 
 
 @lanes_jit
-def _lane_groups(u, lower, upper, brs, total, ts, out, m):
+def _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, m):
     """lane_groups and project_lanes of csrc/shaping_lanes.inc: the whole
     groups of 8 rows of unit weights and one bound pair per row, one row
     per lane of 8-lane vectors (m a compile-time literal, so the loops over
@@ -392,7 +392,8 @@ def _lane_groups(u, lower, upper, brs, total, ts, out, m):
     as _scan_breakpoints does: f at all 2m breakpoints. Rows with a
     non-finite sum are redone by _project_row. Returns the rows done. One
     function, not a call per group: a call passes every array field on the
-    stack."""
+    stack. bcs, weights and wrs (0, None and 0 here) only pass through to
+    _project_one: with project_box's own types it is compiled once."""
     M = literally(m)
     n_rows = u.shape[0]
     U = np.empty(8 * M)  # U[8*i:8*i+8] = coordinate i of the 8 rows
@@ -442,31 +443,31 @@ def _lane_groups(u, lower, upper, brs, total, ts, out, m):
         redo = ~bits8(finite) & 0xFF
         for l in range(8):
             if redo >> l & 1:
-                _project_one(u, r0 + l, lower, upper, brs, 0, None, 0, total, ts, out_flat, row,
-                             bp)
+                _project_one(u, r0 + l, lower, upper, brs, bcs, weights, wrs, total, ts,
+                             out_flat, row, bp)
         r0 += 8
     return r0
 
 
 @jit
-def _lane_rows(u, lower, upper, brs, total, ts, out):
+def _lane_rows(u, lower, upper, brs, bcs, weights, wrs, total, ts, out):
     """_lane_groups with m as a literal (m <= PROJECT_EVALUATE_MAX)."""
     m = u.shape[1]
     if m == 1:
-        return _lane_groups(u, lower, upper, brs, total, ts, out, 1)
+        return _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, 1)
     if m == 2:
-        return _lane_groups(u, lower, upper, brs, total, ts, out, 2)
+        return _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, 2)
     if m == 3:
-        return _lane_groups(u, lower, upper, brs, total, ts, out, 3)
+        return _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, 3)
     if m == 4:
-        return _lane_groups(u, lower, upper, brs, total, ts, out, 4)
+        return _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, 4)
     if m == 5:
-        return _lane_groups(u, lower, upper, brs, total, ts, out, 5)
+        return _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, 5)
     if m == 6:
-        return _lane_groups(u, lower, upper, brs, total, ts, out, 6)
+        return _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, 6)
     if m == 7:
-        return _lane_groups(u, lower, upper, brs, total, ts, out, 7)
-    return _lane_groups(u, lower, upper, brs, total, ts, out, 8)
+        return _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, 7)
+    return _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, 8)
 
 
 @jit
@@ -479,8 +480,12 @@ def project_box(u, lower, upper, bound_row_stride, bound_col_stride, weights,
     # than projecting it
     flat = out.reshape(-1)
     done = 0
-    if weights is None and bound_col_stride == 0 and m <= PROJECT_EVALUATE_MAX:
-        done = _lane_rows(u, lower, upper, bound_row_stride, total, total_stride, out)
+    # its own test: Numba drops the branch when weights is an array, so
+    # those signatures compile no lanes
+    if weights is None:
+        if bound_col_stride == 0 and m <= PROJECT_EVALUATE_MAX:
+            done = _lane_rows(u, lower, upper, bound_row_stride, bound_col_stride, weights,
+                              weight_row_stride, total, total_stride, out)
     for r in range(done, n_rows):
         _project_one(u, r, lower, upper, bound_row_stride, bound_col_stride, weights,
                      weight_row_stride, total, total_stride, flat, row, bp)
