@@ -298,9 +298,8 @@ def _project_row(u, lower, upper, b0, bstep, weights, w0, total, z, z0, bp):
             clipped |= (x < lower[b0 + i * bstep]) | (x > upper[b0 + i * bstep])
             z[z0 + i] = x
         settled = not clipped
-        # rows of the lane pass's kind go straight to the breakpoint
-        # search, as _project_block does; for the others Newton steps are
-        # cheaper
+        # rows of the lanes' kind go straight to the breakpoint search, as
+        # _lane_groups does; for the others Newton steps are cheaper
         if clipped and (weights is not None or bstep != 0 or m > PROJECT_EVALUATE_MAX):
             settled, tau = _newton_projection(u, lower, upper, b0, bstep, weights, w0, total,
                                               tau, z, z0)
@@ -321,11 +320,6 @@ def _project_row(u, lower, upper, b0, bstep, weights, w0, total, z, z0, bp):
         z[z0 + i] = _clip(u[i] - tau, lower[b0 + i * bstep], upper[b0 + i * bstep])
 
 
-# The lanes divide by a slope that may be 0 in lanes whose result is then
-# not used: IEEE division (inf/NaN), not Python's ZeroDivisionError branch.
-lanes_jit = njit(cache=True, nogil=True, error_model="numpy")
-
-
 @jit
 def _clip8(x, lo, hi):
     """min(hi, max(lo, x)) lane by lane: _clip's two selects."""
@@ -340,7 +334,7 @@ def _lane_values(a, r0, stride):
     return splat8(a[0]) if stride == 0 else gather_strided(a, r0 * stride, stride)
 
 
-@lanes_jit
+@jit
 def _lane_scan(U, m, lo, hi, tot, want_flat):
     """lane_scan of csrc/shaping_lanes.inc: (left, right, f at right,
     flat_end) of the 8 lanes' rows (U[8*i:8*i+8] = coordinate i of each),
@@ -381,7 +375,7 @@ def _project_one(u, r, lower, upper, brs, bcs, weights, wrs, total, ts, flat, ro
                  bp)
 
 
-@lanes_jit
+@jit
 def _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, m):
     """lane_groups and project_lanes of csrc/shaping_lanes.inc: the whole
     groups of 8 rows of unit weights and one bound pair per row, one row
