@@ -133,6 +133,42 @@ def test_lane_groups_and_row_path_agree_bit_for_bit(rng, m, dtype):
         np.testing.assert_array_equal(shifted, z[b][1:], err_msg=b)
 
 
+@pytest.mark.parametrize("m", [1, 3, 5, 8])
+def test_lanes_keep_signed_zeros_bit_for_bit(rng, m):
+    # assert_array_equal takes -0.0 == 0.0; the bit patterns must agree too,
+    # in the lanes and row by row: kappa 0 (bounds -0.0 and +0.0) clips
+    # everything to a zero whose sign comes from the select order, and rows
+    # of +-0 and tiny values give zero results of either sign
+    n = 27
+    u = rng.choice([0.0, -0.0, 1e-310, -1e-310, 0.5, -0.5], size=(n, m))
+    kappa = rng.choice([0.0, 0.25, 1.0], size=n)
+    got = {}
+    for b in BACKENDS:
+        z = fc.project_zero_sum(u, kappa, backend=b)
+        shifted = fc.project_zero_sum(u[3:], kappa[3:], backend=b)
+        np.testing.assert_array_equal(shifted.view(np.int64), z[3:].view(np.int64), err_msg=b)
+        got[b] = z.view(np.int64)
+    for b in BACKENDS:
+        np.testing.assert_array_equal(got[b], got[BACKENDS[0]], err_msg=b)
+
+
+@pytest.mark.parametrize("m", [2, 5, 8])
+def test_numba_lanes_take_any_layout_of_u(rng, m):
+    # Users' jitted code may hand the Numba kernel a view for u: the lanes
+    # then gather instead of moving whole rows, with the same bits
+    from fastcredit._backend import kernels
+    n = 21
+    a = rng.normal(size=(n, m))
+    lo, hi = np.full(n, -0.4), np.full(n, 0.9)
+    total = rng.uniform(-0.3, 0.3, size=n) * m
+    expect = np.empty((n, m))
+    kernels("shaping", BACKENDS[0]).project_box(a, lo, hi, 1, 0, None, 0, total, 1, expect)
+    for u in (np.repeat(a, 2, axis=1)[:, ::2], np.asfortranarray(a)):
+        z = np.empty((n, m))
+        kernels("shaping", "numba").project_box(u, lo, hi, 1, 0, None, 0, total, 1, z)
+        np.testing.assert_array_equal(z.view(np.int64), expect.view(np.int64))
+
+
 def test_general_bounds_and_weights_match_reference(backend, rng):
     n, m = 60, 7
     u = random_rows(rng, n, m)
@@ -571,6 +607,33 @@ def test_token_advantages_batch_shape_threads_and_out(backend, rng):
     assert two is out and np.array_equal(one, two)
     np.testing.assert_array_equal(one[1, 7], ref.token_advantages(base[1, 7:8], adv[1, 7:8],
                                                                   ta[1, 7:8])[0])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("m", range(0, 10))
+def test_token_twins_write_the_same_bits(rng, m, dtype):
+    # The Numba twin picks an id of -1 .. 6 by its low three bits (m < 8)
+    # and takes a row with a bad id (ids 7, 8 or -9 share low bits with good
+    # ones) again the way C does: the same return and the same bits in every
+    # row written, up to and including the bad one, with and without a mask
+    from fastcredit._backend import kernels
+    G, T = 5, 37
+    base, adv = rng.normal(size=G), rng.normal(size=(G, m))
+    mask = rng.integers(0, 2, size=(G, T)).astype(np.uint8)
+    for bad in (None, m, m + 1, max(m, 8), -2, -9, np.iinfo(dtype).max, np.iinfo(dtype).min):
+        ta = rng.integers(-1, m, size=(G, T)).astype(dtype)
+        if bad is not None:
+            ta[2, 11] = bad
+        got = {}
+        for b in BACKENDS:
+            for mk in (None, mask):
+                out = np.full((G, T), 9.0, dtype=np.float32)
+                pos = kernels("shaping", b).token_advantages(base, adv, ta, mk, out)
+                got[b, mk is None] = (pos, out.view(np.int32))
+        for key, (pos, out) in got.items():
+            first = (BACKENDS[0], key[1])
+            assert pos == got[first][0] == (-1 if bad is None else 2 * T + 11), key
+            np.testing.assert_array_equal(out, got[first][1], err_msg=str((key, bad)))
 
 
 def test_token_advantages_errors(backend):

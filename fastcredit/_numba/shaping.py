@@ -19,9 +19,12 @@ import math
 
 import numpy as np
 from numba import literally, njit
+from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .._constants import (PROJECT_EVALUATE_MAX, PROJECT_INSERTION_SORT_MAX, PROJECT_NEWTON_STEPS,
                           TOKEN_SELECT_MAX)
+from ._simd import (bits8, gather_strided, lanes_to_rows, load8, rows_to_lanes, select8, splat8,
+                    store8, zeros8)
 
 __all__ = ["project_box", "token_advantages"]
 
@@ -295,9 +298,8 @@ def _project_row(u, lower, upper, b0, bstep, weights, w0, total, z, z0, bp):
             clipped |= (x < lower[b0 + i * bstep]) | (x > upper[b0 + i * bstep])
             z[z0 + i] = x
         settled = not clipped
-        # rows of the lane pass's kind go straight to the breakpoint
-        # search, as _project_block does; for the others Newton steps are
-        # cheaper
+        # rows of the lanes' kind go straight to the breakpoint search, as
+        # _lane_groups does; for the others Newton steps are cheaper
         if clipped and (weights is not None or bstep != 0 or m > PROJECT_EVALUATE_MAX):
             settled, tau = _newton_projection(u, lower, upper, b0, bstep, weights, w0, total,
                                               tau, z, z0)
@@ -318,143 +320,148 @@ def _project_row(u, lower, upper, b0, bstep, weights, w0, total, z, z0, bp):
         z[z0 + i] = _clip(u[i] - tau, lower[b0 + i * bstep], upper[b0 + i * bstep])
 
 
-#: Rows per block of the lane pass: its scratch ((LANE rows + 10) x this
-#: many doubles) stays in L1.
-_BLOCK = 128
-
-# The lane pass divides by a slope that may be 0 in lanes whose result is
-# then not used: IEEE division (inf/NaN), not Python's ZeroDivisionError
-# branch, which would also stop LLVM vectorising the loops.
-lanes_jit = njit(cache=True, nogil=True, error_model="numpy")
-
-
-@lanes_jit
-def _scan_block(U, n, m, lo, hi, tot, left, right, f_right, flat_end, want_flat):
-    """lane_scan of csrc/shaping_lanes.inc on the block's n rows (U[i, l]): left,
-    right, f at right, and flat_end only when want_flat (m and want_flat
-    compile-time literals). A breakpoint that is not finite becomes NaN,
-    which every comparison leaves out, so for the others f > total is
-    not (f <= total)."""
-    M = literally(m)
-    flat_pass = literally(want_flat)
-    for l in range(n):
-        left[l] = -np.inf
-        flat_end[l] = -np.inf
-        right[l] = np.inf
-        f_right[l] = 0.0
-    for j in range(M):
-        for side in range(2):
-            for l in range(n):
-                bp = U[j, l] - (lo[l] if side else hi[l])
-                t = bp if bp - bp == 0.0 else np.nan
-                f = 0.0
-                for i in range(M):
-                    f += _clip(U[i, l] - t, lo[l], hi[l])
-                at_or_below = f <= tot[l]
-                nearer = at_or_below & (t < right[l])
-                left[l] = t if (not at_or_below) & (t > left[l]) else left[l]
-                f_right[l] = f if nearer else f_right[l]
-                right[l] = t if nearer else right[l]
-                if flat_pass:
-                    flat_end[l] = t if (f >= tot[l]) & (t > flat_end[l]) else flat_end[l]
-
-
-@lanes_jit
-def _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, m):
-    """project_lanes of csrc/shaping_lanes.inc on rows r0 .. r0 + n - 1 (n <= _BLOCK)
-    of unit weights and one bound pair per row: the same operations per row
-    as _project_row, so the same bits. Each loop runs over the rows l
-    (U[i, l] = u[r0 + l, i]) with the loops over i inside it unrolled (m is
-    a compile-time literal), so LLVM vectorises it across rows, lanes in
-    registers. Returns whether a row has a non-finite sum (to redo row by
-    row)."""
-    M = literally(m)
-    lo = S[0]
-    hi = S[1]
-    tot = S[2]
-    tau = S[3]
-    clipped = S[4]
-    left = S[5]
-    right = S[6]
-    f_right = S[7]
-    flat_end = S[8]
-    finite = S[9]
-    # the transposing copy on its own: the loops below then read rows
-    for l in range(n):
-        for i in range(M):
-            U[i, l] = np.float64(u[r0 + l, i])
-    for l in range(n):
-        lo[l] = lower[(r0 + l) * brs]
-        hi[l] = upper[(r0 + l) * brs]
-        tot[l] = total[(r0 + l) * ts]
-        s = 0.0
-        for i in range(M):
-            s += U[i, l]
-        t = (s - tot[l]) / M
-        c = 0.0
-        for i in range(M):
-            x = U[i, l] - t
-            c = 1.0 if (x < lo[l]) | (x > hi[l]) else c
-        tau[l] = t
-        finite[l] = 1.0 if s - s == 0.0 else 0.0
-        clipped[l] = c * finite[l]
-    redo = False
-    work = False
-    for l in range(n):
-        redo |= finite[l] == 0.0
-        work |= clipped[l] != 0.0
-    if work:
-        _scan_block(U, n, M, lo, hi, tot, left, right, f_right, flat_end, False)
-        flat = False
-        for l in range(n):
-            flat |= (right[l] < np.inf) & (f_right[l] == tot[l])
-        if flat:
-            # rare: f = total exactly at a breakpoint
-            _scan_block(U, n, M, lo, hi, tot, left, right, f_right, flat_end, True)
-        for l in range(n):
-            level = 0.0
-            slope = 0.0
-            for i in range(M):
-                x = U[i, l]
-                at_hi = x - hi[l] >= right[l]
-                at_lo = x - lo[l] <= left[l]
-                level += hi[l] if at_hi else (lo[l] if at_lo else x)
-                slope += 0.0 if at_hi | at_lo else 1.0
-            root = (level - tot[l]) / slope
-            root = left[l] if root < left[l] else (right[l] if root > right[l] else root)
-            root = root if slope > 0.0 else right[l]
-            nearest = _nearest_zero(right[l], flat_end[l])
-            root = nearest if (right[l] < np.inf) & (f_right[l] == tot[l]) else root
-            tau[l] = root if clipped[l] != 0.0 else tau[l]
-    # u - tau itself where nothing clipped (clip changes nothing there)
-    for i in range(M):
-        for l in range(n):
-            U[i, l] = _clip(U[i, l] - tau[l], lo[l], hi[l])
-    for l in range(n):
-        for i in range(M):
-            out[r0 + l, i] = U[i, l]
-    return redo
+@jit
+def _clip8(x, lo, hi):
+    """min(hi, max(lo, x)) lane by lane: _clip's two selects."""
+    above = select8(x < lo, lo, x)
+    return select8(above > hi, hi, above)
 
 
 @jit
-def _project_blocks(u, r0, n, lower, upper, brs, total, ts, out, U, S):
-    """_project_block with m as a literal (PROJECT_EVALUATE_MAX cases)."""
+def _lane_values(a, r0, stride):
+    """a[(r0 + l) * stride] for the 8 lanes l (one value when stride is 0,
+    the common case of one kappa and one total for every row)."""
+    return splat8(a[0]) if stride == 0 else gather_strided(a, r0 * stride, stride)
+
+
+@jit
+def _lane_scan(U, m, lo, hi, tot, want_flat):
+    """lane_scan of csrc/shaping_lanes.inc: (left, right, f at right,
+    flat_end) of the 8 lanes' rows (U[8*i:8*i+8] = coordinate i of each),
+    flat_end only when want_flat (m and want_flat compile-time literals). A
+    breakpoint that is not finite becomes NaN, which every comparison leaves
+    out, so for the others f > total is not (f <= total)."""
+    M = literally(m)
+    flat_pass = literally(want_flat)
+    inf = splat8(np.inf)
+    left = splat8(-np.inf)
+    flat_end = splat8(-np.inf)
+    right = inf
+    f_right = zeros8()
+    for j in range(M):
+        for side in range(2):
+            bp = load8(U, 8 * j) - (lo if side else hi)
+            t = select8((bp > -np.inf) & (bp < np.inf), bp, np.nan)
+            f = zeros8()
+            for i in range(M):
+                f = f + _clip8(load8(U, 8 * i) - t, lo, hi)
+            at_or_below = f <= tot
+            nearer = at_or_below & (t < right)
+            left = select8(~at_or_below & (t > left), t, left)
+            f_right = select8(nearer, f, f_right)
+            right = select8(nearer, t, right)
+            if flat_pass:
+                flat_end = select8((f >= tot) & (t > flat_end), t, flat_end)
+    return left, right, f_right, flat_end
+
+
+@jit
+def _project_one(u, r, lower, upper, brs, bcs, weights, wrs, total, ts, flat, row, bp):
+    """Row r by _project_row (row: scratch for it in float64)."""
+    m = u.shape[1]
+    for i in range(m):
+        row[i] = np.float64(u[r, i])
+    _project_row(row, lower, upper, r * brs, bcs, weights, r * wrs, total[r * ts], flat, r * m,
+                 bp)
+
+
+@jit
+def _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, m):
+    """lane_groups and project_lanes of csrc/shaping_lanes.inc: the whole
+    groups of 8 rows of unit weights and one bound pair per row, one row
+    per lane of 8-lane vectors (m a compile-time literal, so the loops over
+    coordinates unroll), the same operations in the same order as
+    _project_row, so the same bits, every lane taking every step and
+    selects keeping what applies to it. A row that clips finds its segment
+    as _scan_breakpoints does: f at all 2m breakpoints. Rows with a
+    non-finite sum are redone by _project_row. Returns the rows done. One
+    function, not a call per group: a call passes every array field on the
+    stack. bcs, weights and wrs (0, None and 0 here) only pass through to
+    _project_one: with project_box's own types it is compiled once."""
+    M = literally(m)
+    n_rows = u.shape[0]
+    U = np.empty(8 * M)  # U[8*i:8*i+8] = coordinate i of the 8 rows
+    row = np.empty(M)
+    bp = np.empty(2 * M)
+    out_flat = out.reshape(-1)
+    r0 = 0
+    while r0 + 8 <= n_rows:
+        lo = _lane_values(lower, r0, brs)
+        hi = _lane_values(upper, r0, brs)
+        tot = _lane_values(total, r0, ts)
+        rows_to_lanes(U, u, r0, M)
+        s = zeros8()
+        for i in range(M):
+            s = s + load8(U, 8 * i)
+        finite = (s > -np.inf) & (s < np.inf)
+        tau = (s - tot) / np.float64(M)
+        clipped = tau < -np.inf  # no lane
+        for i in range(M):
+            x = load8(U, 8 * i) - tau
+            clipped = clipped | (x < lo) | (x > hi)
+        clipped = clipped & finite
+        if bits8(clipped):
+            left, right, f_right, flat_end = _lane_scan(U, M, lo, hi, tot, False)
+            flat = (right < np.inf) & (f_right == tot)
+            if bits8(flat):  # rare: f = total exactly at a breakpoint
+                left, right, f_right, flat_end = _lane_scan(U, M, lo, hi, tot, True)
+            # _segment_root on (left, right), or the flat end nearest 0
+            level = zeros8()
+            slope = zeros8()
+            for i in range(M):
+                x = load8(U, 8 * i)
+                at_hi = x - hi >= right
+                at_lo = x - lo <= left
+                level = level + select8(at_hi, hi, select8(at_lo, lo, x))
+                slope = slope + select8(at_hi | at_lo, 0.0, 1.0)
+            root = (level - tot) / slope
+            root = select8(root < left, left, select8(root > right, right, root))
+            root = select8(slope > 0.0, root, right)
+            nearest = select8(right > 0.0, right, select8(flat_end < 0.0, flat_end, 0.0))
+            root = select8(flat, nearest, root)
+            tau = select8(clipped, root, tau)
+        # u - tau itself where nothing clipped (clip changes nothing there)
+        for i in range(M):
+            store8(U, 8 * i, _clip8(load8(U, 8 * i) - tau, lo, hi))
+        lanes_to_rows(out, r0, U, M)
+        redo = ~bits8(finite) & 0xFF
+        for l in range(8):
+            if redo >> l & 1:
+                _project_one(u, r0 + l, lower, upper, brs, bcs, weights, wrs, total, ts,
+                             out_flat, row, bp)
+        r0 += 8
+    return r0
+
+
+@jit
+def _lane_rows(u, lower, upper, brs, bcs, weights, wrs, total, ts, out):
+    """_lane_groups with m as a literal (m <= PROJECT_EVALUATE_MAX)."""
     m = u.shape[1]
     if m == 1:
-        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 1)
+        return _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, 1)
     if m == 2:
-        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 2)
+        return _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, 2)
     if m == 3:
-        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 3)
+        return _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, 3)
     if m == 4:
-        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 4)
+        return _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, 4)
     if m == 5:
-        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 5)
+        return _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, 5)
     if m == 6:
-        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 6)
+        return _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, 6)
     if m == 7:
-        return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 7)
-    return _project_block(u, r0, n, lower, upper, brs, total, ts, out, U, S, 8)
+        return _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, 7)
+    return _lane_groups(u, lower, upper, brs, bcs, weights, wrs, total, ts, out, 8)
 
 
 @jit
@@ -466,41 +473,43 @@ def project_box(u, lower, upper, bound_row_stride, bound_col_stride, weights,
     # flat output and offsets rather than out[r]: a view per row costs more
     # than projecting it
     flat = out.reshape(-1)
-    lanes = weights is None and bound_col_stride == 0 and m <= PROJECT_EVALUATE_MAX
-    U = np.empty((m, _BLOCK))
-    S = np.empty((10, _BLOCK))
-    for r0 in range(0, n_rows, _BLOCK):
-        n = min(_BLOCK, n_rows - r0)
-        redo = True
-        if lanes:
-            redo = _project_blocks(u, r0, n, lower, upper, bound_row_stride, total,
-                                   total_stride, out, U, S)
-        if not redo:
-            continue
-        for r in range(r0, r0 + n):
-            s = 0.0
-            for i in range(m):
-                row[i] = np.float64(u[r, i])
-                s += row[i]
-            if lanes and math.isfinite(s):
-                continue  # the lane pass's row stands
-            _project_row(row, lower, upper, r * bound_row_stride, bound_col_stride, weights,
-                         r * weight_row_stride, total[r * total_stride], flat, r * m, bp)
+    done = 0
+    # its own test: Numba drops the branch when weights is an array, so
+    # those signatures compile no lanes
+    if weights is None:
+        if bound_col_stride == 0 and m <= PROJECT_EVALUATE_MAX:
+            done = _lane_rows(u, lower, upper, bound_row_stride, bound_col_stride, weights,
+                              weight_row_stride, total, total_stride, out)
+    for r in range(done, n_rows):
+        _project_one(u, r, lower, upper, bound_row_stride, bound_col_stride, weights,
+                     weight_row_stride, total, total_stride, flat, row, bp)
 
 
 @jit
-def _pick(a, table):
-    v = table[0]
-    for i in range(TOKEN_SELECT_MAX):
-        v = table[1 + i] if a == i else v
-    return v
+def _pick(a, w):
+    """w[a & 7] (w: 8 float32) by three selects on the bits of a: no load
+    per token and no compare per action (the vector loop's compares into
+    mask registers share one port)."""
+    low = w[1] if a & 1 else w[0]
+    low_high = w[3] if a & 1 else w[2]
+    high_low = w[5] if a & 1 else w[4]
+    high = w[7] if a & 1 else w[6]
+    below = low_high if a & 2 else low
+    above = high if a & 2 else high_low
+    return above if a & 4 else below
 
 
 @jit
 def token_advantages(base, action_adv, token_action, mask, out):
     n_seq, n_tok = token_action.shape
     m = action_adv.shape[1]
-    table = np.zeros(max(m, TOKEN_SELECT_MAX) + 1, dtype=np.float32)
+    if n_tok == 0:
+        return -1
+    # zeros past m: a bad id of [m, TOKEN_SELECT_MAX) reads one, as in C
+    size = max(m, TOKEN_SELECT_MAX)
+    table = np.zeros(size + 1, dtype=np.float32)
+    # ids -1 .. 6 by their low three bits: w[a & 7], w[7] = w[-1] the base
+    w = np.zeros(8, dtype=np.float32)
     for g in range(n_seq):
         table[0] = np.float32(base[g])
         for i in range(m):
@@ -508,17 +517,29 @@ def token_advantages(base, action_adv, token_action, mask, out):
         ta = token_action[g]
         o = out[g]
         bad = False
-        if m < TOKEN_SELECT_MAX:
+        if m < 8:
+            w[7] = table[0]
+            for i in range(m):
+                w[i] = table[1 + i]
+            values = to_fixed_tuple(w, 8)
+            # the row's smallest and largest ids, in ta's own integer type
+            # (one min and one max per vector of ids), decide whether any
+            # is bad
+            lowest = ta[0]
+            highest = ta[0]
             for t in range(n_tok):
                 a = ta[t]
-                bad |= (a < -1) | (a >= m)
-                v = _pick(a, table)
+                lowest = a if a < lowest else lowest
+                highest = a if a > highest else highest
+                v = _pick(a, values)
                 o[t] = v if mask is None else (v if mask[g, t] else np.float32(0.0))
-        else:
+            bad = lowest < -1 or highest >= m
+        if m >= 8 or bad:
+            # (a bad id: the row again as C writes it)
             for t in range(n_tok):
                 k = np.int64(ta[t]) + 1
                 bad |= (k < 0) | (k > m)
-                v = table[k if 0 <= k <= m else 0]
+                v = table[k if 0 <= k <= size else 0]
                 o[t] = v if mask is None else (v if mask[g, t] else np.float32(0.0))
         if bad:
             for t in range(n_tok):

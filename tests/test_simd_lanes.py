@@ -1,0 +1,126 @@
+"""The lane masks, selects and row/lane moves of fastcredit/_numba/_simd.py
+(the Numba projection's lanes) against NumPy doing the same IEEE
+operations one lane at a time, bit for bit (signed zeros and NaN
+included)."""
+import numpy as np
+import pytest
+from numba import literally, njit
+
+from fastcredit._numba._simd import (bits8, gather_strided, lanes_to_rows, load8, rows_to_lanes,
+                                     select8, splat8, store8)
+
+SPECIALS = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-300, -2.5, 3.0])
+
+
+def bits(x):
+    return np.asarray(x, dtype=np.float64).view(np.int64)
+
+
+def pairs(rng, n=64):
+    """n groups of 8 lanes of (x, y) pairs mixing special values and
+    random ones, every ordered pair of specials included."""
+    a, b = np.meshgrid(SPECIALS, SPECIALS)
+    x = np.concatenate([a.ravel(), rng.normal(size=8 * n - a.size)])
+    y = np.concatenate([b.ravel(), rng.normal(size=8 * n - b.size)])
+    return x, y
+
+
+@njit
+def _lane_ops(x, y, masks, out):
+    for g in range(x.size // 8):
+        a = load8(x, 8 * g)
+        b = load8(y, 8 * g)
+        masks[g, 0] = bits8(a < b)
+        masks[g, 1] = bits8(a <= b)
+        masks[g, 2] = bits8(a > b)
+        masks[g, 3] = bits8(a >= b)
+        masks[g, 4] = bits8(a == b)
+        masks[g, 5] = bits8(~(a < b) & (a > 0.0) | (b == 1.0))
+        masks[g, 6] = bits8(a < 0.5)
+        masks[g, 7] = bits8(2.0 > b)
+        store8(out[0], 8 * g, select8(a < b, a, b))
+        store8(out[1], 8 * g, select8(a > b, 7.0, splat8(-0.0)))
+        store8(out[2], 8 * g, a / b)
+        store8(out[3], 8 * g, a / 3.0)
+        store8(out[4], 8 * g, 3.0 / a)
+        above = select8(a < -0.0, -0.0, a)
+        store8(out[5], 8 * g, select8(above > b, b, above))
+
+
+def _as_bits(flags):
+    """Bit l set where lane l of a group of 8 is True, per group."""
+    return (flags.reshape(-1, 8) * (1 << np.arange(8))).sum(1)
+
+
+def test_comparisons_selects_and_division_lane_by_lane(rng):
+    x, y = pairs(rng)
+    masks = np.zeros((x.size // 8, 8), dtype=np.int64)
+    out = np.zeros((6, x.size))
+    _lane_ops(x, y, masks, out)
+    with np.errstate(all="ignore"):
+        expect = [x < y, x <= y, x > y, x >= y, x == y, ~(x < y) & (x > 0) | (y == 1.0),
+                  x < 0.5, 2.0 > y]
+        for k, flags in enumerate(expect):
+            np.testing.assert_array_equal(masks[:, k], _as_bits(flags), err_msg=str(k))
+        above = np.where(x < -0.0, -0.0, x)
+        values = [np.where(x < y, x, y), np.where(x > y, 7.0, -0.0), x / y, x / 3.0, 3.0 / x,
+                  np.where(above > y, y, above)]
+    for k, v in enumerate(values):
+        np.testing.assert_array_equal(bits(out[k]), bits(v), err_msg=str(k))
+
+
+def test_clip_keeps_signed_zeros_and_nan(rng):
+    # min(hi, max(lo, x)) with lo = -0.0, hi = +0.0 (kappa 0): the selects
+    # keep the sign of a zero x, turn nothing into NaN and keep NaN
+    x = np.array([0.0, -0.0, 1.0, -1.0, np.nan, np.inf, -np.inf, 1e-310])
+    out = np.zeros((6, 8))
+    _lane_ops(x, np.zeros(8), np.zeros((1, 8), dtype=np.int64), out)
+    np.testing.assert_array_equal(bits(out[5]), bits([0.0, -0.0, 0.0, -0.0, np.nan, 0.0,
+                                                      -0.0, 0.0]))
+
+
+@njit
+def _strided(a, start, step, out):
+    store8(out, 0, gather_strided(a, start, step))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gather_strided(rng, dtype):
+    a = rng.normal(size=40).astype(dtype)
+    out = np.zeros(8)
+    for start, step in [(0, 0), (3, 0), (1, 1), (2, 3), (39, -5)]:
+        _strided(a, start, step, out)
+        np.testing.assert_array_equal(out, a[start + step * np.arange(8)].astype(np.float64))
+    _strided(a[::2], 1, 2, out)  # a view: the array's own stride
+    np.testing.assert_array_equal(out, a[::2][1 + 2 * np.arange(8)])
+
+
+@njit
+def _round_trip(a, row, out, m):
+    M = literally(m)
+    U = np.empty(8 * M)
+    rows_to_lanes(U, a, row, M)
+    for i in range(M):
+        store8(U, 8 * i, load8(U, 8 * i) * 2.0)
+    lanes_to_rows(out, row, U, M)
+    return U
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("m", range(1, 9))
+def test_rows_to_lanes_and_back(rng, m, dtype):
+    # C-contiguous rows move by vector loads and shuffles, other layouts by
+    # gathers and scatters: the same lanes either way; rows outside the 8
+    # are not touched
+    n, row = 13, 3
+    a = rng.normal(size=(n, m)).astype(dtype)
+    a[4, 0] = -0.0
+    a[5, m - 1] = np.nan
+    for source in (a, np.asfortranarray(a), np.repeat(a, 2, axis=1)[:, ::2]):
+        for wide in (np.full((n, m), 5.0), np.full((n, 2 * m), 5.0)[:, ::2]):
+            U = _round_trip(source, row, wide, m)
+            lanes = a[row:row + 8].astype(np.float64).T
+            np.testing.assert_array_equal(bits(U.reshape(m, 8)), bits(2.0 * lanes))
+            expect = np.full((n, m), 5.0)
+            expect[row:row + 8] = 2.0 * a[row:row + 8].astype(np.float64)
+            np.testing.assert_array_equal(bits(wide), bits(expect))
