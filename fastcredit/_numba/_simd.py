@@ -258,3 +258,183 @@ def prefer_512_bit_vectors(typingctx):
         return context.get_dummy_value()
 
     return types.void(), codegen
+
+
+# 8-lane int64 vectors and lane masks, the counterpart of the v8i type of
+# csrc/internal.h. A mask is an i64x8 whose lanes are all ones (true) or
+# zero (false), as GCC's vector comparisons give; LLVM turns the sign
+# extensions back into k-registers with AVX-512.
+#
+#     splat8(v)          v in every lane: f64x8 for a float, i64x8 for an integer
+#     greater8(x, y), less8(x, y), equal8(x, y)
+#                        the lane comparison of two f64x8 or two i64x8, as a mask
+#     m & n, m | n, ~m   lane by lane on i64x8
+#     select8(mask, x, y)  lane l of x where lane l of mask is not 0, else of y
+#     shift_up8(x, pad, by)    lane l <- x[l - by], lanes below `by` (a constant)
+#                        from pad
+#     shift_down8(x, pad, by)  lane l <- x[l + by], lanes from 8 - by from pad
+#     any8(mask)         whether some lane of mask is not 0
+#     int_lane(x, l)     lane l of an i64x8 as an int64
+
+_I64 = ir.IntType(64)
+_IVEC = ir.VectorType(_I64, _LANES)
+
+
+class I64x8(types.Type):
+    """Numba type of an 8-lane int64 vector (also a lane mask)."""
+
+    def __init__(self):
+        super().__init__(name="I64x8")
+
+
+i64x8 = I64x8()
+
+
+@register_model(I64x8)
+class _I64x8Model(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, _IVEC)
+
+
+def _vector_type(t):
+    return t if t in (f64x8, i64x8) else None
+
+
+@intrinsic
+def splat8(typingctx, v):
+    if isinstance(v, types.Float):
+        sig = f64x8(types.float64)
+    elif isinstance(v, (types.Integer, types.Boolean)):
+        sig = i64x8(types.int64)
+    else:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return _splat(builder, args[0])
+
+    return sig, codegen
+
+
+def _comparison(float_op, int_op):
+    @intrinsic
+    def compare(typingctx, x, y):
+        if _vector_type(x) is None or x != y:
+            return None
+        sig = i64x8(x, y)
+
+        def codegen(context, builder, sig, args):
+            if sig.args[0] == f64x8:
+                bits = builder.fcmp_ordered(float_op, args[0], args[1])
+            else:
+                bits = builder.icmp_signed(int_op, args[0], args[1])
+            return builder.sext(bits, _IVEC)
+
+        return sig, codegen
+
+    return compare
+
+
+greater8 = _comparison(">", ">")
+less8 = _comparison("<", "<")
+equal8 = _comparison("==", "==")
+
+
+def _mask_op(instruction):
+    @intrinsic
+    def op(typingctx, a, b):
+        if a != i64x8 or b != i64x8:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return getattr(builder, instruction)(args[0], args[1])
+
+        return i64x8(i64x8, i64x8), codegen
+
+    return op
+
+
+for _python_op, _instruction in ((operator.and_, "and_"), (operator.or_, "or_")):
+    def _bind_mask(mask_op):
+        def typer(a, b):
+            if a == i64x8 and b == i64x8:
+                return lambda a, b: mask_op(a, b)
+        return typer
+
+    overload(_python_op)(_bind_mask(_mask_op(_instruction)))
+
+
+@intrinsic
+def _invert8(typingctx, a):
+    if a != i64x8:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.not_(args[0])
+
+    return i64x8(i64x8), codegen
+
+
+@overload(operator.invert)
+def _invert_i64x8(a):
+    if a == i64x8:
+        return lambda a: _invert8(a)
+
+
+@intrinsic
+def select8(typingctx, mask, x, y):
+    if mask != i64x8 or _vector_type(x) is None or x != y:
+        return None
+    sig = x(i64x8, x, y)
+
+    def codegen(context, builder, sig, args):
+        keep = builder.icmp_unsigned("!=", args[0], ir.Constant(_IVEC, [0] * _LANES))
+        return builder.select(keep, args[1], args[2])
+
+    return sig, codegen
+
+
+def _lane_shift(direction):
+    @intrinsic(prefer_literal=True)
+    def shift(typingctx, x, pad, by):
+        if (_vector_type(x) is None or x != pad or not isinstance(by, types.IntegerLiteral)
+                or not 0 <= by.literal_value <= _LANES):
+            return None
+        sig = x(x, x, by)
+        step = by.literal_value * direction
+
+        def codegen(context, builder, sig, args):
+            # shufflevector numbers pad's lanes 8 .. 15
+            indices = [l - step if 0 <= l - step < _LANES else _LANES + l for l in range(_LANES)]
+            return builder.shuffle_vector(args[0], args[1], _lane_indices(indices))
+
+        return sig, codegen
+
+    return shift
+
+
+shift_up8 = _lane_shift(1)
+shift_down8 = _lane_shift(-1)
+
+
+@intrinsic
+def any8(typingctx, mask):
+    if mask != i64x8:
+        return None
+
+    def codegen(context, builder, sig, args):
+        bits = builder.icmp_unsigned("!=", args[0], ir.Constant(_IVEC, [0] * _LANES))
+        packed = builder.bitcast(bits, ir.IntType(_LANES))
+        return builder.icmp_unsigned("!=", packed, ir.Constant(ir.IntType(_LANES), 0))
+
+    return types.boolean(i64x8), codegen
+
+
+@intrinsic
+def int_lane(typingctx, x, i):
+    if x != i64x8 or not isinstance(i, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.extract_element(args[0], args[1])
+
+    return types.int64(i64x8, types.intp), codegen
