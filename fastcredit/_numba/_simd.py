@@ -260,15 +260,24 @@ def prefer_512_bit_vectors(typingctx):
     return types.void(), codegen
 
 
-# --- lane masks, selects and strided access (the projection's lanes) -------
+# --- int64 lanes, lane masks, selects, lane shifts and strided access ------
+# (the projection's lanes and the auction's kept lists)
 #
-#     x < y, x <= y, x > y, x >= y, x == y   (F64x8, either side may be a
-#                       float scalar) a Mask8: lane l is x[l] op y[l], false
-#                       where either is NaN (the _CMP_*_OQ predicates)
+#     I64x8             8 int64 lanes, the counterpart of C's v8i
+#     x < y, x <= y, x > y, x >= y, x == y   (two F64x8, or two I64x8, either
+#                       side may be a scalar of that kind) a Mask8: lane l is
+#                       x[l] op y[l]; for floats false where either is NaN
+#                       (the _CMP_*_OQ predicates), for integers signed
 #     c & d, c | d, ~c  lane by lane on Mask8
-#     select8(c, a, b)  c ? a : b lane by lane (a, b F64x8 or float scalars)
+#     select8(c, a, b)  c ? a : b lane by lane (a, b F64x8 or float scalars,
+#                       or I64x8 or integer scalars)
 #     bits8(c)          the lanes set in c as bits 0 .. 7 of an integer
-#     splat8(x)         the float x in every lane
+#     splat8(x)         x in every lane: an F64x8 for a float, an I64x8 for
+#                       an integer, a Mask8 for a boolean
+#     shift_up8(x, pad, by), shift_down8(x, pad, by)   lane l <- x[l - by]
+#                       (up) or x[l + by] (down), lanes shifted in from pad
+#                       (x and pad of one vector or mask type, by a constant)
+#     int_lane(x, l)    lane l of an I64x8 as an int64
 #     x / y             lane by lane IEEE division; either side may be a scalar
 #     gather_strided(a, start, step)   lanes a[start + l * step] of a 1-d
 #                       float32/float64 array of any layout, widened to float64
@@ -282,7 +291,7 @@ _MASK = ir.VectorType(ir.IntType(1), _LANES)
 
 
 class Mask8(types.Type):
-    """Numba type of 8 lane booleans (a comparison of two F64x8)."""
+    """Numba type of 8 lane booleans (a comparison of two vectors)."""
 
     def __init__(self):
         super().__init__(name="Mask8")
@@ -297,23 +306,62 @@ class _Mask8Model(models.PrimitiveModel):
         super().__init__(dmm, fe_type, _MASK)
 
 
-def _vector_or_scalar(t):
-    return t == f64x8 or isinstance(t, (types.Float, types.Integer))
+_IVEC = ir.VectorType(ir.IntType(64), _LANES)
+
+
+class I64x8(types.Type):
+    """Numba type of an 8-lane int64 vector."""
+
+    def __init__(self):
+        super().__init__(name="I64x8")
+
+
+i64x8 = I64x8()
+
+
+@register_model(I64x8)
+class _I64x8Model(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, _IVEC)
+
+
+#: each vector type and the scalars it takes (splatted) beside it
+_SCALARS = {f64x8: ((types.Float, types.Integer), types.float64),
+            i64x8: ((types.Integer,), types.int64)}
+
+
+def _lane_types(ts, default=None):
+    """The vector type of operands ts (one of _SCALARS, the others scalars
+    it takes) and their argument types; `default` when all are scalars it
+    takes; None when they do not mix."""
+    kinds = {t for t in ts if t in _SCALARS}
+    kind = kinds.pop() if len(kinds) == 1 else default if not kinds else None
+    if kind is None:
+        return None
+    takes, scalar = _SCALARS[kind]
+    if not all(t == kind or isinstance(t, takes) for t in ts):
+        return None
+    return kind, [t if t == kind else scalar for t in ts]
 
 
 def _as_vectors(builder, arg_types, args):
-    return [v if t == f64x8 else _splat(builder, v) for t, v in zip(arg_types, args)]
+    return [v if t in _SCALARS else _splat(builder, v) for t, v in zip(arg_types, args)]
 
 
 def _compare(predicate):
     @intrinsic
     def compare(typingctx, a, b):
-        if (a != f64x8 and b != f64x8) or not (_vector_or_scalar(a) and _vector_or_scalar(b)):
+        lanes = _lane_types((a, b))
+        if lanes is None:
             return None
-        sig = mask8(*(t if t == f64x8 else types.float64 for t in (a, b)))
+        kind, arg_types = lanes
+        sig = mask8(*arg_types)
 
         def codegen(context, builder, sig, args):
-            return builder.fcmp_ordered(predicate, *_as_vectors(builder, sig.args, args))
+            x, y = _as_vectors(builder, sig.args, args)
+            if kind == f64x8:
+                return builder.fcmp_ordered(predicate, x, y)
+            return builder.icmp_signed(predicate, x, y)
 
         return sig, codegen
 
@@ -348,7 +396,7 @@ def _has_vector(a, b):
 
 for _python_op, _predicate in ((operator.lt, "<"), (operator.le, "<="), (operator.gt, ">"),
                                (operator.ge, ">="), (operator.eq, "==")):
-    _bind_binary(_python_op, _compare(_predicate), _has_vector)
+    _bind_binary(_python_op, _compare(_predicate), lambda a, b: _lane_types((a, b)) is not None)
 for _python_op, _instruction in ((operator.and_, "and_"), (operator.or_, "or_")):
     _bind_binary(_python_op, _mask_op(_instruction), lambda a, b: a == mask8 and b == mask8)
 _bind_binary(operator.truediv, _lane_op("fdiv"), _has_vector)
@@ -373,9 +421,11 @@ def _invert(c):
 
 @intrinsic
 def select8(typingctx, c, a, b):
-    if c != mask8 or not (_vector_or_scalar(a) and _vector_or_scalar(b)):
+    lanes = _lane_types((a, b), default=f64x8) if c == mask8 else None
+    if lanes is None:
         return None
-    sig = f64x8(mask8, *(t if t == f64x8 else types.float64 for t in (a, b)))
+    kind, arg_types = lanes
+    sig = kind(mask8, *arg_types)
 
     def codegen(context, builder, sig, args):
         a, b = _as_vectors(builder, sig.args[1:], args[1:])
@@ -397,13 +447,52 @@ def bits8(typingctx, c):
 
 @intrinsic
 def splat8(typingctx, x):
-    if not isinstance(x, (types.Float, types.Integer)):
+    if isinstance(x, types.Float):
+        sig = f64x8(types.float64)
+    elif isinstance(x, types.Integer):
+        sig = i64x8(types.int64)
+    elif isinstance(x, types.Boolean):
+        sig = mask8(types.boolean)
+    else:
         return None
 
     def codegen(context, builder, sig, args):
         return _splat(builder, args[0])
 
-    return f64x8(types.float64), codegen
+    return sig, codegen
+
+
+def _lane_shift(direction):
+    @intrinsic(prefer_literal=True)
+    def shift(typingctx, x, pad, by):
+        if (x not in (f64x8, i64x8, mask8) or x != pad or not isinstance(by, types.IntegerLiteral)
+                or not 0 <= by.literal_value <= _LANES):
+            return None
+        step = by.literal_value * direction
+
+        def codegen(context, builder, sig, args):
+            # shufflevector numbers pad's lanes 8 .. 15
+            indices = [l - step if 0 <= l - step < _LANES else _LANES + l for l in range(_LANES)]
+            return builder.shuffle_vector(args[0], args[1], _lane_indices(indices))
+
+        return x(x, x, by), codegen
+
+    return shift
+
+
+shift_up8 = _lane_shift(1)
+shift_down8 = _lane_shift(-1)
+
+
+@intrinsic
+def int_lane(typingctx, x, i):
+    if x != i64x8 or not isinstance(i, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.extract_element(args[0], args[1])
+
+    return types.int64(i64x8, types.intp), codegen
 
 
 def _lane_pointers(context, builder, array_type, array, offsets):

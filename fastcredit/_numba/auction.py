@@ -1,7 +1,8 @@
 """Numba kernels of the auction family: the algorithm of csrc/auction.c, step
 for step and in the same summation order (see the proofs of the per-action
-cuts there). C keeps an action's best ads in AVX-512 registers where it can;
-here they are kept by the scalar insertion of C's portable path.
+cuts there). An action's best ads are kept in 8-lane vectors (_simd) as in
+C's select_avx512, lists of more than 8 by the scalar insertion of C's
+portable path.
 
 Signature (arrays validated by fastcredit.auction):
     replay(offsets, ad_id, score, value, prerank, m, start, stop, slots,
@@ -16,6 +17,8 @@ import numpy as np
 from numba import njit
 
 from .._constants import MODE_RERUN, PRICING_GSP
+from ._simd import (bits8, int_lane, prefer_512_bit_vectors, select8, shift_down8, shift_up8,
+                    splat8)
 from .rng import GOLDEN
 
 __all__ = ["replay"]
@@ -87,6 +90,106 @@ def _select(ks, ka, kmap, use_map, lo, hi, length, floor, top, t0, top_s, top_a)
     for j in range(length):
         n += top_s[j] > -np.inf
     return n
+
+
+@jit
+def _insert_key(S, A, K, ks, ka, kmap, use_map, base, x, floor):
+    """Item x into one list kept as vectors (scores S, ads A, keys K, in
+    rank order, lanes past the count (-inf, INT64_MAX, -1)), as an item of
+    select_avx512 in csrc/auction.c: the lanes after its place take their
+    left neighbour's key, without a branch; an ad already kept (rare,
+    without a map) leaves first when the item beats it."""
+    k = kmap[x - base] if use_map else x
+    if k < 0:
+        return S, A, K
+    s = ks[k]
+    a = ka[k]
+    if s < floor:
+        return S, A, K
+    vs = splat8(s)
+    va = splat8(a)
+    if not use_map:
+        dup = (A == va) & (K > -1)
+        if bits8(dup) != 0:
+            if bits8(dup & (S < vs)) == 0:
+                return S, A, K
+            none = splat8(False)
+            gone = dup | shift_up8(dup, none, 1)  # the lanes from the ad's on
+            gone = gone | shift_up8(gone, none, 2)
+            gone = gone | shift_up8(gone, none, 4)
+            S = select8(gone, shift_down8(S, splat8(-np.inf), 1), S)
+            A = select8(gone, shift_down8(A, splat8(_PAD_AD), 1), A)
+            K = select8(gone, shift_down8(K, splat8(-1), 1), K)
+    before = (S > vs) | ((S == vs) & (A < va))
+    stays = shift_up8(before, splat8(True), 1)  # before, or the item's place
+    S = select8(before, S, select8(stays, vs, shift_up8(S, S, 1)))
+    A = select8(before, A, select8(stays, va, shift_up8(A, A, 1)))
+    K = select8(before, K, select8(stays, splat8(k), shift_up8(K, K, 1)))
+    return S, A, K
+
+
+@jit
+def _kept_keys(K, length, top, t0):
+    n = 0
+    for j in range(length):
+        k = int_lane(K, j)
+        top[t0 + j] = k
+        n += k >= 0
+    return n
+
+
+@jit
+def _select4(ks, ka, kmap, use_map, off, first, nc, length, floor, top, top_n):
+    """_select on the nc <= 4 lists first .. first+nc-1 of length <= 8 at
+    once, interleaved so that their insertions overlap (select_avx512)."""
+    prefer_512_bit_vectors()
+    S0 = S1 = S2 = S3 = splat8(-np.inf)
+    A0 = A1 = A2 = A3 = splat8(_PAD_AD)
+    K0 = K1 = K2 = K3 = splat8(-1)
+    base = off[0]
+    lo0 = off[first]
+    hi0 = off[first + 1]
+    lo1 = off[min(first + 1, first + nc - 1)]
+    hi1 = off[first + 2] if nc > 1 else lo1
+    lo2 = off[min(first + 2, first + nc - 1)]
+    hi2 = off[first + 3] if nc > 2 else lo2
+    lo3 = off[min(first + 3, first + nc - 1)]
+    hi3 = off[first + 4] if nc > 3 else lo3
+    steps = max(max(hi0 - lo0, hi1 - lo1), max(hi2 - lo2, hi3 - lo3))
+    for t in range(steps):
+        if lo0 + t < hi0:
+            S0, A0, K0 = _insert_key(S0, A0, K0, ks, ka, kmap, use_map, base, lo0 + t, floor)
+        if lo1 + t < hi1:
+            S1, A1, K1 = _insert_key(S1, A1, K1, ks, ka, kmap, use_map, base, lo1 + t, floor)
+        if lo2 + t < hi2:
+            S2, A2, K2 = _insert_key(S2, A2, K2, ks, ka, kmap, use_map, base, lo2 + t, floor)
+        if lo3 + t < hi3:
+            S3, A3, K3 = _insert_key(S3, A3, K3, ks, ka, kmap, use_map, base, lo3 + t, floor)
+    top_n[first] = _kept_keys(K0, length, top, first * length)
+    if nc > 1:
+        top_n[first + 1] = _kept_keys(K1, length, top, (first + 1) * length)
+    if nc > 2:
+        top_n[first + 2] = _kept_keys(K2, length, top, (first + 2) * length)
+    if nc > 3:
+        top_n[first + 3] = _kept_keys(K3, length, top, (first + 3) * length)
+
+
+@jit
+def _select_lists(ks, ka, kmap, use_map, off, m, length, floor, top, top_n, top_s, top_a):
+    """_select on every action's items (action i: off[i] .. off[i+1]-1, keys
+    into top[i*length:], counts into top_n[i]; kmap indexed from off[0]),
+    in groups of at most 4 lists as even as possible when length <= 8."""
+    if length <= 8:
+        groups = (m + 3) // 4
+        first = 0
+        for g in range(groups):
+            nc = (m - first) // (groups - g)
+            _select4(ks, ka, kmap, use_map, off, first, nc, length, floor, top, top_n)
+            first += nc
+        return
+    for i in range(m):
+        top_n[i] = _select(ks, ka, kmap[off[i] - off[0]:] if use_map else kmap, use_map, off[i],
+                           off[i + 1], length, floor, top, i * length, top_s, top_a)
 
 
 @jit
@@ -281,10 +384,8 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
             win_earn[req] = 0.0
         n_ads = _hash_ads(ad, score, m, off, h_bits, stamp, h_stamp, h_ad, h_g, h_best, h_acts,
                           slot_of, used)
-        lo = off[0]
-        for i in range(m):
-            top_n[i] = _select(h_g, h_ad, slot_of[off[i] - lo:], True, off[i], off[i + 1], length,
-                               reserve, top, i * length, top_s, top_a)
+        _select_lists(h_g, h_ad, slot_of, True, off, m, length, reserve, top, top_n, top_s,
+                      top_a)
         n = 0
         for i in range(m):
             for j in range(top_n[i]):
@@ -451,9 +552,7 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
         if win:
             wa[:, :] = -1
             we[:, :] = 0.0
-        for i in range(m):
-            top_n[i] = _select(score, ad_id, top, False, off[i], off[i + 1], length, floor, top,
-                               i * length, top_s, top_a)
+        _select_lists(score, ad_id, top, False, off, m, length, floor, top, top_n, top_s, top_a)
         n = _merge_lists(ad_id, score, value, m, length, top, top_n, inst, act, grp, gmask, pick,
                          pool, e_inst, e_a, e_p, e_s, e_w)
         if mode == MODE_RERUN:
