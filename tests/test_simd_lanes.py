@@ -38,6 +38,7 @@ def _lane_ops(x, y, masks, out):
         masks[g, 5] = bits8(~(a < b) & (a > 0.0) | (b == 1.0))
         masks[g, 6] = bits8(a < 0.5)
         masks[g, 7] = bits8(2.0 > b)
+        masks[g, 8] = bits8(a != b)
         store8(out[0], 8 * g, select8(a < b, a, b))
         store8(out[1], 8 * g, select8(a > b, 7.0, splat8(-0.0)))
         store8(out[2], 8 * g, a / b)
@@ -54,12 +55,12 @@ def _as_bits(flags):
 
 def test_comparisons_selects_and_division_lane_by_lane(rng):
     x, y = pairs(rng)
-    masks = np.zeros((x.size // 8, 8), dtype=np.int64)
+    masks = np.zeros((x.size // 8, 9), dtype=np.int64)
     out = np.zeros((6, x.size))
     _lane_ops(x, y, masks, out)
     with np.errstate(all="ignore"):
         expect = [x < y, x <= y, x > y, x >= y, x == y, ~(x < y) & (x > 0) | (y == 1.0),
-                  x < 0.5, 2.0 > y]
+                  x < 0.5, 2.0 > y, x != y]
         for k, flags in enumerate(expect):
             np.testing.assert_array_equal(masks[:, k], _as_bits(flags), err_msg=str(k))
         above = np.where(x < -0.0, -0.0, x)

@@ -264,10 +264,11 @@ def prefer_512_bit_vectors(typingctx):
 # (the projection's lanes and the auction's kept lists)
 #
 #     I64x8             8 int64 lanes, the counterpart of C's v8i
-#     x < y, x <= y, x > y, x >= y, x == y   (two F64x8, or two I64x8, either
-#                       side may be a scalar of that kind) a Mask8: lane l is
-#                       x[l] op y[l]; for floats false where either is NaN
-#                       (the _CMP_*_OQ predicates), for integers signed
+#     x < y, x <= y, x > y, x >= y, x == y, x != y   (two F64x8, or two
+#                       I64x8, either side may be a scalar of that kind) a
+#                       Mask8: lane l is x[l] op y[l]; for floats where
+#                       either is NaN false but for != true (C's and IEEE's
+#                       predicates), for integers signed
 #     c & d, c | d, ~c  lane by lane on Mask8
 #     select8(c, a, b)  c ? a : b lane by lane (a, b F64x8 or float scalars,
 #                       or I64x8 or integer scalars)
@@ -359,6 +360,8 @@ def _compare(predicate):
 
         def codegen(context, builder, sig, args):
             x, y = _as_vectors(builder, sig.args, args)
+            if kind == f64x8 and predicate == "!=":  # true where NaN, as in C
+                return builder.fcmp_unordered(predicate, x, y)
             if kind == f64x8:
                 return builder.fcmp_ordered(predicate, x, y)
             return builder.icmp_signed(predicate, x, y)
@@ -395,7 +398,7 @@ def _has_vector(a, b):
 
 
 for _python_op, _predicate in ((operator.lt, "<"), (operator.le, "<="), (operator.gt, ">"),
-                               (operator.ge, ">="), (operator.eq, "==")):
+                               (operator.ge, ">="), (operator.eq, "=="), (operator.ne, "!=")):
     _bind_binary(_python_op, _compare(_predicate), lambda a, b: _lane_types((a, b)) is not None)
 for _python_op, _instruction in ((operator.and_, "and_"), (operator.or_, "or_")):
     _bind_binary(_python_op, _mask_op(_instruction), lambda a, b: a == mask8 and b == mask8)
