@@ -1,5 +1,6 @@
-"""8-wide vectors of float64 for Numba kernels: the counterpart of the v8d
-type of csrc/internal.h (GCC's vector extensions).
+"""8-wide vectors of float64 (and of int64, and lane masks) for Numba
+kernels: the counterpart of the v8d and v8i types of csrc/internal.h (GCC's
+vector extensions).
 
 Numba runs LLVM's loop vectorizer but not its SLP vectorizer, so a loop over
 the 8 lanes of a vector, which LLVM unrolls first, ends up as 8 scalar
@@ -26,6 +27,11 @@ with these rounds as its C twin does.
                       += sign * lane l - 2**q (the subset transform of
                       subset_transform in csrc/tables.c within a vector)
     reduce8(p0, .., p7)  lane q = ((pq0 + pq1) + (pq2 + pq3)) + ((pq4 + pq5) + (pq6 + pq7))
+    prefer_512_bit_vectors()  LLVM may vectorise the calling function's
+                      loops at 512 bits
+
+The int64 lanes, lane masks, selects, lane shifts and strided access are
+listed in the comment that opens their section below.
 """
 import operator
 
