@@ -61,6 +61,25 @@ class _F64x8Model(models.PrimitiveModel):
         super().__init__(dmm, fe_type, _VEC)
 
 
+_IVEC = ir.VectorType(ir.IntType(64), _LANES)
+
+
+class I64x8(types.Type):
+    """Numba type of an 8-lane int64 vector."""
+
+    def __init__(self):
+        super().__init__(name="I64x8")
+
+
+i64x8 = I64x8()
+
+
+@register_model(I64x8)
+class _I64x8Model(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, _IVEC)
+
+
 def _lane_indices(indices):
     return ir.Constant(ir.VectorType(_I32, len(indices)), list(indices))
 
@@ -74,7 +93,7 @@ def _splat(builder, scalar):
 
 
 #: the lane numbers 0 .. _LANES - 1 as 64-bit integers
-_LANE_NUMBERS = ir.Constant(ir.VectorType(ir.IntType(64), _LANES), list(range(_LANES)))
+_LANE_NUMBERS = ir.Constant(_IVEC, list(range(_LANES)))
 
 
 def _element_pointer(context, builder, array_type, array, index):
@@ -144,34 +163,59 @@ def zeros8(typingctx):
     return f64x8(), codegen
 
 
+#: each vector type and the scalars it takes (splatted) beside it
+_SCALARS = {f64x8: ((types.Float, types.Integer), types.float64),
+            i64x8: ((types.Integer,), types.int64)}
+
+
+def _lane_types(ts, default=None):
+    """The vector type of operands ts (one of _SCALARS, the others scalars
+    it takes) and their argument types; `default` when all are scalars it
+    takes; None when they do not mix."""
+    kinds = {t for t in ts if t in _SCALARS}
+    kind = kinds.pop() if len(kinds) == 1 else default if not kinds else None
+    if kind is None:
+        return None
+    takes, scalar = _SCALARS[kind]
+    if not all(t == kind or isinstance(t, takes) for t in ts):
+        return None
+    return kind, [t if t == kind else scalar for t in ts]
+
+
+def _as_vectors(builder, arg_types, args):
+    return [v if t in _SCALARS else _splat(builder, v) for t, v in zip(arg_types, args)]
+
+
+def _bind_binary(python_op, implementation, applies):
+    def typer(a, b):
+        if applies(a, b):
+            return lambda a, b: implementation(a, b)
+
+    overload(python_op)(typer)
+
+
+def _has_vector(a, b):
+    return a == f64x8 or b == f64x8
+
+
 def _lane_op(instruction):
     @intrinsic
     def op(typingctx, a, b):
-        if a != f64x8 and b != f64x8:
+        lanes = _lane_types((a, b))
+        if lanes is None or lanes[0] != f64x8:
             return None
-        scalars = (types.Float, types.Integer)
-        if not all(t == f64x8 or isinstance(t, scalars) for t in (a, b)):
-            return None
-        sig = f64x8(*(t if t == f64x8 else types.float64 for t in (a, b)))
 
         def codegen(context, builder, sig, args):
-            vectors = [v if t == f64x8 else _splat(builder, v) for t, v in zip(sig.args, args)]
-            return getattr(builder, instruction)(*vectors)
+            return getattr(builder, instruction)(*_as_vectors(builder, sig.args, args))
 
-        return sig, codegen
+        return f64x8(*lanes[1]), codegen
 
     return op
 
 
 for _python_op, _instruction in ((operator.add, "fadd"), (operator.sub, "fsub"),
-                                 (operator.mul, "fmul")):
-    def _bind(lane_op):
-        def typer(a, b):
-            if a == f64x8 or b == f64x8:
-                return lambda a, b: lane_op(a, b)
-        return typer
-
-    overload(_python_op)(_bind(_lane_op(_instruction)))
+                                 (operator.mul, "fmul"), (operator.truediv, "fdiv")):
+    _bind_binary(_python_op, _lane_op(_instruction), _has_vector)
 
 
 @intrinsic
@@ -313,48 +357,6 @@ class _Mask8Model(models.PrimitiveModel):
         super().__init__(dmm, fe_type, _MASK)
 
 
-_IVEC = ir.VectorType(ir.IntType(64), _LANES)
-
-
-class I64x8(types.Type):
-    """Numba type of an 8-lane int64 vector."""
-
-    def __init__(self):
-        super().__init__(name="I64x8")
-
-
-i64x8 = I64x8()
-
-
-@register_model(I64x8)
-class _I64x8Model(models.PrimitiveModel):
-    def __init__(self, dmm, fe_type):
-        super().__init__(dmm, fe_type, _IVEC)
-
-
-#: each vector type and the scalars it takes (splatted) beside it
-_SCALARS = {f64x8: ((types.Float, types.Integer), types.float64),
-            i64x8: ((types.Integer,), types.int64)}
-
-
-def _lane_types(ts, default=None):
-    """The vector type of operands ts (one of _SCALARS, the others scalars
-    it takes) and their argument types; `default` when all are scalars it
-    takes; None when they do not mix."""
-    kinds = {t for t in ts if t in _SCALARS}
-    kind = kinds.pop() if len(kinds) == 1 else default if not kinds else None
-    if kind is None:
-        return None
-    takes, scalar = _SCALARS[kind]
-    if not all(t == kind or isinstance(t, takes) for t in ts):
-        return None
-    return kind, [t if t == kind else scalar for t in ts]
-
-
-def _as_vectors(builder, arg_types, args):
-    return [v if t in _SCALARS else _splat(builder, v) for t, v in zip(arg_types, args)]
-
-
 def _compare(predicate):
     @intrinsic
     def compare(typingctx, a, b):
@@ -391,24 +393,11 @@ def _mask_op(instruction):
     return op
 
 
-def _bind_binary(python_op, implementation, applies):
-    def typer(a, b):
-        if applies(a, b):
-            return lambda a, b: implementation(a, b)
-
-    overload(python_op)(typer)
-
-
-def _has_vector(a, b):
-    return a == f64x8 or b == f64x8
-
-
 for _python_op, _predicate in ((operator.lt, "<"), (operator.le, "<="), (operator.gt, ">"),
                                (operator.ge, ">="), (operator.eq, "=="), (operator.ne, "!=")):
     _bind_binary(_python_op, _compare(_predicate), lambda a, b: _lane_types((a, b)) is not None)
 for _python_op, _instruction in ((operator.and_, "and_"), (operator.or_, "or_")):
     _bind_binary(_python_op, _mask_op(_instruction), lambda a, b: a == mask8 and b == mask8)
-_bind_binary(operator.truediv, _lane_op("fdiv"), _has_vector)
 
 
 @intrinsic
