@@ -139,98 +139,112 @@ static FC_INLINE int64_t select_scalar(const double *ks, const int64_t *ka, cons
     return n;
 }
 
-/* AVX-512 machines keep an action's best ads in vector registers. The
- * function is compiled for that target alone and picked at run time, not
- * through FC_CLONES: GCC lowers the vector comparisons of a target_clones
- * function for its default target, lane by lane. GCC >= 12: older ones know
- * neither the x86-64-v4 target nor __builtin_cpu_supports("x86-64-v4"). */
+/* AVX-512 machines select by extraction: a list of at most 32 items sits in
+ * four vector pairs of scores and ads (absent items, and items below the
+ * floor, score -inf: scores are finite), and each step takes the best key
+ * left - the highest score, then the lowest ad among its lanes, then the
+ * first lane, which is the ad's first item of that score - and removes every
+ * item of its ad. Each step keeps a new ad, so a list costs `len` steps of a
+ * few vector instructions instead of an insertion per item. The function is
+ * compiled for that target alone and picked at run time, not through
+ * FC_CLONES: GCC lowers the vector comparisons of a target_clones function
+ * for its default target, lane by lane. GCC >= 12: older ones know neither
+ * the x86-64-v4 target nor __builtin_cpu_supports("x86-64-v4"). */
 #if defined(FC_VECTOR_EXT) && __GNUC__ >= 12 && defined(__x86_64__) && defined(__linux__)
 #define FC_AUCTION_AVX512 1
-/* Whether any lane of a comparison result is set. */
-#define ANY_LANE(t, u)                                                            \
-    ((u) = (t), (u) |= __builtin_shuffle((u), (v8i){4, 5, 6, 7, 0, 1, 2, 3}), \
-     (u) |= __builtin_shuffle((u), (v8i){2, 3, 0, 1, 4, 5, 6, 7}),            \
-     (u) |= __builtin_shuffle((u), (v8i){1, 0, 2, 3, 4, 5, 6, 7}), (u)[0])
+#include <immintrin.h>
+#define V4_FN inline __attribute__((target("arch=x86-64-v4"), always_inline))
+#define EXTRACT_MAX 32 /* items a list may have to be selected by extraction */
 
-/* select_scalar for len <= 8 on up to 4 lists c at once (items
- * lo[c] .. hi[c]-1, kept keys into top + c * len, counts into n[c]), each
- * list's kept keys in three vector registers (lanes past the count hold
- * (-inf, INT64_MAX, -1), after every finite key): an item is inserted
- * without branches by shifting the lanes after its place, and the lists
- * interleave so that their insertions overlap. An ad already kept (rare)
- * leaves first when the item beats it. */
-__attribute__((target("arch=x86-64-v4"))) static void
-select_avx512(const double *ks, const int64_t *ka, const Slot *sl, const int64_t *map, int64_t base,
-              const int64_t *lo, const int64_t *hi, int nc, int64_t len, double floor,
-              int64_t *top, int64_t *n)
+/* The lanes of a 32-lane comparison as one bit mask, lane 8v + j at bit 8v + j. */
+#define MASK32(c0, c1, c2, c3)                                                   \
+    ((uint32_t)(c0) | (uint32_t)(c1) << 8 | (uint32_t)(c2) << 16 | (uint32_t)(c3) << 24)
+
+/* Every lane of x set to the greatest lane of x. */
+static V4_FN __m512d max_lanes(__m512d x)
 {
-    const v8i right = {0, 0, 1, 2, 3, 4, 5, 6}, lead = {8, 0, 1, 2, 3, 4, 5, 6};
-    const v8i shift1 = {8, 0, 1, 2, 3, 4, 5, 6}, shift2 = {8, 8, 0, 1, 2, 3, 4, 5};
-    const v8i shift4 = {8, 8, 8, 8, 0, 1, 2, 3}, left = {1, 2, 3, 4, 5, 6, 7, 8};
-    const v8i zero = {0}, ones = ~zero, pad_k = zero + INT64_MAX, pad_p = zero - 1;
-    const v8d pad_s = (v8d){0} - INFINITY;
-    v8d S[4];
-    v8i K[4], P[4];
-    int64_t t, j, steps = 0, kept[8];
-    int c;
-    for (c = 0; c < 4; c++) {
-        S[c] = pad_s;
-        K[c] = pad_k;
-        P[c] = pad_p;
-        if (c < nc && hi[c] - lo[c] > steps) steps = hi[c] - lo[c];
-    }
-    for (t = 0; t < steps; t++) {
-#pragma GCC unroll 4
-        for (c = 0; c < 4; c++) {
-            const int64_t x = lo[c] + t;
-            int64_t k;
-            double s;
-            int64_t a;
-            v8d vs;
-            v8i va, vk, before, prev, put, move;
-            if (c >= nc || x >= hi[c]) continue;
-            k = map ? map[x - base] : x;
-            if (k < 0) continue;
-            s = KEY_S(k);
-            a = KEY_A(k);
-            if (s < floor) continue;
-            vs = (v8d){0} + s;
-            va = zero + a;
-            vk = zero + k;
-            if (!map) { /* a map gives the repeats of an ad key k < 0 */
-                v8i dup = (K[c] == va) & (P[c] >= 0), u;
-                if (ANY_LANE(dup, u)) {
-                    /* the item beats its ad's kept one: that lane leaves
-                     * (the lanes from it on take their right neighbour),
-                     * else the item does */
-                    v8i from = dup;
-                    if (!ANY_LANE(dup & (S[c] < vs), u)) continue;
-                    from |= __builtin_shuffle(from, zero, shift1);
-                    from |= __builtin_shuffle(from, zero, shift2);
-                    from |= __builtin_shuffle(from, zero, shift4);
-                    S[c] = (v8d)(((v8i)S[c] & ~from) |
-                                 ((v8i)__builtin_shuffle(S[c], pad_s, left) & from));
-                    K[c] = (K[c] & ~from) | (__builtin_shuffle(K[c], pad_k, left) & from);
-                    P[c] = (P[c] & ~from) | (__builtin_shuffle(P[c], pad_p, left) & from);
-                }
-            }
-            before = (S[c] > vs) | ((S[c] == vs) & (K[c] < va));
-            prev = __builtin_shuffle(before, ones, lead);
-            put = prev & ~before;
-            move = ~prev;
-            S[c] = (v8d)(((v8i)S[c] & before) | ((v8i)vs & put) |
-                         ((v8i)__builtin_shuffle(S[c], right) & move));
-            K[c] = (K[c] & before) | (va & put) | (__builtin_shuffle(K[c], right) & move);
-            P[c] = (P[c] & before) | (vk & put) | (__builtin_shuffle(P[c], right) & move);
+    x = _mm512_max_pd(x, _mm512_shuffle_f64x2(x, x, 0x4E));
+    x = _mm512_max_pd(x, _mm512_permutex_pd(x, 0x4E));
+    return _mm512_max_pd(x, _mm512_permute_pd(x, 0x55));
+}
+
+/* Every lane of x set to the least lane of x. */
+static V4_FN __m512i min_lanes(__m512i x)
+{
+    x = _mm512_min_epi64(x, _mm512_shuffle_i64x2(x, x, 0x4E));
+    x = _mm512_min_epi64(x, _mm512_permutex_epi64(x, 0x4E));
+    return _mm512_min_epi64(x, _mm512_shuffle_epi32(x, 0x4E));
+}
+
+/* select_scalar of one list of at most EXTRACT_MAX items, by extraction. */
+static V4_FN int64_t select_extract(const double *ks, const int64_t *ka, const Slot *sl,
+                                    const int64_t *map, int64_t lo, int64_t hi, int64_t len,
+                                    double floor, int64_t *top)
+{
+    const __m512d none = _mm512_set1_pd(-INFINITY), least = _mm512_set1_pd(floor);
+    const __m512i zero = _mm512_setzero_si512(), no_ad = _mm512_set1_epi64(INT64_MAX);
+    __m512d S[4];
+    __m512i A[4];
+    int64_t got;
+    int v;
+    for (v = 0; v < 4; v++) {
+        const int64_t rest = hi - lo - 8 * v;
+        __mmask8 in = rest >= 8 ? 0xFF : rest > 0 ? (__mmask8)((1u << rest) - 1) : 0;
+        if (map) { /* key k = map[x - lo], repeats k < 0; the slots hold (g, ad) */
+            const __m512i k = _mm512_maskz_loadu_epi64(in, map + 8 * v);
+            const __m512i at = _mm512_slli_epi64(k, 6); /* sizeof(Slot) */
+            in = _mm512_mask_cmpge_epi64_mask(in, k, zero);
+            S[v] = _mm512_mask_i64gather_pd(none, in, at, &sl->g, 1);
+            A[v] = _mm512_mask_i64gather_epi64(zero, in, at, &sl->ad, 1);
+        } else {
+            S[v] = _mm512_mask_loadu_pd(none, in, ks + lo + 8 * v);
+            A[v] = _mm512_maskz_loadu_epi64(in, ka + lo + 8 * v);
         }
+        S[v] = _mm512_mask_mov_pd(none, _mm512_cmp_pd_mask(S[v], least, _CMP_GE_OQ), S[v]);
     }
-    for (c = 0; c < nc; c++) {
-        memcpy(kept, &P[c], sizeof kept);
-        n[c] = 0;
-        for (j = 0; j < len; j++) {
-            top[c * len + j] = kept[j];
-            n[c] += kept[j] >= 0;
+    for (got = 0; got < len; got++) {
+        const __m512d best = max_lanes(_mm512_max_pd(_mm512_max_pd(S[0], S[1]),
+                                                     _mm512_max_pd(S[2], S[3])));
+        __mmask8 e[4];
+        uint32_t lanes;
+        int64_t p, k, ad;
+        __m512i va;
+        if (_mm512_cvtsd_f64(best) == -INFINITY) break; /* the list is used up */
+        for (v = 0; v < 4; v++) e[v] = _mm512_cmp_pd_mask(S[v], best, _CMP_EQ_OQ);
+        lanes = MASK32(e[0], e[1], e[2], e[3]);
+        if (lanes & (lanes - 1)) { /* a tie of scores: the lowest ad */
+            const __m512i low = min_lanes(_mm512_min_epi64(
+                _mm512_min_epi64(_mm512_mask_mov_epi64(no_ad, e[0], A[0]),
+                                 _mm512_mask_mov_epi64(no_ad, e[1], A[1])),
+                _mm512_min_epi64(_mm512_mask_mov_epi64(no_ad, e[2], A[2]),
+                                 _mm512_mask_mov_epi64(no_ad, e[3], A[3]))));
+            for (v = 0; v < 4; v++) e[v] = _mm512_mask_cmpeq_epi64_mask(e[v], A[v], low);
+            lanes = MASK32(e[0], e[1], e[2], e[3]);
         }
+        p = __builtin_ctz(lanes);
+        k = map ? map[p] : lo + p;
+        ad = map ? sl[k].ad : ka[k];
+        top[got] = k;
+        va = _mm512_set1_epi64(ad);
+        for (v = 0; v < 4; v++)
+            S[v] = _mm512_mask_mov_pd(S[v], _mm512_cmpeq_epi64_mask(A[v], va), none);
+    }
+    return got;
+}
+
+/* select_lists on an AVX-512 machine: lists of at most EXTRACT_MAX items by
+ * extraction, longer ones by select_scalar. */
+__attribute__((target("arch=x86-64-v4"))) static void
+select_lists_avx512(int m, const double *ks, const int64_t *ka, const Slot *sl,
+                    const int64_t *map, const int64_t *off, int64_t len, double floor,
+                    int64_t *top, int64_t *n)
+{
+    int i;
+    for (i = 0; i < m; i++) {
+        const int64_t *mi = map ? map + (off[i] - off[0]) : NULL;
+        n[i] = off[i + 1] - off[i] <= EXTRACT_MAX
+                   ? select_extract(ks, ka, sl, mi, off[i], off[i + 1], len, floor, top + i * len)
+                   : select_scalar(ks, ka, sl, mi, off[i], off[i + 1], len, floor, top + i * len);
     }
 }
 #endif
@@ -245,15 +259,7 @@ static FC_INLINE void select_lists(const Work *W, int m, const double *ks, const
     int i;
 #ifdef FC_AUCTION_AVX512
     if (W->avx512 && len <= 8) {
-        /* groups of at most 4 lists, as even as possible */
-        const int groups = (m + 3) / 4;
-        int g, first = 0;
-        for (g = 0; g < groups; g++) {
-            const int nc = (m - first) / (groups - g);
-            select_avx512(ks, ka, sl, map, off[0], off + first, off + first + 1, nc, len, floor,
-                          top + first * len, n + first);
-            first += nc;
-        }
+        select_lists_avx512(m, ks, ka, sl, map, off, len, floor, top, n);
         return;
     }
 #else
