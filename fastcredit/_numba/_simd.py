@@ -30,8 +30,8 @@ with these rounds as its C twin does.
     prefer_512_bit_vectors()  LLVM may vectorise the calling function's
                       loops at 512 bits
 
-The int64 lanes, lane masks, selects, lane shifts and strided access are
-listed in the comment that opens their section below.
+The int64 lanes, lane masks, selects, lane reductions, masked loads and
+gathers are listed in the comment that opens their section below.
 """
 import operator
 
@@ -310,8 +310,8 @@ def prefer_512_bit_vectors(typingctx):
     return types.void(), codegen
 
 
-# --- int64 lanes, lane masks, selects, lane shifts and strided access ------
-# (the projection's lanes and the auction's kept lists)
+# --- int64 lanes, lane masks, selects, reductions, masked and strided access
+# (the projection's lanes and the auction's selection by extraction)
 #
 #     I64x8             8 int64 lanes, the counterpart of C's v8i
 #     x < y, x <= y, x > y, x >= y, x == y, x != y   (two F64x8, or two
@@ -325,11 +325,21 @@ def prefer_512_bit_vectors(typingctx):
 #     bits8(c)          the lanes set in c as bits 0 .. 7 of an integer
 #     splat8(x)         x in every lane: an F64x8 for a float, an I64x8 for
 #                       an integer, a Mask8 for a boolean
-#     shift_up8(x, pad, by), shift_down8(x, pad, by)   lane l <- x[l - by]
-#                       (up) or x[l + by] (down), lanes shifted in from pad
-#                       (x and pad of one vector or mask type, by a constant)
-#     int_lane(x, l)    lane l of an I64x8 as an int64
+#     max_lanes(x), min_lanes(x)   (an F64x8 or I64x8) the greatest (least)
+#                       lane in every lane, by the butterfly
+#                       for d = 4, 2, 1: x[l] = x[l] > x[l ^ d] ? x[l] : x[l ^ d]
+#                       (< for min_lanes; integers signed): every lane equals
+#                       the extreme unless x holds NaN, and of +0.0 and -0.0
+#                       a lane may hold either
 #     x / y             lane by lane IEEE division; either side may be a scalar
+#     load_lanes8(a, i, n, pad)   lane l < n is a[i + l], the others pad (a
+#                       scalar or vector of the array's kind), from a
+#                       C-contiguous float64/int64 array: an F64x8/I64x8; any
+#                       n (<= 0: none, >= 8: all); reads no element past
+#                       a[i + n - 1]
+#     gather8(a, k, c, pad)   lane l is a[k[l]] where mask c is set, else pad,
+#                       k an I64x8 of flat indices into a C-contiguous
+#                       float64/int64 array; reads a[k[l]] only where c is set
 #     gather_strided(a, start, step)   lanes a[start + l * step] of a 1-d
 #                       float32/float64 array of any layout, widened to float64
 #
@@ -460,37 +470,31 @@ def splat8(typingctx, x):
     return sig, codegen
 
 
-def _lane_shift(direction):
-    @intrinsic(prefer_literal=True)
-    def shift(typingctx, x, pad, by):
-        if (x not in (f64x8, i64x8, mask8) or x != pad or not isinstance(by, types.IntegerLiteral)
-                or not 0 <= by.literal_value <= _LANES):
+def _lanes_extreme(predicate):
+    @intrinsic
+    def extreme(typingctx, x):
+        """The extreme lane of x in every lane: for d = 4, 2, 1 in turn,
+        lane l becomes x[l] if x[l] `predicate` x[l ^ d] (IEEE, or signed
+        integers), else x[l ^ d]; C's max_lanes/min_lanes in auction.c."""
+        if x not in (f64x8, i64x8):
             return None
-        step = by.literal_value * direction
 
         def codegen(context, builder, sig, args):
-            # shufflevector numbers pad's lanes 8 .. 15
-            indices = [l - step if 0 <= l - step < _LANES else _LANES + l for l in range(_LANES)]
-            return builder.shuffle_vector(args[0], args[1], _lane_indices(indices))
+            x = args[0]
+            for d in (4, 2, 1):  # across halves, then quarters, then neighbours
+                y = builder.shuffle_vector(x, x, _lane_indices([l ^ d for l in range(_LANES)]))
+                wins = (builder.fcmp_ordered(predicate, x, y) if sig.args[0] == f64x8
+                        else builder.icmp_signed(predicate, x, y))
+                x = builder.select(wins, x, y)
+            return x
 
-        return x(x, x, by), codegen
+        return x(x), codegen
 
-    return shift
-
-
-shift_up8 = _lane_shift(1)
-shift_down8 = _lane_shift(-1)
+    return extreme
 
 
-@intrinsic
-def int_lane(typingctx, x, i):
-    if x != i64x8 or not isinstance(i, types.Integer):
-        return None
-
-    def codegen(context, builder, sig, args):
-        return builder.extract_element(args[0], args[1])
-
-    return types.int64(i64x8, types.intp), codegen
+max_lanes = _lanes_extreme(">")
+min_lanes = _lanes_extreme("<")
 
 
 def _lane_pointers(context, builder, array_type, array, offsets):
@@ -513,16 +517,25 @@ def _byte_offsets(builder, first, step, stride):
     return builder.mul(lanes, _splat(builder, stride))
 
 
-def _gather(context, builder, array_type, array, offsets):
+def _vector_name(element):
+    """LLVM's name of an 8-lane vector of element, as in intrinsics' names."""
+    return "v8" + ("f64" if element == _F64 else "f32" if element == ir.FloatType()
+                   else f"i{element.width}")
+
+
+def _gather(context, builder, array_type, array, offsets, mask=None, pad=None):
+    """The elements data + offsets of the lanes set in mask (all when None),
+    pad in the others; float32 widened to float64."""
     pointers = _lane_pointers(context, builder, array_type, array, offsets)
     element = pointers.type.element.pointee
     vec = ir.VectorType(element, _LANES)
     gather = cgutils.get_or_insert_function(
         builder.module, ir.FunctionType(vec, [pointers.type, _I32, _MASK, vec]),
-        f"llvm.masked.gather.v8{'f64' if element == _F64 else 'f32'}.v8p0")
+        f"llvm.masked.gather.{_vector_name(element)}.v8p0")
     value = builder.call(gather, [pointers, ir.Constant(_I32, array_type.dtype.bitwidth // 8),
-                                  ir.Constant(_MASK, [1] * _LANES), ir.Constant(vec, ir.Undefined)])
-    return value if element == _F64 else builder.fpext(value, _VEC)
+                                  ir.Constant(_MASK, [1] * _LANES) if mask is None else mask,
+                                  ir.Constant(vec, ir.Undefined) if pad is None else pad])
+    return builder.fpext(value, _VEC) if element == ir.FloatType() else value
 
 
 def _scatter(context, builder, array_type, array, offsets, x):
@@ -549,6 +562,56 @@ def gather_strided(typingctx, a, start, step):
         (stride,) = _strides(context, builder, sig.args[0], args[0])
         offsets = _byte_offsets(builder, args[1], args[2], stride)
         return _gather(context, builder, sig.args[0], args[0], offsets)
+
+    return sig, codegen
+
+
+#: the vector type of each array element type the masked loads and gathers take
+_ARRAY_LANES = {types.float64: f64x8, types.int64: i64x8}
+
+
+def _lanes_of(a):
+    """The vector type of a's elements, for a C-contiguous float64/int64 array."""
+    return _ARRAY_LANES[a.dtype] if _contiguous(a, tuple(_ARRAY_LANES)) else None
+
+
+@intrinsic
+def load_lanes8(typingctx, a, i, n, pad):
+    """Lane l < n is a[i + l], lane l >= n is pad (llvm.masked.load, which
+    reads no element of a lane left out: a list's end may be its array's)."""
+    kind = _lanes_of(a)
+    lanes = _lane_types((pad,), default=kind) if kind is not None else None
+    if lanes is None or lanes[0] != kind or not (isinstance(i, types.Integer)
+                                                  and isinstance(n, types.Integer)):
+        return None
+    sig = kind(a, types.intp, types.intp, lanes[1][0])
+
+    def codegen(context, builder, sig, args):
+        mask = builder.icmp_signed("<", _LANE_NUMBERS, _splat(builder, args[2]))
+        ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
+        (pad,) = _as_vectors(builder, sig.args[3:], args[3:])
+        masked_load = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(pad.type, [ptr.type, _I32, _MASK, pad.type]),
+            f"llvm.masked.load.{_vector_name(pad.type.element)}.p0")
+        return builder.call(masked_load, [ptr, ir.Constant(_I32, 8), mask, pad])
+
+    return sig, codegen
+
+
+@intrinsic
+def gather8(typingctx, a, k, c, pad):
+    """Lane l is a[k[l]] where c[l], else pad (llvm.masked.gather, which
+    reads nothing for a lane left out: k may be out of bounds there)."""
+    kind = _lanes_of(a)
+    lanes = _lane_types((pad,), default=kind) if kind is not None else None
+    if lanes is None or lanes[0] != kind or k != i64x8 or c != mask8:
+        return None
+    sig = kind(a, i64x8, mask8, lanes[1][0])
+
+    def codegen(context, builder, sig, args):
+        offsets = builder.mul(args[1], _splat(builder, ir.Constant(ir.IntType(64), 8)))
+        (pad,) = _as_vectors(builder, sig.args[3:], args[3:])
+        return _gather(context, builder, sig.args[0], args[0], offsets, args[2], pad)
 
     return sig, codegen
 

@@ -1,8 +1,8 @@
 """Numba kernels of the auction family: the algorithm of csrc/auction.c, step
 for step and in the same summation order (see the proofs of the per-action
-cuts there). An action's best ads are kept in 8-lane vectors (_simd) as in
-C's select_avx512, lists of more than 8 by the scalar insertion of C's
-portable path.
+cuts there). An action's best ads are selected by extraction from 8-lane
+vectors (_simd) as in C's select_extract, lists of more than 32 items or
+more than 8 kept ads by the scalar insertion of C's select_scalar.
 
 Signature (arrays validated by fastcredit.auction):
     replay(offsets, ad_id, score, value, prerank, m, start, stop, slots,
@@ -15,17 +15,21 @@ mode: MODE_* of fastcredit._constants; capacity 0 = none.
 """
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._constants import MODE_RERUN, PRICING_GSP
-from ._simd import (bits8, int_lane, prefer_512_bit_vectors, select8, shift_down8, shift_up8,
-                    splat8)
+from ._simd import (bits8, gather8, lane, load_lanes8, max_lanes, min_lanes,
+                    prefer_512_bit_vectors, select8, splat8)
 from .rng import GOLDEN
 
 __all__ = ["replay"]
 
 jit = njit(cache=True, nogil=True)
-# The ad of the padding key (-inf, _PAD_AD) that every kept list starts as.
+# The ad of the padding key (-inf, _PAD_AD) that every scalar kept list starts
+# as, and of the lanes outside a tie of scores in _extract.
 _PAD_AD = np.iinfo(np.int64).max
+# Items a list may have to be selected by extraction (EXTRACT_MAX in C).
+_EXTRACT_MAX = 32
 
 
 @jit
@@ -93,103 +97,102 @@ def _select(ks, ka, kmap, use_map, lo, hi, length, floor, top, t0, top_s, top_a)
 
 
 @jit
-def _insert_key(S, A, K, ks, ka, kmap, use_map, base, x, floor):
-    """Item x into one list kept as vectors (scores S, ads A, keys K, in
-    rank order, lanes past the count (-inf, INT64_MAX, -1)), as an item of
-    select_avx512 in csrc/auction.c: the lanes after its place take their
-    left neighbour's key, without a branch; an ad already kept (rare,
-    without a map) leaves first when the item beats it."""
-    k = kmap[x - base] if use_map else x
-    if k < 0:
-        return S, A, K
-    s = ks[k]
-    a = ka[k]
-    if s < floor:
-        return S, A, K
-    vs = splat8(s)
-    va = splat8(a)
-    if not use_map:
-        dup = (A == va) & (K > -1)
-        if bits8(dup) != 0:
-            if bits8(dup & (S < vs)) == 0:
-                return S, A, K
-            none = splat8(False)
-            gone = dup | shift_up8(dup, none, 1)  # the lanes from the ad's on
-            gone = gone | shift_up8(gone, none, 2)
-            gone = gone | shift_up8(gone, none, 4)
-            S = select8(gone, shift_down8(S, splat8(-np.inf), 1), S)
-            A = select8(gone, shift_down8(A, splat8(_PAD_AD), 1), A)
-            K = select8(gone, shift_down8(K, splat8(-1), 1), K)
-    before = (S > vs) | ((S == vs) & (A < va))
-    stays = shift_up8(before, splat8(True), 1)  # before, or the item's place
-    S = select8(before, S, select8(stays, vs, shift_up8(S, S, 1)))
-    A = select8(before, A, select8(stays, va, shift_up8(A, A, 1)))
-    K = select8(before, K, select8(stays, splat8(k), shift_up8(K, K, 1)))
-    return S, A, K
+def _list_lanes(ks, ka, kmap, use_map, x, rest, floor):
+    """Items x .. x + min(rest, 8) - 1 of a list as vectors of scores and ads
+    (x indexes kmap with use_map); absent items, repeats and items below
+    floor score -inf."""
+    if use_map:
+        k = load_lanes8(kmap, x, rest, -1)
+        kept = k >= 0
+        s = gather8(ks, k, kept, -np.inf)
+        a = gather8(ka, k, kept, 0)
+    else:
+        s = load_lanes8(ks, x, rest, -np.inf)
+        a = load_lanes8(ka, x, rest, 0)
+    return select8(s >= floor, s, -np.inf), a
 
 
 @jit
-def _kept_keys(K, length, top, t0):
-    n = 0
-    for j in range(length):
-        k = int_lane(K, j)
-        top[t0 + j] = k
-        n += k >= 0
-    return n
+def _list_vectors(ks, ka, kmap, use_map, lo, hi, rel, floor):
+    """The items lo .. hi-1 (at most _EXTRACT_MAX; rel: lo's place in kmap)
+    in 4 pairs of 8-lane vectors, scores S and ads A."""
+    x = rel if use_map else lo
+    S0, A0 = _list_lanes(ks, ka, kmap, use_map, x, hi - lo, floor)
+    S1, A1 = _list_lanes(ks, ka, kmap, use_map, x + 8, hi - lo - 8, floor)
+    S2, A2 = _list_lanes(ks, ka, kmap, use_map, x + 16, hi - lo - 16, floor)
+    S3, A3 = _list_lanes(ks, ka, kmap, use_map, x + 24, hi - lo - 24, floor)
+    return (S0, S1, S2, S3), (A0, A1, A2, A3)
 
 
 @jit
-def _select4(ks, ka, kmap, use_map, off, first, nc, length, floor, top, top_n):
-    """_select on the nc <= 4 lists first .. first+nc-1 of length <= 8 at
-    once, interleaved so that their insertions overlap (select_avx512)."""
+def _higher(x, y):
+    return select8(x > y, x, y)
+
+
+@jit
+def _lower(x, y):
+    return select8(x < y, x, y)
+
+
+@jit
+def _extract_step(S, A, ka, kmap, use_map, lo, rel):
+    """One step of select_extract in csrc/auction.c on a list in vectors
+    (_list_vectors): the key of the best item left - the highest score, then
+    the lowest ad of its lanes, then the first lane, which is the ad's first
+    item of that score - or -1 when none is left, and S with every item of
+    its ad scored -inf."""
+    S0, S1, S2, S3 = S
+    A0, A1, A2, A3 = A
+    best = max_lanes(_higher(_higher(S0, S1), _higher(S2, S3)))
+    if lane(best, 0) == -np.inf:  # the list is used up
+        return -1, S
+    e0 = S0 == best
+    e1 = S1 == best
+    e2 = S2 == best
+    e3 = S3 == best
+    lanes = bits8(e0) | bits8(e1) << 8 | bits8(e2) << 16 | bits8(e3) << 24
+    if lanes & (lanes - 1):  # a tie of scores: the lowest ad
+        low = min_lanes(_lower(_lower(select8(e0, A0, _PAD_AD), select8(e1, A1, _PAD_AD)),
+                               _lower(select8(e2, A2, _PAD_AD), select8(e3, A3, _PAD_AD))))
+        lanes = (bits8(e0 & (A0 == low)) | bits8(e1 & (A1 == low)) << 8
+                 | bits8(e2 & (A2 == low)) << 16 | bits8(e3 & (A3 == low)) << 24)
+    p = trailing_zeros(lanes)
+    k = kmap[rel + p] if use_map else lo + p
+    a = splat8(ka[k])
+    return k, (select8(A0 == a, -np.inf, S0), select8(A1 == a, -np.inf, S1),
+               select8(A2 == a, -np.inf, S2), select8(A3 == a, -np.inf, S3))
+
+
+@jit
+def _extract(ks, ka, kmap, use_map, lo, hi, rel, length, floor, top, t0):
+    """_select of the list lo .. hi-1 of at most _EXTRACT_MAX items (rel:
+    lo's place in kmap) by extraction, select_extract in csrc/auction.c:
+    each step keeps a new ad, so a list costs `length` steps."""
     prefer_512_bit_vectors()
-    S0 = S1 = S2 = S3 = splat8(-np.inf)
-    A0 = A1 = A2 = A3 = splat8(_PAD_AD)
-    K0 = K1 = K2 = K3 = splat8(-1)
-    base = off[0]
-    lo0 = off[first]
-    hi0 = off[first + 1]
-    lo1 = off[min(first + 1, first + nc - 1)]
-    hi1 = off[first + 2] if nc > 1 else lo1
-    lo2 = off[min(first + 2, first + nc - 1)]
-    hi2 = off[first + 3] if nc > 2 else lo2
-    lo3 = off[min(first + 3, first + nc - 1)]
-    hi3 = off[first + 4] if nc > 3 else lo3
-    steps = max(max(hi0 - lo0, hi1 - lo1), max(hi2 - lo2, hi3 - lo3))
-    for t in range(steps):
-        if lo0 + t < hi0:
-            S0, A0, K0 = _insert_key(S0, A0, K0, ks, ka, kmap, use_map, base, lo0 + t, floor)
-        if lo1 + t < hi1:
-            S1, A1, K1 = _insert_key(S1, A1, K1, ks, ka, kmap, use_map, base, lo1 + t, floor)
-        if lo2 + t < hi2:
-            S2, A2, K2 = _insert_key(S2, A2, K2, ks, ka, kmap, use_map, base, lo2 + t, floor)
-        if lo3 + t < hi3:
-            S3, A3, K3 = _insert_key(S3, A3, K3, ks, ka, kmap, use_map, base, lo3 + t, floor)
-    top_n[first] = _kept_keys(K0, length, top, first * length)
-    if nc > 1:
-        top_n[first + 1] = _kept_keys(K1, length, top, (first + 1) * length)
-    if nc > 2:
-        top_n[first + 2] = _kept_keys(K2, length, top, (first + 2) * length)
-    if nc > 3:
-        top_n[first + 3] = _kept_keys(K3, length, top, (first + 3) * length)
+    S, A = _list_vectors(ks, ka, kmap, use_map, lo, hi, rel, floor)
+    for got in range(length):
+        k, S = _extract_step(S, A, ka, kmap, use_map, lo, rel)
+        if k < 0:
+            return got
+        top[t0 + got] = k
+    return length
 
 
 @jit
 def _select_lists(ks, ka, kmap, use_map, off, m, length, floor, top, top_n, top_s, top_a):
     """_select on every action's items (action i: off[i] .. off[i+1]-1, keys
-    into top[i*length:], counts into top_n[i]; kmap indexed from off[0]),
-    in groups of at most 4 lists as even as possible when length <= 8."""
-    if length <= 8:
-        groups = (m + 3) // 4
-        first = 0
-        for g in range(groups):
-            nc = (m - first) // (groups - g)
-            _select4(ks, ka, kmap, use_map, off, first, nc, length, floor, top, top_n)
-            first += nc
-        return
+    into top[i*length:], counts into top_n[i]; kmap indexed from off[0]):
+    by extraction when the list has at most _EXTRACT_MAX items and
+    length <= 8 (C: on AVX-512 machines), else by the scalar insertion."""
     for i in range(m):
-        top_n[i] = _select(ks, ka, kmap[off[i] - off[0]:] if use_map else kmap, use_map, off[i],
-                           off[i + 1], length, floor, top, i * length, top_s, top_a)
+        lo = off[i]
+        hi = off[i + 1]
+        if length <= 8 and hi - lo <= _EXTRACT_MAX:
+            top_n[i] = _extract(ks, ka, kmap, use_map, lo, hi, lo - off[0], length, floor, top,
+                                i * length)
+        else:
+            top_n[i] = _select(ks, ka, kmap[lo - off[0]:] if use_map else kmap, use_map, lo, hi,
+                               length, floor, top, i * length, top_s, top_a)
 
 
 @jit
