@@ -98,30 +98,32 @@ def _select(ks, ka, kmap, use_map, lo, hi, length, floor, top, t0, top_s, top_a)
 
 @jit
 def _list_lanes(ks, ka, kmap, use_map, x, rest, floor):
-    """Items x .. x + min(rest, 8) - 1 of a list as vectors of scores and ads
-    (x indexes kmap with use_map); absent items, repeats and items below
-    floor score -inf."""
+    """Items x .. x + min(rest, 8) - 1 of a list as vectors of scores and of
+    what tells the items' ads apart: the ads, or with use_map the keys k
+    (x indexes kmap; a map gives each ad one key and skips its repeats, so
+    a key stands for its ad and no ad need be gathered). Absent items,
+    repeats and items below floor score -inf."""
+    if rest <= 0:  # no gather (a few cycles even with no lane to read)
+        return splat8(-np.inf), splat8(-1)
     if use_map:
-        k = load_lanes8(kmap, x, rest, -1)
-        kept = k >= 0
-        s = gather8(ks, k, kept, -np.inf)
-        a = gather8(ka, k, kept, 0)
+        ids = load_lanes8(kmap, x, rest, -1)
+        s = gather8(ks, ids, ids >= 0, -np.inf)
     else:
         s = load_lanes8(ks, x, rest, -np.inf)
-        a = load_lanes8(ka, x, rest, 0)
-    return select8(s >= floor, s, -np.inf), a
+        ids = load_lanes8(ka, x, rest, 0)
+    return select8(s >= floor, s, -np.inf), ids
 
 
 @jit
 def _list_vectors(ks, ka, kmap, use_map, lo, hi, rel, floor):
     """The items lo .. hi-1 (at most _EXTRACT_MAX; rel: lo's place in kmap)
-    in 4 pairs of 8-lane vectors, scores S and ads A."""
+    in 4 pairs of 8-lane vectors (_list_lanes): scores S, ads or keys D."""
     x = rel if use_map else lo
-    S0, A0 = _list_lanes(ks, ka, kmap, use_map, x, hi - lo, floor)
-    S1, A1 = _list_lanes(ks, ka, kmap, use_map, x + 8, hi - lo - 8, floor)
-    S2, A2 = _list_lanes(ks, ka, kmap, use_map, x + 16, hi - lo - 16, floor)
-    S3, A3 = _list_lanes(ks, ka, kmap, use_map, x + 24, hi - lo - 24, floor)
-    return (S0, S1, S2, S3), (A0, A1, A2, A3)
+    S0, D0 = _list_lanes(ks, ka, kmap, use_map, x, hi - lo, floor)
+    S1, D1 = _list_lanes(ks, ka, kmap, use_map, x + 8, hi - lo - 8, floor)
+    S2, D2 = _list_lanes(ks, ka, kmap, use_map, x + 16, hi - lo - 16, floor)
+    S3, D3 = _list_lanes(ks, ka, kmap, use_map, x + 24, hi - lo - 24, floor)
+    return (S0, S1, S2, S3), (D0, D1, D2, D3)
 
 
 @jit
@@ -135,14 +137,21 @@ def _lower(x, y):
 
 
 @jit
-def _extract_step(S, A, ka, kmap, use_map, lo, rel):
+def _tied_ads(e, D, ka, use_map):
+    """The ads of the lanes set in e (ads D, or keys D with use_map), the
+    others _PAD_AD."""
+    return gather8(ka, D, e, _PAD_AD) if use_map else select8(e, D, _PAD_AD)
+
+
+@jit
+def _extract_step(S, D, ka, kmap, use_map, lo, rel):
     """One step of select_extract in csrc/auction.c on a list in vectors
     (_list_vectors): the key of the best item left - the highest score, then
     the lowest ad of its lanes, then the first lane, which is the ad's first
     item of that score - or -1 when none is left, and S with every item of
     its ad scored -inf."""
     S0, S1, S2, S3 = S
-    A0, A1, A2, A3 = A
+    D0, D1, D2, D3 = D
     best = max_lanes(_higher(_higher(S0, S1), _higher(S2, S3)))
     if lane(best, 0) == -np.inf:  # the list is used up
         return -1, S
@@ -152,15 +161,18 @@ def _extract_step(S, A, ka, kmap, use_map, lo, rel):
     e3 = S3 == best
     lanes = bits8(e0) | bits8(e1) << 8 | bits8(e2) << 16 | bits8(e3) << 24
     if lanes & (lanes - 1):  # a tie of scores: the lowest ad
-        low = min_lanes(_lower(_lower(select8(e0, A0, _PAD_AD), select8(e1, A1, _PAD_AD)),
-                               _lower(select8(e2, A2, _PAD_AD), select8(e3, A3, _PAD_AD))))
+        A0 = _tied_ads(e0, D0, ka, use_map)
+        A1 = _tied_ads(e1, D1, ka, use_map)
+        A2 = _tied_ads(e2, D2, ka, use_map)
+        A3 = _tied_ads(e3, D3, ka, use_map)
+        low = min_lanes(_lower(_lower(A0, A1), _lower(A2, A3)))
         lanes = (bits8(e0 & (A0 == low)) | bits8(e1 & (A1 == low)) << 8
                  | bits8(e2 & (A2 == low)) << 16 | bits8(e3 & (A3 == low)) << 24)
     p = trailing_zeros(lanes)
     k = kmap[rel + p] if use_map else lo + p
-    a = splat8(ka[k])
-    return k, (select8(A0 == a, -np.inf, S0), select8(A1 == a, -np.inf, S1),
-               select8(A2 == a, -np.inf, S2), select8(A3 == a, -np.inf, S3))
+    d = splat8(k if use_map else ka[k])
+    return k, (select8(D0 == d, -np.inf, S0), select8(D1 == d, -np.inf, S1),
+               select8(D2 == d, -np.inf, S2), select8(D3 == d, -np.inf, S3))
 
 
 @jit
@@ -169,9 +181,9 @@ def _extract(ks, ka, kmap, use_map, lo, hi, rel, length, floor, top, t0):
     lo's place in kmap) by extraction, select_extract in csrc/auction.c:
     each step keeps a new ad, so a list costs `length` steps."""
     prefer_512_bit_vectors()
-    S, A = _list_vectors(ks, ka, kmap, use_map, lo, hi, rel, floor)
+    S, D = _list_vectors(ks, ka, kmap, use_map, lo, hi, rel, floor)
     for got in range(length):
-        k, S = _extract_step(S, A, ka, kmap, use_map, lo, rel)
+        k, S = _extract_step(S, D, ka, kmap, use_map, lo, rel)
         if k < 0:
             return got
         top[t0 + got] = k
