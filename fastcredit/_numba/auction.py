@@ -57,10 +57,10 @@ def _select(ks, ka, kmap, use_map, lo, hi, length, floor, top, t0, top_s, top_a)
     (k = kmap[x - lo] with use_map, else x; key (ks[k], ka[k])) at or above
     floor; returns their count. Of two items of one ad the first of the
     higher score counts; k < 0 marks an item to skip (a map marks so the
-    repeats of a key, so that with a map no ad is kept twice). C keeps the
-    kept keys in vector registers and inserts without branches (GCC vector
-    shuffles); here they sit in top_s / top_a (workspaces of length) beside
-    top, padded with keys (-inf, INT64_MAX) that every item ranks before."""
+    repeats of a key, so that with a map no ad is kept twice). An insertion
+    per item, as C's select_scalar; the kept keys' scores and ads sit in
+    top_s / top_a (workspaces of length) beside top, padded with keys
+    (-inf, INT64_MAX) that every item ranks before."""
     for j in range(length):
         top_s[j] = -np.inf
         top_a[j] = _PAD_AD
