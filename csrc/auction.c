@@ -247,6 +247,84 @@ select_lists_avx512(int m, const double *ks, const int64_t *ka, const Slot *sl,
                    : select_scalar(ks, ka, sl, mi, off[i], off[i + 1], len, floor, top + i * len);
     }
 }
+
+/* The first n lanes (any n). */
+static V4_FN __mmask8 first_lanes(int64_t n)
+{
+    return n >= 8 ? 0xFF : n > 0 ? (__mmask8)((1u << n) - 1) : 0;
+}
+
+/* merge_lists (below) on an AVX-512 machine for up to 64 kept items: each
+ * item's rank counts the items of greater score, 8 at a time (equal scores,
+ * two items on one rank, are rare: then the full key is counted), and an
+ * item's earlier items of its ad are found by comparing its ad with the
+ * ranked ads before it, 8 at a time. Returns -1 for more than 64 items. */
+__attribute__((target("arch=x86-64-v4"))) static int64_t merge_avx512(const Auction *A, Work *W)
+{
+    const __m512i one = _mm512_set1_epi64(1);
+    double ks[64 + 8];
+    int64_t ka[64 + 8], rank[64 + 8], ra[64 + 8];
+    int64_t n = 0, q, r, j;
+    uint64_t placed = 0;
+    int i, v, nv;
+    for (i = 0; i < A->m; i++) n += W->top_n[i];
+    if (n > 64) return -1;
+    for (n = 0, i = 0; i < A->m; i++)
+        for (j = 0; j < W->top_n[i]; j++, n++) {
+            const int64_t x = W->top[i * A->len + j];
+            W->pick[n] = x;
+            W->pool[n] = i;
+            ks[n] = A->score[x];
+            ka[n] = A->ad[x];
+        }
+    nv = (int)((n + 7) / 8);
+    for (q = n; q < 8 * nv; q++) { /* the lanes past the items, read and ignored */
+        ks[q] = 0.0;
+        ra[q] = 0;
+    }
+    for (v = 0; v < nv; v++) {
+        const __m512d c = _mm512_loadu_pd(ks + 8 * v);
+        __m512i above = _mm512_setzero_si512();
+        for (q = 0; q < n; q++)
+            above = _mm512_mask_add_epi64(
+                above, _mm512_cmp_pd_mask(_mm512_set1_pd(ks[q]), c, _CMP_GT_OQ), above, one);
+        _mm512_storeu_si512(rank + 8 * v, above);
+    }
+    for (q = 0; q < n; q++) placed |= (uint64_t)1 << rank[q];
+    if (placed != ((n == 64 ? 0 : (uint64_t)1 << n) - 1))
+        for (q = 0; q < n; q++)
+            for (rank[q] = 0, r = 0; r < n; r++)
+                rank[q] += ks[r] > ks[q] ||
+                           (ks[r] == ks[q] && (ka[r] < ka[q] || (ka[r] == ka[q] && W->pick[r] < W->pick[q])));
+    for (q = 0; q < n; q++) {
+        W->inst[rank[q]] = W->pick[q];
+        W->act[rank[q]] = W->pool[q];
+        ra[rank[q]] = ka[q];
+        W->gmask[q] = 0;
+    }
+    for (q = 0; q < n; q++) {
+        const __m512i a = _mm512_set1_epi64(ra[q]);
+        const int64_t x = W->inst[q];
+        uint64_t hits = 0;
+        int64_t earlier = 0, first = q;
+        for (v = 0; 8 * v < q; v++)
+            hits |= (uint64_t)_mm512_mask_cmpeq_epi64_mask(first_lanes(q - 8 * v),
+                                                           _mm512_loadu_si512(ra + 8 * v), a)
+                    << 8 * v;
+        if (hits) { /* an ad kept by several actions */
+            first = __builtin_ctzll(hits);
+            for (; hits; hits &= hits - 1) earlier |= (int64_t)1 << W->act[__builtin_ctzll(hits)];
+        }
+        W->grp[q] = first;
+        W->gmask[first] |= (int64_t)1 << W->act[q];
+        W->e_inst[q] = x;
+        W->e_a[q] = (int64_t)1 << W->act[q];
+        W->e_p[q] = earlier;
+        W->e_s[q] = A->score[x];
+        W->e_w[q] = A->value[x];
+    }
+    return n;
+}
 #endif
 
 /* select_scalar on every action's items (action i: offsets off[i] ..
@@ -280,6 +358,10 @@ static FC_INLINE int64_t merge_lists(const Auction *A, Work *W)
 {
     int64_t n = 0, q, r, j;
     int i;
+#ifdef FC_AUCTION_AVX512
+    if (W->avx512 && (n = merge_avx512(A, W)) >= 0) return n;
+    n = 0;
+#endif
     for (i = 0; i < A->m; i++)
         for (j = 0; j < W->top_n[i]; j++) {
             W->pick[n] = W->top[i * A->len + j];
