@@ -184,18 +184,19 @@ static V4_FN int64_t select_extract(const double *ks, const int64_t *ka, const S
     const __m512d none = _mm512_set1_pd(-INFINITY), least = _mm512_set1_pd(floor);
     const __m512i zero = _mm512_setzero_si512(), no_ad = _mm512_set1_epi64(INT64_MAX);
     __m512d S[4];
-    __m512i A[4];
+    __m512i A[4]; /* what removes an item: its ad, or with a map its key (one per ad) */
     int64_t got;
     int v;
     for (v = 0; v < 4; v++) {
         const int64_t rest = hi - lo - 8 * v;
         __mmask8 in = rest >= 8 ? 0xFF : rest > 0 ? (__mmask8)((1u << rest) - 1) : 0;
+        S[v] = none;
+        A[v] = zero;
+        if (!in) continue;
         if (map) { /* key k = map[x - lo], repeats k < 0; the slots hold (g, ad) */
-            const __m512i k = _mm512_maskz_loadu_epi64(in, map + 8 * v);
-            const __m512i at = _mm512_slli_epi64(k, 6); /* sizeof(Slot) */
-            in = _mm512_mask_cmpge_epi64_mask(in, k, zero);
-            S[v] = _mm512_mask_i64gather_pd(none, in, at, &sl->g, 1);
-            A[v] = _mm512_mask_i64gather_epi64(zero, in, at, &sl->ad, 1);
+            A[v] = _mm512_maskz_loadu_epi64(in, map + 8 * v);
+            in = _mm512_mask_cmpge_epi64_mask(in, A[v], zero);
+            S[v] = _mm512_mask_i64gather_pd(none, in, _mm512_slli_epi64(A[v], 6), &sl->g, 1);
         } else {
             S[v] = _mm512_mask_loadu_pd(none, in, ks + lo + 8 * v);
             A[v] = _mm512_maskz_loadu_epi64(in, ka + lo + 8 * v);
@@ -207,25 +208,26 @@ static V4_FN int64_t select_extract(const double *ks, const int64_t *ka, const S
                                                      _mm512_max_pd(S[2], S[3])));
         __mmask8 e[4];
         uint32_t lanes;
-        int64_t p, k, ad;
+        int64_t p, k;
         __m512i va;
         if (_mm512_cvtsd_f64(best) == -INFINITY) break; /* the list is used up */
         for (v = 0; v < 4; v++) e[v] = _mm512_cmp_pd_mask(S[v], best, _CMP_EQ_OQ);
         lanes = MASK32(e[0], e[1], e[2], e[3]);
         if (lanes & (lanes - 1)) { /* a tie of scores: the lowest ad */
-            const __m512i low = min_lanes(_mm512_min_epi64(
-                _mm512_min_epi64(_mm512_mask_mov_epi64(no_ad, e[0], A[0]),
-                                 _mm512_mask_mov_epi64(no_ad, e[1], A[1])),
-                _mm512_min_epi64(_mm512_mask_mov_epi64(no_ad, e[2], A[2]),
-                                 _mm512_mask_mov_epi64(no_ad, e[3], A[3]))));
-            for (v = 0; v < 4; v++) e[v] = _mm512_mask_cmpeq_epi64_mask(e[v], A[v], low);
+            __m512i ads[4], low;
+            for (v = 0; v < 4; v++)
+                ads[v] = map ? _mm512_mask_i64gather_epi64(no_ad, e[v], _mm512_slli_epi64(A[v], 6),
+                                                           &sl->ad, 1)
+                             : _mm512_mask_mov_epi64(no_ad, e[v], A[v]);
+            low = min_lanes(_mm512_min_epi64(_mm512_min_epi64(ads[0], ads[1]),
+                                             _mm512_min_epi64(ads[2], ads[3])));
+            for (v = 0; v < 4; v++) e[v] = _mm512_mask_cmpeq_epi64_mask(e[v], ads[v], low);
             lanes = MASK32(e[0], e[1], e[2], e[3]);
         }
         p = __builtin_ctz(lanes);
         k = map ? map[p] : lo + p;
-        ad = map ? sl[k].ad : ka[k];
         top[got] = k;
-        va = _mm512_set1_epi64(ad);
+        va = _mm512_set1_epi64(map ? k : ka[k]);
         for (v = 0; v < 4; v++)
             S[v] = _mm512_mask_mov_pd(S[v], _mm512_cmpeq_epi64_mask(A[v], va), none);
     }
@@ -254,19 +256,45 @@ static V4_FN __mmask8 first_lanes(int64_t n)
     return n >= 8 ? 0xFF : n > 0 ? (__mmask8)((1u << n) - 1) : 0;
 }
 
-/* merge_lists (below) on an AVX-512 machine for up to 64 kept items: each
- * item's rank counts the items of greater score, 8 at a time (equal scores,
- * two items on one rank, are rare: then the full key is counted), and an
+/* The first n bits (0 <= n <= 64). */
+static V4_FN uint64_t first_bits(int64_t n)
+{
+    return n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+}
+
+/* rank[q] = how many of s[0 .. n-1] exceed s[q] (n <= 64), counted for 8
+ * items at a time; returns 0 when two items share a rank (equal scores),
+ * for the caller to count its full key instead. */
+__attribute__((target("arch=x86-64-v4"))) static int count_ranks(const double *s, int64_t n,
+                                                                 int64_t *rank)
+{
+    const __m512i one = _mm512_set1_epi64(1);
+    uint64_t placed = 0;
+    int64_t q;
+    int v;
+    for (v = 0; 8 * v < n; v++) {
+        const __mmask8 in = first_lanes(n - 8 * v);
+        const __m512d c = _mm512_maskz_loadu_pd(in, s + 8 * v);
+        __m512i above = _mm512_setzero_si512();
+        for (q = 0; q < n; q++)
+            above = _mm512_mask_add_epi64(
+                above, _mm512_cmp_pd_mask(_mm512_set1_pd(s[q]), c, _CMP_GT_OQ), above, one);
+        _mm512_mask_storeu_epi64(rank + 8 * v, in, above);
+    }
+    for (q = 0; q < n; q++) placed |= (uint64_t)1 << rank[q];
+    return placed == first_bits(n);
+}
+
+/* merge_lists (below) on an AVX-512 machine for up to 64 kept items: ranks
+ * by count_ranks (the full key counted only on a tie of scores), and an
  * item's earlier items of its ad are found by comparing its ad with the
  * ranked ads before it, 8 at a time. Returns -1 for more than 64 items. */
 __attribute__((target("arch=x86-64-v4"))) static int64_t merge_avx512(const Auction *A, Work *W)
 {
-    const __m512i one = _mm512_set1_epi64(1);
-    double ks[64 + 8];
-    int64_t ka[64 + 8], rank[64 + 8], ra[64 + 8];
+    double ks[64];
+    int64_t ka[64], rank[64], ra[64];
     int64_t n = 0, q, r, j;
-    uint64_t placed = 0;
-    int i, v, nv;
+    int i, v;
     for (i = 0; i < A->m; i++) n += W->top_n[i];
     if (n > 64) return -1;
     for (n = 0, i = 0; i < A->m; i++)
@@ -277,21 +305,7 @@ __attribute__((target("arch=x86-64-v4"))) static int64_t merge_avx512(const Auct
             ks[n] = A->score[x];
             ka[n] = A->ad[x];
         }
-    nv = (int)((n + 7) / 8);
-    for (q = n; q < 8 * nv; q++) { /* the lanes past the items, read and ignored */
-        ks[q] = 0.0;
-        ra[q] = 0;
-    }
-    for (v = 0; v < nv; v++) {
-        const __m512d c = _mm512_loadu_pd(ks + 8 * v);
-        __m512i above = _mm512_setzero_si512();
-        for (q = 0; q < n; q++)
-            above = _mm512_mask_add_epi64(
-                above, _mm512_cmp_pd_mask(_mm512_set1_pd(ks[q]), c, _CMP_GT_OQ), above, one);
-        _mm512_storeu_si512(rank + 8 * v, above);
-    }
-    for (q = 0; q < n; q++) placed |= (uint64_t)1 << rank[q];
-    if (placed != ((n == 64 ? 0 : (uint64_t)1 << n) - 1))
+    if (!count_ranks(ks, n, rank))
         for (q = 0; q < n; q++)
             for (rank[q] = 0, r = 0; r < n; r++)
                 rank[q] += ks[r] > ks[q] ||
@@ -307,10 +321,12 @@ __attribute__((target("arch=x86-64-v4"))) static int64_t merge_avx512(const Auct
         const int64_t x = W->inst[q];
         uint64_t hits = 0;
         int64_t earlier = 0, first = q;
-        for (v = 0; 8 * v < q; v++)
-            hits |= (uint64_t)_mm512_mask_cmpeq_epi64_mask(first_lanes(q - 8 * v),
-                                                           _mm512_loadu_si512(ra + 8 * v), a)
+        for (v = 0; 8 * v < q; v++) {
+            const __mmask8 before = first_lanes(q - 8 * v);
+            hits |= (uint64_t)_mm512_mask_cmpeq_epi64_mask(
+                        before, _mm512_maskz_loadu_epi64(before, ra + 8 * v), a)
                     << 8 * v;
+        }
         if (hits) { /* an ad kept by several actions */
             first = __builtin_ctzll(hits);
             for (; hits; hits &= hits - 1) earlier |= (int64_t)1 << W->act[__builtin_ctzll(hits)];
@@ -533,12 +549,17 @@ static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *
         W->e_s[q] = W->slot[W->pick[q]].g;
         W->e_inst[q] = W->slot[W->pick[q]].ad;
     }
-    for (q = 0; q < n; q++) {
-        int64_t rank = 0;
-        for (r = 0; r < n; r++)
-            rank += key_before(W->e_s[r], W->e_inst[r], W->e_s[q], W->e_inst[q]);
-        W->rank[rank] = W->pick[q];
-    }
+#ifdef FC_AUCTION_AVX512
+    if (W->avx512 && n <= 64 && count_ranks(W->e_s, n, W->act)) /* act: free in filter mode */
+        for (q = 0; q < n; q++) W->rank[W->act[q]] = W->pick[q];
+    else
+#endif
+        for (q = 0; q < n; q++) {
+            int64_t rank = 0;
+            for (r = 0; r < n; r++)
+                rank += key_before(W->e_s[r], W->e_inst[r], W->e_s[q], W->e_inst[q]);
+            W->rank[rank] = W->pick[q];
+        }
     for (q = 0; q < n; q++) {
         const Slot *t = W->slot + W->rank[q];
         W->e_inst[q] = t->best;
