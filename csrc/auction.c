@@ -73,7 +73,7 @@ typedef struct {
     int64_t *gmask, *gstamp, *rank;  /* per ad (its first merged position) */
     int64_t *pool, *heap, *pick;
     int64_t *e_inst, *e_a, *e_p, *cnt;
-    double *e_s, *e_w, *after;
+    double *e_s, *e_w, *after, *between; /* between: g of the ads between U's entries */
     int64_t *slot_of, *used;
     Slot *slot;
     int h_bits, avx512;
@@ -140,16 +140,18 @@ static FC_INLINE int64_t select_scalar(const double *ks, const int64_t *ka, cons
 }
 
 /* AVX-512 machines select by extraction: a list of at most 32 items sits in
- * four vector pairs of scores and ads (absent items, and items below the
- * floor, score -inf: scores are finite), and each step takes the best key
- * left - the highest score, then the lowest ad among its lanes, then the
- * first lane, which is the ad's first item of that score - and removes every
- * item of its ad. Each step keeps a new ad, so a list costs `len` steps of a
- * few vector instructions instead of an insertion per item. The function is
- * compiled for that target alone and picked at run time, not through
- * FC_CLONES: GCC lowers the vector comparisons of a target_clones function
- * for its default target, lane by lane. GCC >= 12: older ones know neither
- * the x86-64-v4 target nor __builtin_cpu_supports("x86-64-v4"). */
+ * four vector pairs of scores and ads (with a map, keys: one per ad; absent
+ * items, and items below the floor, score -inf: scores are finite), and each
+ * step takes the best key left - the highest score, then the lowest ad among
+ * its lanes, then the first lane, which is the ad's first item of that score
+ * - and removes every item of its ad. Each step keeps a new ad, so a list
+ * costs `len` steps of a few vector instructions instead of an insertion per
+ * item. The merge of the kept lists and filter mode's union count their
+ * ranks 8 items at a time the same way. These functions are compiled for that
+ * target alone and picked at run time, not through FC_CLONES: GCC lowers the
+ * vector comparisons of a target_clones function for its default target,
+ * lane by lane. GCC >= 12: older ones know neither the x86-64-v4 target nor
+ * __builtin_cpu_supports("x86-64-v4"). */
 #if defined(FC_VECTOR_EXT) && __GNUC__ >= 12 && defined(__x86_64__) && defined(__linux__)
 #define FC_AUCTION_AVX512 1
 #include <immintrin.h>
@@ -159,6 +161,18 @@ static FC_INLINE int64_t select_scalar(const double *ks, const int64_t *ka, cons
 /* The lanes of a 32-lane comparison as one bit mask, lane 8v + j at bit 8v + j. */
 #define MASK32(c0, c1, c2, c3)                                                   \
     ((uint32_t)(c0) | (uint32_t)(c1) << 8 | (uint32_t)(c2) << 16 | (uint32_t)(c3) << 24)
+
+/* The first n lanes (any n). */
+static V4_FN __mmask8 first_lanes(int64_t n)
+{
+    return n >= 8 ? 0xFF : n > 0 ? (__mmask8)((1u << n) - 1) : 0;
+}
+
+/* The first n bits (0 <= n <= 64). */
+static V4_FN uint64_t first_bits(int64_t n)
+{
+    return n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+}
 
 /* Every lane of x set to the greatest lane of x. */
 static V4_FN __m512d max_lanes(__m512d x)
@@ -188,8 +202,7 @@ static V4_FN int64_t select_extract(const double *ks, const int64_t *ka, const S
     int64_t got;
     int v;
     for (v = 0; v < 4; v++) {
-        const int64_t rest = hi - lo - 8 * v;
-        __mmask8 in = rest >= 8 ? 0xFF : rest > 0 ? (__mmask8)((1u << rest) - 1) : 0;
+        __mmask8 in = first_lanes(hi - lo - 8 * v);
         S[v] = none;
         A[v] = zero;
         if (!in) continue;
@@ -250,18 +263,6 @@ select_lists_avx512(int m, const double *ks, const int64_t *ka, const Slot *sl,
     }
 }
 
-/* The first n lanes (any n). */
-static V4_FN __mmask8 first_lanes(int64_t n)
-{
-    return n >= 8 ? 0xFF : n > 0 ? (__mmask8)((1u << n) - 1) : 0;
-}
-
-/* The first n bits (0 <= n <= 64). */
-static V4_FN uint64_t first_bits(int64_t n)
-{
-    return n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
-}
-
 /* rank[q] = how many of s[0 .. n-1] exceed s[q] (n <= 64), counted for 8
  * items at a time; returns 0 when two items share a rank (equal scores),
  * for the caller to count its full key instead. */
@@ -285,6 +286,31 @@ __attribute__((target("arch=x86-64-v4"))) static int count_ranks(const double *s
     return placed == first_bits(n);
 }
 
+/* count_before (below): 8 ads at a time against each entry. */
+__attribute__((target("arch=x86-64-v4"))) static void
+count_before_avx512(const double *e_s, const int64_t *e_ad, int64_t n, const double *g,
+                    const int64_t *a, int64_t n_in, int64_t *count)
+{
+    const __m512i one = _mm512_set1_epi64(1);
+    int64_t j, q;
+    for (j = 0; j < n_in; j += 8) {
+        const __mmask8 in = first_lanes(n_in - j);
+        const __m512d gv = _mm512_maskz_loadu_pd(in, g + j);
+        const __m512i av = _mm512_maskz_loadu_epi64(in, a + j);
+        __m512i before = _mm512_setzero_si512();
+        for (q = 0; q < n; q++) {
+            const __m512d s = _mm512_set1_pd(e_s[q]);
+            const __mmask8 tie = _mm512_cmp_pd_mask(s, gv, _CMP_EQ_OQ);
+            before = _mm512_mask_add_epi64(
+                before,
+                _mm512_cmp_pd_mask(s, gv, _CMP_GT_OQ) |
+                    _mm512_mask_cmpgt_epi64_mask(tie, av, _mm512_set1_epi64(e_ad[q])),
+                before, one);
+        }
+        _mm512_mask_storeu_epi64(count + j, in, before);
+    }
+}
+
 /* merge_lists (below) on an AVX-512 machine for up to 64 kept items: ranks
  * by count_ranks (the full key counted only on a tie of scores), and an
  * item's earlier items of its ad are found by comparing its ad with the
@@ -296,7 +322,7 @@ __attribute__((target("arch=x86-64-v4"))) static int64_t merge_avx512(const Auct
     int64_t n = 0, q, r, j;
     int i, v;
     for (i = 0; i < A->m; i++) n += W->top_n[i];
-    if (n > 64) return -1;
+    if (n == 0 || n > 64) return n ? -1 : 0;
     for (n = 0, i = 0; i < A->m; i++)
         for (j = 0; j < W->top_n[i]; j++, n++) {
             const int64_t x = W->top[i * A->len + j];
@@ -483,6 +509,9 @@ static double earning(const Auction *A, int64_t x, const double *scores, int64_t
     return gsp_price(scores[q], q + 1 < k ? scores[q + 1] : tail, A->reserve);
 }
 
+/* The bits of -inf. */
+#define FC_NEG_INF_BITS 0xFFF0000000000000ULL
+
 /* Filter, capacity = 0: every ad of the request's instances into the hash
  * table (stamp unique per request) with its best score and instance;
  * slot_of[x - off[0]] is x's slot, or ~slot when an earlier instance of
@@ -503,26 +532,51 @@ static FC_INLINE int64_t hash_ads(const Auction *A, Work *W, const int64_t *off,
             const int64_t ad = ads[x];
             const double s = score[x];
             int64_t h = (int64_t)(((uint64_t)ad * FC_RNG_GOLDEN) >> shift);
-            int64_t fresh, keep, acts, best;
+            int64_t keep, up, acts, best;
+            uint64_t g_bits, s_bits;
             double g;
-            while ((T[h].stamp == stamp) & (T[h].ad != ad)) h = (h + 1) & mask;
-            /* every load unconditional, so that the selects need no branch */
-            fresh = T[h].stamp != stamp;
-            keep = -(int64_t)!fresh; /* all ones when the slot holds the ad */
+            /* one branch, taken only on a slot of this request holding
+             * another ad (the slots of earlier requests hold ads at random) */
+            while (-(uint64_t)(T[h].stamp == stamp) & (uint64_t)(T[h].ad ^ ad))
+                h = (h + 1) & mask;
+            /* every load unconditional and every choice a bit mask, so that
+             * no branch depends on the data */
+            keep = -(int64_t)(T[h].stamp == stamp); /* all ones when the slot holds the ad */
             acts = T[h].acts & keep;
             best = T[h].best;
-            g = T[h].g;
-            g = fresh ? -INFINITY : g;
+            memcpy(&g_bits, &T[h].g, sizeof g_bits);
+            g_bits = (g_bits & (uint64_t)keep) | (FC_NEG_INF_BITS & ~(uint64_t)keep);
+            memcpy(&g, &g_bits, sizeof g);
+            up = -(int64_t)(s > g);
+            memcpy(&s_bits, &s, sizeof s_bits);
+            g_bits = (s_bits & (uint64_t)up) | (g_bits & ~(uint64_t)up);
             T[h].stamp = stamp;
             T[h].ad = ad;
-            T[h].best = s > g ? x : best;
-            T[h].g = s > g ? s : g;
+            T[h].best = (x & up) | (best & ~up);
+            memcpy(&T[h].g, &g_bits, sizeof g_bits);
             T[h].acts = acts | (int64_t)1 << i;
             slot_of[x - lo] = h ^ -(acts >> i & 1); /* ~h for a repeat */
             used[n] = h;
-            n += fresh;
+            n += keep + 1;
         }
     return n;
+}
+
+/* count[j] = how many of the n ranked entries (W->e_s, e_ad) have a key
+ * before (g[j], a[j]), j < n_in. */
+static FC_INLINE void count_before(const Work *W, int64_t n, const int64_t *e_ad,
+                                   const double *g, const int64_t *a, int64_t n_in,
+                                   int64_t *count)
+{
+    int64_t j, q;
+#ifdef FC_AUCTION_AVX512
+    if (W->avx512) {
+        count_before_avx512(W->e_s, e_ad, n, g, a, n_in, count);
+        return;
+    }
+#endif
+    for (j = 0; j < n_in; j++)
+        for (count[j] = 0, q = 0; q < n; q++) count[j] += key_before(W->e_s[q], e_ad[q], g[j], a[j]);
 }
 
 /* Filter, capacity = 0: U of the proof above as entries (mask', best
@@ -573,26 +627,25 @@ static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *
          * p entries of U; the entry after U's q-th in F is U's (q+1)-th or
          * the best of those, whichever ranks first. Ads after U's last
          * entry need no count. */
-        int64_t *e_ad = W->pool, *inside = W->used, n_in = 0; /* inside: in place */
-        double tail = -INFINITY;
+        /* in_a, in_g: the ads between U's entries, in place of the slots */
+        int64_t *e_ad = W->pool, *in_a = W->used, *count = W->slot_of, n_in = 0;
+        double *in_g = W->between, tail = -INFINITY;
         for (q = 0; q < n; q++) e_ad[q] = A->ad[W->e_inst[q]];
         for (j = 0; j < n_ads; j++) {
-            const int64_t h = W->used[j], in_u = W->slot[h].mstamp == stamp;
-            const double g = W->slot[h].g;
-            const int64_t past = key_before(W->e_s[n - 1], e_ad[n - 1], g, W->slot[h].ad);
+            const Slot *t = W->slot + W->used[j];
+            const int64_t in_u = t->mstamp == stamp, a = t->ad;
+            const double g = t->g;
+            const int64_t past = key_before(W->e_s[n - 1], e_ad[n - 1], g, a);
             tail = (in_u ^ 1) & past & (g > tail) ? g : tail;
-            inside[n_in] = h;
+            in_a[n_in] = a;
+            in_g[n_in] = g;
             n_in += (in_u | past) ^ 1;
         }
         for (q = 0; q < n; q++) W->after[q] = -INFINITY;
         W->after[n] = tail;
-        for (j = 0; j < n_in; j++) {
-            const int64_t a = W->slot[inside[j]].ad;
-            const double g = W->slot[inside[j]].g;
-            int64_t p = 0;
-            for (q = 0; q < n; q++) p += key_before(W->e_s[q], e_ad[q], g, a);
-            W->after[p] = g > W->after[p] ? g : W->after[p];
-        }
+        count_before(W, n, e_ad, in_g, in_a, n_in, count);
+        for (j = 0; j < n_in; j++)
+            W->after[count[j]] = in_g[j] > W->after[count[j]] ? in_g[j] : W->after[count[j]];
         for (q = 0; q < n; q++) {
             const double next = q + 1 < n && W->e_s[q + 1] > W->after[q + 1] ? W->e_s[q + 1]
                                                                               : W->after[q + 1];
@@ -844,7 +897,7 @@ int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
     ranked = n_max > list ? n_max : list;
     size = (int64_t)m + 10 * list + 3 * ranked + 2 * n_max + n_masks;
     ints = calloc((size_t)size, sizeof *ints);
-    reals = malloc((size_t)(3 * ranked + 1) * sizeof *reals);
+    reals = malloc((size_t)(3 * ranked + 1 + n_max) * sizeof *reals);
     W.slot = mode == FC_MODE_FILTER && !capacity ? calloc((size_t)hsize, sizeof *W.slot) : NULL;
     if (!ints || !reals || (mode == FC_MODE_FILTER && !capacity && !W.slot)) {
         free(ints);
@@ -872,6 +925,7 @@ int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
     W.e_s = reals;
     W.e_w = W.e_s + ranked;
     W.after = W.e_w + ranked;
+    W.between = W.after + ranked + 1;
 
     replay_range(&A, &W, offsets, start, stop, mode, out, win_ad, win_earn);
     free(ints);
