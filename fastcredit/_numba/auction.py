@@ -19,7 +19,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._constants import MODE_RERUN, PRICING_GSP
 from ._simd import (bits8, gather8, lane, load_lanes8, max_lanes, min_lanes,
-                    prefer_512_bit_vectors, select8, splat8)
+                    prefer_512_bit_vectors, select8, splat8, store_lanes)
 from .rng import GOLDEN
 
 __all__ = ["replay"]
@@ -322,6 +322,41 @@ def _earning(value, gsp, reserve, x, scores, q, k, tail):
 
 
 @jit
+def _count_ranks(s, n, counted):
+    """counted[q] = how many of s[0..n-1] exceed s[q], counted for 8 items at
+    a time (C's count_ranks; float lanes, exact below 2**53); returns whether
+    no two items share a rank (no equal scores), else the caller counts the
+    full key."""
+    placed = 0
+    for v in range(0, n, 8):
+        k = min(8, n - v)
+        c = load_lanes8(s, v, k, 0.0)
+        above = splat8(0.0)
+        for q in range(n):
+            above = select8(splat8(s[q]) > c, above + 1.0, above)
+        store_lanes(counted, v, above, k)
+    for q in range(n):
+        placed |= np.int64(1) << np.int64(counted[q])
+    return placed == (-1 if n == 64 else (np.int64(1) << n) - 1)
+
+
+@jit
+def _count_before(e_s, e_ad, n, g, a, n_in, counted):
+    """counted[j] = how many of the n ranked entries (e_s, e_ad) have a key
+    before (g[j], a[j]), 8 ads at a time (C's count_before)."""
+    for j in range(0, n_in, 8):
+        k = min(8, n_in - j)
+        gv = load_lanes8(g, j, k, 0.0)
+        av = load_lanes8(a, j, k, np.int64(0))
+        before = splat8(0.0)
+        for q in range(n):
+            s = splat8(e_s[q])
+            ahead = (s > gv) | ((s == gv) & (av > splat8(e_ad[q])))
+            before = select8(ahead, before + 1.0, before)
+        store_lanes(counted, j, before, k)
+
+
+@jit
 def _hash_ads(ad, score, m, off, h_bits, stamp, h_stamp, h_ad, h_g, h_best, h_acts, slot_of,
               used):
     """Every ad of the request into the hash table with its best score and
@@ -335,20 +370,22 @@ def _hash_ads(ad, score, m, off, h_bits, stamp, h_stamp, h_ad, h_g, h_best, h_ac
             a = ad[x]
             s = score[x]
             h = np.int64((np.uint64(a) * GOLDEN) >> np.uint64(64 - h_bits))
-            while h_stamp[h] == stamp and h_ad[h] != a:
+            # one branch, taken only on a slot of this request holding another
+            # ad; every other choice a select (csrc/auction.c's hash_ads)
+            while (h_stamp[h] == stamp) & (h_ad[h] != a):
                 h = (h + 1) & mask
-            fresh = h_stamp[h] != stamp
-            acts = 0 if fresh else h_acts[h]
-            g = -np.inf if fresh else h_g[h]
+            keep = h_stamp[h] == stamp
+            acts = h_acts[h] if keep else 0
+            g = h_g[h] if keep else -np.inf
+            up = s > g
             h_stamp[h] = stamp
             h_ad[h] = a
-            if s > g:
-                h_best[h] = x
-                h_g[h] = s
+            h_best[h] = x if up else h_best[h]
+            h_g[h] = s if up else g
             h_acts[h] = acts | (np.int64(1) << i)
             slot_of[x - lo] = ~h if (acts >> i) & 1 else h
             used[n] = h
-            n += fresh
+            n += not keep
     return n
 
 
@@ -388,6 +425,9 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
     e_s = np.zeros(ranked)
     e_w = np.zeros(ranked)
     after = np.zeros(ranked + 1)
+    in_a = np.zeros(n_max, dtype=np.int64)
+    in_g = np.zeros(n_max)
+    counted = np.zeros(max(n_max, size))
     cnt = np.zeros(n_masks, dtype=np.int64)
     top_s = np.zeros(length)
     top_a = np.zeros(length, dtype=np.int64)
@@ -413,11 +453,15 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
         for q in range(n):  # the keys side by side, so that the counts vectorise
             e_s[q] = h_g[pick[q]]
             e_inst[q] = h_ad[pick[q]]
-        for q in range(n):
-            before = 0
-            for t in range(n):
-                before += _key_before(e_s[t], e_inst[t], e_s[q], e_inst[q])
-            rank[before] = pick[q]
+        if n <= 64 and _count_ranks(e_s, n, counted):
+            for q in range(n):
+                rank[np.int64(counted[q])] = pick[q]
+        else:
+            for q in range(n):
+                before = 0
+                for t in range(n):
+                    before += _key_before(e_s[t], e_inst[t], e_s[q], e_inst[q])
+                rank[before] = pick[q]
         for q in range(n):
             h = rank[q]
             e_inst[q] = h_best[h]
@@ -430,6 +474,7 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
             # entries of U; ads after U's last entry need no count
             for q in range(n):
                 e_ad[q] = ad[e_inst[q]]
+            # in_a, in_g: the ads between U's entries
             tail = -np.inf
             n_in = 0
             for j in range(n_ads):
@@ -438,19 +483,16 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
                 g = h_g[h]
                 past = _key_before(e_s[n - 1], e_ad[n - 1], g, h_ad[h])
                 tail = g if (not in_u) & past & (g > tail) else tail
-                used[n_in] = h
+                in_a[n_in] = h_ad[h]
+                in_g[n_in] = g
                 n_in += (not in_u) & (not past)
             for q in range(n):
                 after[q] = -np.inf
             after[n] = tail
+            _count_before(e_s, e_ad, n, in_g, in_a, n_in, counted)
             for j in range(n_in):
-                h = used[j]
-                a = h_ad[h]
-                g = h_g[h]
-                p = 0
-                for q in range(n):
-                    p += _key_before(e_s[q], e_ad[q], g, a)
-                after[p] = g if g > after[p] else after[p]
+                p = np.int64(counted[j])
+                after[p] = in_g[j] if in_g[j] > after[p] else after[p]
             for q in range(n):
                 nxt = e_s[q + 1] if q + 1 < n and e_s[q + 1] > after[q + 1] else after[q + 1]
                 e_w[q] = _gsp_price(e_s[q], nxt, reserve)
