@@ -18,8 +18,8 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._constants import MODE_RERUN, PRICING_GSP
-from ._simd import (bits8, gather8, lane, load_lanes8, max_lanes, min_lanes,
-                    prefer_512_bit_vectors, select8, splat8)
+from ._simd import (bits8, first_lanes, gather8, lane, load8, load_lanes8, max_lanes,
+                    min_lanes, prefer_512_bit_vectors, select8, splat8, store8)
 from .rng import GOLDEN
 
 __all__ = ["replay"]
@@ -30,6 +30,8 @@ jit = njit(cache=True, nogil=True)
 _PAD_AD = np.iinfo(np.int64).max
 # Items a list may have to be selected by extraction (EXTRACT_MAX in C).
 _EXTRACT_MAX = 32
+# Kept items the merge may rank by score alone (their ranks are bits of an int64).
+_MERGE_LANES_MAX = 64
 
 
 @jit
@@ -208,43 +210,93 @@ def _select_lists(ks, ka, kmap, use_map, off, m, length, floor, top, top_n, top_
 
 
 @jit
-def _merge_lists(ad, score, value, m, length, top, top_n, inst, act, grp, gmask, pick, pool,
-                 e_inst, e_a, e_p, e_s, e_w):
-    """The kept action lists merged in rank order by counting the positions
-    ranked before each; groups, gmask and entries as in csrc/auction.c."""
+def _kept_items(ad, score, m, length, top, top_n, pick, pool, ks, ka):
+    """The kept items of the action lists side by side: item q is pick[q]
+    of action pool[q], key (ks[q], ka[q]); returns their number n."""
     n = 0
     for i in range(m):
         for j in range(top_n[i]):
-            pick[n] = top[i * length + j]
+            x = top[i * length + j]
+            pick[n] = x
             pool[n] = i
+            ks[n] = score[x]
+            ka[n] = ad[x]
             n += 1
-    for q in range(n):  # the keys side by side, so that the counts vectorise
-        e_s[q] = score[pick[q]]
-        e_p[q] = ad[pick[q]]
+    return n
+
+
+@jit
+def _rank_items(ks, ka, pick, n, rank):
+    """rank[q] <- the number of the n items (_kept_items) before item q by
+    the full key: score desc, ad asc, item index (pick) asc. Up to 64 items
+    count the items of greater score, 8 items at a time (ks and rank hold n
+    rounded up to 8; the lanes past n are counted and ignored); only when
+    that puts two items on one rank (a tie of scores, rare) is the full key
+    counted, with no branch so that the count vectorises."""
+    prefer_512_bit_vectors()
+    if n <= _MERGE_LANES_MAX:
+        for v in range(0, n, 8):
+            c = load8(ks, v)
+            above = splat8(0)
+            for q in range(n):
+                above = select8(ks[q] > c, above + 1, above)
+            store8(rank, v, above)
+        placed = 0
+        for q in range(n):
+            placed |= np.int64(1) << rank[q]
+        if placed == (-1 if n == 64 else (np.int64(1) << n) - 1):
+            return
     for q in range(n):
         x = pick[q]
-        ax = e_p[q]
-        sx = e_s[q]
-        rank = 0
+        ax = ka[q]
+        sx = ks[q]
+        before = 0
         for r in range(n):
             y = pick[r]
-            ay = e_p[r]
-            sy = e_s[r]
-            rank += (sy > sx) | ((sy == sx) & ((ay < ax) | ((ay == ax) & (y < x))))
-        inst[rank] = x
-        act[rank] = pool[q]
+            ay = ka[r]
+            sy = ks[r]
+            before += (sy > sx) | ((sy == sx) & ((ay < ax) | ((ay == ax) & (y < x))))
+        rank[q] = before
+
+
+@jit
+def _place_ranked(pick, pool, ka, rank, n, inst, act, ra, gmask):
+    """Item q to its ranked position rank[q]: the merged lists' instance
+    inst, action act and ad ra there; gmask cleared."""
     for q in range(n):
+        inst[rank[q]] = pick[q]
+        act[rank[q]] = pool[q]
+        ra[rank[q]] = ka[q]
         gmask[q] = 0
-        pick[q] = ad[inst[q]]  # the ads in rank order
+
+
+@jit
+def _earlier_of_ad(ra, act, q):
+    """The first ranked position of the ad ra[q] (ads in rank order) and the
+    actions of its positions before q, found by comparing ra[q] with the
+    ads before it 8 at a time (ra holds q rounded up to 8)."""
+    a = ra[q]
+    first = q
+    earlier = 0
+    for v in range(0, q, 8):
+        hits = bits8(first_lanes(q - v) & (load8(ra, v) == a))
+        if hits:  # an ad kept by several actions (rare)
+            first = min(first, v + trailing_zeros(hits))
+            while hits:
+                earlier |= np.int64(1) << act[v + trailing_zeros(hits)]
+                hits &= hits - 1
+    return first, earlier
+
+
+@jit
+def _merged_entries(score, value, n, inst, act, ra, grp, gmask, e_inst, e_a, e_p, e_s, e_w):
+    """The merged lists' groups (an ad's first position grp, whose gmask ORs
+    the actions that kept it) and entries (e_a: the position's action, e_p:
+    its ad's earlier actions), as merge_lists in csrc/auction.c."""
+    prefer_512_bit_vectors()
     for q in range(n):
         x = inst[q]
-        ax = pick[q]
-        first = q
-        earlier = 0
-        for r in range(q):
-            if pick[r] == ax:
-                first = min(first, r)
-                earlier |= np.int64(1) << act[r]
+        first, earlier = _earlier_of_ad(ra, act, q)
         grp[q] = first
         gmask[first] |= np.int64(1) << act[q]
         e_inst[q] = x
@@ -252,7 +304,6 @@ def _merge_lists(ad, score, value, m, length, top, top_n, inst, act, grp, gmask,
         e_p[q] = earlier
         e_s[q] = score[x]
         e_w[q] = value[x]
-    return n
 
 
 @jit
@@ -559,6 +610,11 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
     cnt = np.zeros(n_masks, dtype=np.int64)
     top_s = np.zeros(length)
     top_a = np.zeros(length, dtype=np.int64)
+    lanes = size + 7  # the merge's workspaces: m * length items in vectors of 8
+    ks = np.zeros(lanes)
+    ka = np.zeros(lanes, dtype=np.int64)
+    rank = np.zeros(lanes, dtype=np.int64)
+    ra = np.zeros(lanes, dtype=np.int64)
     for r in range(start, stop):
         off = offsets[r * m:(r + 1) * m + 1]
         y = out[r]
@@ -568,8 +624,14 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
             wa[:, :] = -1
             we[:, :] = 0.0
         _select_lists(score, ad_id, top, False, off, m, length, floor, top, top_n, top_s, top_a)
-        n = _merge_lists(ad_id, score, value, m, length, top, top_n, inst, act, grp, gmask, pick,
-                         pool, e_inst, e_a, e_p, e_s, e_w)
+        # merge_lists of csrc/auction.c (its merge_avx512) in steps, each a
+        # function whose arrays all die at its end: llvmlite's refprune then
+        # drops their reference counts, which it keeps (atomic, ~30 per
+        # request) in a function whose arrays die at different calls
+        n = _kept_items(ad_id, score, m, length, top, top_n, pick, pool, ks, ka)
+        _rank_items(ks, ka, pick, n, rank)
+        _place_ranked(pick, pool, ka, rank, n, inst, act, ra, gmask)
+        _merged_entries(score, value, n, inst, act, ra, grp, gmask, e_inst, e_a, e_p, e_s, e_w)
         if mode == MODE_RERUN:
             if capacity or win:
                 _rerun_table(ad_id, score, value, pr, gsp, reserve, capacity, m, slots, wanted,
