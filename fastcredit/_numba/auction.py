@@ -536,7 +536,9 @@ def _coalition_sums(ad, reserve, m, slots, quota, n, lagged, e_inst, e_a, e_p, e
     """y(S) for every S from n ranked entries, as coalition_sums in
     csrc/auction.c (a GSP price of rerun mode is max(reserve, next score)
     there). Lane masks come from sign bits, not comparisons, so that the
-    loop over S has no branch and LLVM vectorises it."""
+    loop over S has no branch and LLVM vectorises it (at 512 bits: 8
+    coalitions a vector, as C's lanes)."""
+    prefer_512_bit_vectors()
     n_masks = 1 << m
     unlagged = 0 if lagged else -1  # all ones: an entry earns when taken
     for S in range(n_masks):
