@@ -2,7 +2,15 @@
 for step and in the same summation order (see the proofs of the per-action
 cuts there). An action's best ads are selected by extraction from 8-lane
 vectors (_simd) as in C's select_extract, lists of more than 32 items or
-more than 8 kept ads by the scalar insertion of C's select_scalar.
+more than 8 kept ads by the scalar insertion of C's select_scalar; the
+kept lists are merged as C's merge_avx512 (ranks counted by score 8 items
+at a time, an item's earlier items of its ad found 8 at a time).
+
+A function called once per request takes its arrays without Numba's
+reference counts (atomic operations) only if llvmlite's refprune pass can
+drop them, which it does when all of them die together at its end: hence
+steps called in turn from the request loop, not one function that calls
+them.
 
 Signature (arrays validated by fastcredit.auction):
     replay(offsets, ad_id, score, value, prerank, m, start, stop, slots,
