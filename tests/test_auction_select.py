@@ -1,9 +1,12 @@
-"""The Numba auction's selection by extraction: the lane intrinsics it
-stands on (fastcredit/_numba/_simd.py: int64 comparisons and selects,
-lane reductions, masked loads and gathers) bit for bit against NumPy, the
-kept keys of each list against a model of select_scalar in csrc/auction.c
-(both modes, lists of 0 .. 40 items, 1 .. 9 kept ads, ties, repeated ads,
-floors), and whole requests against the oracle and the C kernel."""
+"""The Numba auction's selection by extraction and merge of the kept lists:
+the lane intrinsics they stand on (fastcredit/_numba/_simd.py: int64
+comparisons, selects, sums, loads and stores, lane reductions, masked loads
+and gathers, first_lanes) bit for bit against NumPy, the kept keys of each
+list against a model of select_scalar in csrc/auction.c (both modes, lists
+of 0 .. 40 items, 1 .. 9 kept ads, ties, repeated ads, floors), the merged
+lists against a model of merge_lists (ties of scores across actions, ads
+kept by several actions, 0 .. 96 items: past 64 the full key alone), and
+whole requests against the oracle and the C kernel."""
 import ctypes
 import mmap
 
@@ -17,8 +20,8 @@ from numba.extending import intrinsic
 import fastcredit as fc
 import reference as ref
 from fastcredit._numba import auction as nb_auction
-from fastcredit._numba._simd import (bits8, gather8, i64x8, lane, load_lanes8, max_lanes,
-                                     min_lanes, select8, splat8)
+from fastcredit._numba._simd import (bits8, first_lanes, gather8, i64x8, lane, load8,
+                                     load_lanes8, max_lanes, min_lanes, select8, splat8, store8)
 
 from conftest import BACKENDS
 
@@ -117,6 +120,36 @@ def test_splat_fills_every_lane_bit_for_bit():
         np.testing.assert_array_equal(_bits(f), _bits(np.full(8, s)))
         np.testing.assert_array_equal(i, np.full(8, a, dtype=np.int64))
         assert (every, none) == (255, 0)
+
+
+@njit
+def _int_arithmetic(i, k, out):
+    iv, kv = load8(i, 0), load8(k, 0)
+    store8(out, 0, iv + kv)
+    store8(out, 8, iv - kv)
+    store8(out, 16, iv + 1)
+    store8(out, 24, 7 - kv)
+
+
+def test_int_lanes_add_subtract_load_and_store_as_numpy_wrapping(rng):
+    for _ in range(50):
+        _, _, i, k = _draws(rng)
+        out = np.zeros(40, dtype=np.int64)
+        _int_arithmetic(i, k, out)
+        with np.errstate(over="ignore"):
+            want = np.concatenate([i + k, i - k, i + np.int64(1), np.int64(7) - k])
+        np.testing.assert_array_equal(out[:32], want)
+        assert (out[32:] == 0).all()  # store8 writes 8 lanes, no more
+
+
+@njit
+def _first_lane_bits(n):
+    return bits8(first_lanes(n))
+
+
+def test_first_lanes_are_the_lanes_below_n():
+    for n in (I64.min, -9, -1, 0, 1, 3, 7, 8, 9, 64, I64.max):
+        assert _first_lane_bits(n) == (1 << max(0, min(n, 8))) - 1
 
 
 # --- lane reductions ------------------------------------------------------------
@@ -312,6 +345,70 @@ def test_filter_lists_keep_select_scalars_keys(sizes, data, length, floor):
     for i in range(len(sizes)):
         keys = kmap[off[i] - start:off[i + 1] - start]
         assert got[i] == _kept_model(ks, ka, keys, length, floor)
+
+
+# --- the merged lists ---------------------------------------------------------------
+
+def _merge_model(ad, score, value, top, top_n, length):
+    """merge_lists in csrc/auction.c: the kept items (instance x of action i)
+    in order of (score desc, ad asc, x asc); each position's group (its ad's
+    first position), gmask and entries."""
+    items = [(top[i * length + j], i) for i in range(len(top_n)) for j in range(top_n[i])]
+    items.sort(key=lambda it: (-score[it[0]], ad[it[0]], it[0]))
+    n = len(items)
+    inst = [x for x, _ in items]
+    act = [i for _, i in items]
+    grp, gmask, e_p = [], [0] * n, []
+    for q in range(n):
+        same = [r for r in range(q) if ad[inst[r]] == ad[inst[q]]]
+        grp.append(same[0] if same else q)
+        gmask[grp[q]] |= 1 << act[q]
+        e_p.append(sum({1 << act[r] for r in same}))
+    return dict(inst=inst, act=act, grp=grp, gmask=gmask, e_inst=inst,
+                e_a=[1 << i for i in act], e_p=e_p, e_s=[score[x] for x in inst],
+                e_w=[value[x] for x in inst])
+
+
+def _merge(ad, score, value, top, top_n, length):
+    """replay's merge steps on kept lists top / top_n (workspaces sized as
+    replay's, the merge's ones holding stale values as after a request)."""
+    size = len(top_n) * length
+    ints = {k: np.full(size, -5, dtype=np.int64)
+            for k in ("inst", "act", "grp", "gmask", "pick", "pool", "e_inst", "e_a", "e_p")}
+    reals = {k: np.full(size, np.nan) for k in ("e_s", "e_w")}
+    ks = np.full(size + 7, 3.0)
+    ka, rank, ra = (np.full(size + 7, 2, dtype=np.int64) for _ in range(3))
+    n = nb_auction._kept_items(ad, score, len(top_n), length, top, top_n, ints["pick"],
+                               ints["pool"], ks, ka)
+    nb_auction._rank_items(ks, ka, ints["pick"], n, rank)
+    nb_auction._place_ranked(ints["pick"], ints["pool"], ka, rank, n, ints["inst"],
+                             ints["act"], ra, ints["gmask"])
+    nb_auction._merged_entries(score, value, n, ints["inst"], ints["act"], ra, ints["grp"],
+                               ints["gmask"], ints["e_inst"], ints["e_a"], ints["e_p"],
+                               reals["e_s"], reals["e_w"])
+    return {k: list(v[:n]) for k, v in {**ints, **reals}.items()}
+
+
+@pytest.mark.parametrize("m, length", [(1, 1), (3, 5), (5, 9), (4, 16), (5, 13), (6, 16)])
+@pytest.mark.parametrize("n_ads, scores", [(4, [1.0, 2.0, 0.0, -0.0]), (1000, None)])
+def test_merged_lists_match_merge_lists(rng, m, length, n_ads, scores):
+    """Full lists of 4 x 16 = 64 items (ranks of all 64 bits), 65 and 96
+    (the full key alone), shorter ones; few scores (ties across actions:
+    the full key, -0.0 equal to 0.0) or distinct ones (ranks by score
+    alone); few ads (an ad kept by several actions, several times) or many."""
+    for _ in range(20):
+        n_inst = m * length + 10
+        ad = rng.integers(-n_ads // 2, n_ads, n_inst).astype(np.int64)
+        score = (rng.choice(scores, n_inst) if scores else rng.permutation(n_inst) / 7.0 - 3.0)
+        value = rng.random(n_inst)
+        top_n = np.where(rng.random(m) < 0.7, length, rng.integers(0, length + 1, m))
+        top = rng.permutation(n_inst)[:m * length].astype(np.int64)  # each instance once
+        got = _merge(ad, score, value, top, top_n, length)
+        want = _merge_model(ad, score, value, top, top_n, length)
+        for key, w in want.items():
+            np.testing.assert_array_equal(np.asarray(got[key]).view(np.int64),
+                                          np.asarray(w, dtype=np.asarray(got[key]).dtype)
+                                          .view(np.int64), err_msg=key)
 
 
 # --- whole requests ---------------------------------------------------------------

@@ -15,12 +15,16 @@ same lane (no fused multiply-add, no reassociation), so a kernel written
 with these rounds as its C twin does.
 
     load8(a, i)       a[i:i+8] of a C-contiguous float32/float64 array
-                      (flat index), widened to float64
-    store8(a, i, x)   a[i:i+8] = x (a float64, C-contiguous)
+                      (flat index), widened to float64; of an int64
+                      array, an I64x8 (below)
+    store8(a, i, x)   a[i:i+8] = x (a float64, C-contiguous; or an I64x8
+                      into an int64 one)
     store_lanes(a, i, x, n)  a[i:i+n] = the first n lanes of x (0 <= n <= 8;
                       nothing beyond a[i+n-1] is touched)
     zeros8()          the vector of +0.0
     x + y, x - y, x * y  lane by lane; either side may be a float scalar
+                      (x + y, x - y also on I64x8, wrapping, with integer
+                      scalars)
     keep_bit(x, q)    lane l of x where bit q of l is set, else +0.0
     lane(x, l)        lane l as a float
     lane_zeta(x, sign)   for q = 0, 1, 2 in turn: lane l with bit q set
@@ -96,6 +100,11 @@ def _splat(builder, scalar):
 _LANE_NUMBERS = ir.Constant(_IVEC, list(range(_LANES)))
 
 
+def _first_lanes(builder, n):
+    """The lane mask of the lanes l < n (an i64; any n)."""
+    return builder.icmp_signed("<", _LANE_NUMBERS, _splat(builder, n))
+
+
 def _element_pointer(context, builder, array_type, array, index):
     """Pointer to the 8 elements at flat index ``index``, as a vector pointer."""
     data = context.make_array(array_type)(context, builder, array).data
@@ -109,23 +118,36 @@ def _contiguous(a, dtypes):
 
 @intrinsic
 def load8(typingctx, a, i):
-    if not (_contiguous(a, (types.float32, types.float64)) and isinstance(i, types.Integer)):
+    if _contiguous(a, (types.float32, types.float64)):
+        kind = f64x8
+    elif _contiguous(a, (types.int64,)):
+        kind = i64x8
+    else:
         return None
-    sig = f64x8(a, types.intp)
+    if not isinstance(i, types.Integer):
+        return None
+    sig = kind(a, types.intp)
 
     def codegen(context, builder, sig, args):
         ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
         value = builder.load(ptr, align=sig.args[0].dtype.bitwidth // 8)
-        return value if sig.args[0].dtype == types.float64 else builder.fpext(value, _VEC)
+        return value if sig.args[0].dtype != types.float32 else builder.fpext(value, _VEC)
 
     return sig, codegen
 
 
+def _holds(a, x):
+    """Whether array a takes the lanes of x: float64 for F64x8, int64 for I64x8."""
+    return (_contiguous(a, (types.float64,)) and x == f64x8
+            or _contiguous(a, (types.int64,)) and x == i64x8)
+
+
 @intrinsic
 def store8(typingctx, a, i, x):
-    if not (_contiguous(a, (types.float64,)) and isinstance(i, types.Integer) and x == f64x8):
+    """a[i + l] = lane l of x, l < 8."""
+    if not (_holds(a, x) and isinstance(i, types.Integer)):
         return None
-    sig = types.void(a, types.intp, f64x8)
+    sig = types.void(a, types.intp, x)
 
     def codegen(context, builder, sig, args):
         builder.store(args[2], _element_pointer(context, builder, sig.args[0], args[0], args[1]),
@@ -137,18 +159,19 @@ def store8(typingctx, a, i, x):
 
 @intrinsic
 def store_lanes(typingctx, a, i, x, n):
-    if not (_contiguous(a, (types.float64,)) and isinstance(i, types.Integer) and x == f64x8
-            and isinstance(n, types.Integer)):
+    """a[i + l] = lane l of x for l < n (llvm.masked.store: no element past
+    them is written)."""
+    if not (_holds(a, x) and isinstance(i, types.Integer) and isinstance(n, types.Integer)):
         return None
-    sig = types.void(a, types.intp, f64x8, types.intp)
+    sig = types.void(a, types.intp, x, types.intp)
 
     def codegen(context, builder, sig, args):
-        mask = builder.icmp_signed("<", _LANE_NUMBERS, _splat(builder, args[3]))
+        mask = _first_lanes(builder, args[3])
         ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
         masked_store = cgutils.get_or_insert_function(
             builder.module,
-            ir.FunctionType(ir.VoidType(), [_VEC, ptr.type, _I32, mask.type]),
-            "llvm.masked.store.v8f64.p0")
+            ir.FunctionType(ir.VoidType(), [args[2].type, ptr.type, _I32, mask.type]),
+            f"llvm.masked.store.{_vector_name(args[2].type.element)}.p0")
         builder.call(masked_store, [args[2], ptr, ir.Constant(_I32, 8), mask])
         return context.get_dummy_value()
 
@@ -195,27 +218,31 @@ def _bind_binary(python_op, implementation, applies):
 
 
 def _has_vector(a, b):
-    return a == f64x8 or b == f64x8
+    return a in _SCALARS or b in _SCALARS
 
 
-def _lane_op(instruction):
+def _lane_op(instructions):
+    """The lane operation of instructions[kind] for each vector kind it has."""
     @intrinsic
     def op(typingctx, a, b):
         lanes = _lane_types((a, b))
-        if lanes is None or lanes[0] != f64x8:
+        if lanes is None or lanes[0] not in instructions:
             return None
+        kind, arg_types = lanes
 
         def codegen(context, builder, sig, args):
-            return getattr(builder, instruction)(*_as_vectors(builder, sig.args, args))
+            return getattr(builder, instructions[kind])(*_as_vectors(builder, sig.args, args))
 
-        return f64x8(*lanes[1]), codegen
+        return kind(*arg_types), codegen
 
     return op
 
 
-for _python_op, _instruction in ((operator.add, "fadd"), (operator.sub, "fsub"),
-                                 (operator.mul, "fmul"), (operator.truediv, "fdiv")):
-    _bind_binary(_python_op, _lane_op(_instruction), _has_vector)
+for _python_op, _instructions in ((operator.add, {f64x8: "fadd", i64x8: "add"}),
+                                  (operator.sub, {f64x8: "fsub", i64x8: "sub"}),
+                                  (operator.mul, {f64x8: "fmul"}),
+                                  (operator.truediv, {f64x8: "fdiv"})):
+    _bind_binary(_python_op, _lane_op(_instructions), _has_vector)
 
 
 @intrinsic
@@ -311,7 +338,7 @@ def prefer_512_bit_vectors(typingctx):
 
 
 # --- int64 lanes, lane masks, selects, reductions, masked and strided access
-# (the projection's lanes and the auction's selection by extraction)
+# (the projection's lanes, the auction's selection by extraction and merge)
 #
 #     I64x8             8 int64 lanes, the counterpart of C's v8i
 #     x < y, x <= y, x > y, x >= y, x == y, x != y   (two F64x8, or two
@@ -325,6 +352,7 @@ def prefer_512_bit_vectors(typingctx):
 #     bits8(c)          the lanes set in c as bits 0 .. 7 of an integer
 #     splat8(x)         x in every lane: an F64x8 for a float, an I64x8 for
 #                       an integer, a Mask8 for a boolean
+#     first_lanes(n)    the Mask8 of the lanes l < n (any n)
 #     max_lanes(x), min_lanes(x)   (an F64x8 or I64x8) the greatest (least)
 #                       lane in every lane, by the butterfly
 #                       for d = 4, 2, 1: x[l] = x[l] > x[l ^ d] ? x[l] : x[l ^ d]
@@ -470,6 +498,19 @@ def splat8(typingctx, x):
     return sig, codegen
 
 
+@intrinsic
+def first_lanes(typingctx, n):
+    """The Mask8 of the lanes l < n (none for n <= 0, all for n >= 8):
+    C's first_lanes in auction.c, to compare the first n lanes only."""
+    if not isinstance(n, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return _first_lanes(builder, args[0])
+
+    return mask8(types.int64), codegen
+
+
 def _lanes_extreme(predicate):
     @intrinsic
     def extreme(typingctx, x):
@@ -587,7 +628,7 @@ def load_lanes8(typingctx, a, i, n, pad):
     sig = kind(a, types.intp, types.intp, lanes[1][0])
 
     def codegen(context, builder, sig, args):
-        mask = builder.icmp_signed("<", _LANE_NUMBERS, _splat(builder, args[2]))
+        mask = _first_lanes(builder, args[2])
         ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
         (pad,) = _as_vectors(builder, sig.args[3:], args[3:])
         masked_load = cgutils.get_or_insert_function(

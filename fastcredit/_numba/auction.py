@@ -2,7 +2,15 @@
 for step and in the same summation order (see the proofs of the per-action
 cuts there). An action's best ads are selected by extraction from 8-lane
 vectors (_simd) as in C's select_extract, lists of more than 32 items or
-more than 8 kept ads by the scalar insertion of C's select_scalar.
+more than 8 kept ads by the scalar insertion of C's select_scalar; the
+kept lists are merged as C's merge_avx512 (ranks counted by score 8 items
+at a time, an item's earlier items of its ad found 8 at a time).
+
+A function called once per request takes its arrays without Numba's
+reference counts (atomic operations) only if llvmlite's refprune pass can
+drop them, which it does when all of them die together at its end: hence
+steps called in turn from the request loop, not one function that calls
+them.
 
 Signature (arrays validated by fastcredit.auction):
     replay(offsets, ad_id, score, value, prerank, m, start, stop, slots,
@@ -18,8 +26,8 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._constants import MODE_RERUN, PRICING_GSP
-from ._simd import (bits8, gather8, lane, load_lanes8, max_lanes, min_lanes,
-                    prefer_512_bit_vectors, select8, splat8, store_lanes)
+from ._simd import (bits8, first_lanes, gather8, lane, load8, load_lanes8, max_lanes,
+                    min_lanes, prefer_512_bit_vectors, select8, splat8, store8, store_lanes)
 from .rng import GOLDEN
 
 __all__ = ["replay"]
@@ -30,6 +38,8 @@ jit = njit(cache=True, nogil=True)
 _PAD_AD = np.iinfo(np.int64).max
 # Items a list may have to be selected by extraction (EXTRACT_MAX in C).
 _EXTRACT_MAX = 32
+# Kept items the merge may rank by score alone (their ranks are bits of an int64).
+_MERGE_LANES_MAX = 64
 
 
 @jit
@@ -208,43 +218,81 @@ def _select_lists(ks, ka, kmap, use_map, off, m, length, floor, top, top_n, top_
 
 
 @jit
-def _merge_lists(ad, score, value, m, length, top, top_n, inst, act, grp, gmask, pick, pool,
-                 e_inst, e_a, e_p, e_s, e_w):
-    """The kept action lists merged in rank order by counting the positions
-    ranked before each; groups, gmask and entries as in csrc/auction.c."""
+def _kept_items(ad, score, m, length, top, top_n, pick, pool, ks, ka):
+    """The kept items of the action lists side by side: item q is pick[q]
+    of action pool[q], key (ks[q], ka[q]); returns their number n."""
     n = 0
     for i in range(m):
         for j in range(top_n[i]):
-            pick[n] = top[i * length + j]
+            x = top[i * length + j]
+            pick[n] = x
             pool[n] = i
+            ks[n] = score[x]
+            ka[n] = ad[x]
             n += 1
-    for q in range(n):  # the keys side by side, so that the counts vectorise
-        e_s[q] = score[pick[q]]
-        e_p[q] = ad[pick[q]]
+    return n
+
+
+@jit
+def _rank_items(ks, ka, pick, n, rank):
+    """rank[q] <- the number of the n items (_kept_items) before item q by
+    the full key: score desc, ad asc, item index (pick) asc. Up to 64 items
+    by _count_ranks; only when that puts two items on one rank (a tie of
+    scores, rare) is the full key counted, with no branch so that the count
+    vectorises."""
+    if n <= _MERGE_LANES_MAX and _count_ranks(ks, n, rank):
+        return
     for q in range(n):
         x = pick[q]
-        ax = e_p[q]
-        sx = e_s[q]
-        rank = 0
+        ax = ka[q]
+        sx = ks[q]
+        before = 0
         for r in range(n):
             y = pick[r]
-            ay = e_p[r]
-            sy = e_s[r]
-            rank += (sy > sx) | ((sy == sx) & ((ay < ax) | ((ay == ax) & (y < x))))
-        inst[rank] = x
-        act[rank] = pool[q]
+            ay = ka[r]
+            sy = ks[r]
+            before += (sy > sx) | ((sy == sx) & ((ay < ax) | ((ay == ax) & (y < x))))
+        rank[q] = before
+
+
+@jit
+def _place_ranked(pick, pool, ka, rank, n, inst, act, ra, gmask):
+    """Item q to its ranked position rank[q]: the merged lists' instance
+    inst, action act and ad ra there; gmask cleared."""
     for q in range(n):
+        inst[rank[q]] = pick[q]
+        act[rank[q]] = pool[q]
+        ra[rank[q]] = ka[q]
         gmask[q] = 0
-        pick[q] = ad[inst[q]]  # the ads in rank order
+
+
+@jit
+def _earlier_of_ad(ra, act, q):
+    """The first ranked position of the ad ra[q] (ads in rank order) and the
+    actions of its positions before q, found by comparing ra[q] with the
+    ads before it 8 at a time (ra holds q rounded up to 8)."""
+    a = ra[q]
+    first = q
+    earlier = 0
+    for v in range(0, q, 8):
+        hits = bits8(first_lanes(q - v) & (load8(ra, v) == a))
+        if hits:  # an ad kept by several actions (rare)
+            first = min(first, v + trailing_zeros(hits))
+            while hits:
+                earlier |= np.int64(1) << act[v + trailing_zeros(hits)]
+                hits &= hits - 1
+    return first, earlier
+
+
+@jit
+def _merged_entries(score, value, n, inst, act, ra, grp, gmask, e_inst, e_a, e_p, e_s, e_w):
+    """The merged lists' groups (an ad's first position grp, whose gmask ORs
+    the actions that kept it) and entries (e_a: the position's action, e_p:
+    its ad's earlier actions), as merge_lists in csrc/auction.c."""
+    prefer_512_bit_vectors()
     for q in range(n):
         x = inst[q]
-        ax = pick[q]
-        first = q
-        earlier = 0
-        for r in range(q):
-            if pick[r] == ax:
-                first = min(first, r)
-                earlier |= np.int64(1) << act[r]
+        first, earlier = _earlier_of_ad(ra, act, q)
         grp[q] = first
         gmask[first] |= np.int64(1) << act[q]
         e_inst[q] = x
@@ -252,7 +300,6 @@ def _merge_lists(ad, score, value, m, length, top, top_n, inst, act, grp, gmask,
         e_p[q] = earlier
         e_s[q] = score[x]
         e_w[q] = value[x]
-    return n
 
 
 @jit
@@ -322,21 +369,21 @@ def _earning(value, gsp, reserve, x, scores, q, k, tail):
 
 
 @jit
-def _count_ranks(s, n, counted):
-    """counted[q] = how many of s[0..n-1] exceed s[q], counted for 8 items at
-    a time (C's count_ranks; float lanes, exact below 2**53); returns whether
-    no two items share a rank (no equal scores), else the caller counts the
-    full key."""
-    placed = 0
+def _count_ranks(s, n, rank):
+    """rank[q] <- how many of s[0..n-1] exceed s[q] (n <= 64), counted for 8
+    items at a time (C's count_ranks); returns whether no two items share a
+    rank (no equal scores), else the caller counts the full key."""
+    prefer_512_bit_vectors()
     for v in range(0, n, 8):
         k = min(8, n - v)
         c = load_lanes8(s, v, k, 0.0)
-        above = splat8(0.0)
+        above = splat8(0)
         for q in range(n):
-            above = select8(splat8(s[q]) > c, above + 1.0, above)
-        store_lanes(counted, v, above, k)
+            above = select8(s[q] > c, above + 1, above)
+        store_lanes(rank, v, above, k)
+    placed = 0
     for q in range(n):
-        placed |= np.int64(1) << np.int64(counted[q])
+        placed |= np.int64(1) << rank[q]
     return placed == (-1 if n == 64 else (np.int64(1) << n) - 1)
 
 
@@ -348,11 +395,10 @@ def _count_before(e_s, e_ad, n, g, a, n_in, counted):
         k = min(8, n_in - j)
         gv = load_lanes8(g, j, k, 0.0)
         av = load_lanes8(a, j, k, np.int64(0))
-        before = splat8(0.0)
+        before = splat8(0)
         for q in range(n):
-            s = splat8(e_s[q])
-            ahead = (s > gv) | ((s == gv) & (av > splat8(e_ad[q])))
-            before = select8(ahead, before + 1.0, before)
+            ahead = (e_s[q] > gv) | ((e_s[q] == gv) & (av > e_ad[q]))
+            before = select8(ahead, before + 1, before)
         store_lanes(counted, j, before, k)
 
 
@@ -427,7 +473,7 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
     after = np.zeros(ranked + 1)
     in_a = np.zeros(n_max, dtype=np.int64)
     in_g = np.zeros(n_max)
-    counted = np.zeros(max(n_max, size))
+    counted = np.zeros(max(n_max, size), dtype=np.int64)
     cnt = np.zeros(n_masks, dtype=np.int64)
     top_s = np.zeros(length)
     top_a = np.zeros(length, dtype=np.int64)
@@ -453,9 +499,9 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
         for q in range(n):  # the keys side by side, so that the counts vectorise
             e_s[q] = h_g[pick[q]]
             e_inst[q] = h_ad[pick[q]]
-        if n <= 64 and _count_ranks(e_s, n, counted):
+        if n <= _MERGE_LANES_MAX and _count_ranks(e_s, n, counted):
             for q in range(n):
-                rank[np.int64(counted[q])] = pick[q]
+                rank[counted[q]] = pick[q]
         else:
             for q in range(n):
                 before = 0
@@ -491,7 +537,7 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
             after[n] = tail
             _count_before(e_s, e_ad, n, in_g, in_a, n_in, counted)
             for j in range(n_in):
-                p = np.int64(counted[j])
+                p = counted[j]
                 after[p] = in_g[j] if in_g[j] > after[p] else after[p]
             for q in range(n):
                 nxt = e_s[q + 1] if q + 1 < n and e_s[q + 1] > after[q + 1] else after[q + 1]
@@ -527,7 +573,9 @@ def _coalition_sums(ad, reserve, m, slots, quota, n, lagged, e_inst, e_a, e_p, e
     """y(S) for every S from n ranked entries, as coalition_sums in
     csrc/auction.c (a GSP price of rerun mode is max(reserve, next score)
     there). Lane masks come from sign bits, not comparisons, so that the
-    loop over S has no branch and LLVM vectorises it."""
+    loop over S has no branch and LLVM vectorises it (at 512 bits: 8
+    coalitions a vector, as C's lanes)."""
+    prefer_512_bit_vectors()
     n_masks = 1 << m
     unlagged = 0 if lagged else -1  # all ones: an entry earns when taken
     for S in range(n_masks):
@@ -601,6 +649,11 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
     cnt = np.zeros(n_masks, dtype=np.int64)
     top_s = np.zeros(length)
     top_a = np.zeros(length, dtype=np.int64)
+    lanes = size + 7  # the merge's workspaces: m * length items in vectors of 8
+    ks = np.zeros(lanes)
+    ka = np.zeros(lanes, dtype=np.int64)
+    rank = np.zeros(lanes, dtype=np.int64)
+    ra = np.zeros(lanes, dtype=np.int64)
     for r in range(start, stop):
         off = offsets[r * m:(r + 1) * m + 1]
         y = out[r]
@@ -610,8 +663,14 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
             wa[:, :] = -1
             we[:, :] = 0.0
         _select_lists(score, ad_id, top, False, off, m, length, floor, top, top_n, top_s, top_a)
-        n = _merge_lists(ad_id, score, value, m, length, top, top_n, inst, act, grp, gmask, pick,
-                         pool, e_inst, e_a, e_p, e_s, e_w)
+        # merge_lists of csrc/auction.c (its merge_avx512) in steps, each a
+        # function whose arrays all die at its end: llvmlite's refprune then
+        # drops their reference counts, which it keeps (atomic, ~30 per
+        # request) in a function whose arrays die at different calls
+        n = _kept_items(ad_id, score, m, length, top, top_n, pick, pool, ks, ka)
+        _rank_items(ks, ka, pick, n, rank)
+        _place_ranked(pick, pool, ka, rank, n, inst, act, ra, gmask)
+        _merged_entries(score, value, n, inst, act, ra, grp, gmask, e_inst, e_a, e_p, e_s, e_w)
         if mode == MODE_RERUN:
             if capacity or win:
                 _rerun_table(ad_id, score, value, pr, gsp, reserve, capacity, m, slots, wanted,
