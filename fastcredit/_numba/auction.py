@@ -543,8 +543,7 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
                 nxt = e_s[q + 1] if q + 1 < n and e_s[q + 1] > after[q + 1] else after[q + 1]
                 e_w[q] = _gsp_price(e_s[q], nxt, reserve)
         _coalition_sums(ad, reserve, m, slots, slots, n, False, e_inst, e_a, e_p, e_s, e_w, cnt,
-                        out[req], win, win_ad[req if win else 0],
-                        win_earn[req if win else 0])
+                        out, req, win, win_ad, win_earn)
 
 
 @jit
@@ -569,17 +568,19 @@ def _relevant_entries(m, slots, n, e_inst, e_a, e_p, e_s, e_w):
 
 @jit
 def _coalition_sums(ad, reserve, m, slots, quota, n, lagged, e_inst, e_a, e_p, e_s, e_w, cnt,
-                    y, win, win_ad, win_earn):
-    """y(S) for every S from n ranked entries, as coalition_sums in
-    csrc/auction.c (a GSP price of rerun mode is max(reserve, next score)
-    there). Lane masks come from sign bits, not comparisons, so that the
-    loop over S has no branch and LLVM vectorises it (at 512 bits: 8
-    coalitions a vector, as C's lanes)."""
+                    out, row, win, win_ad, win_earn):
+    """y(S) = out[row, S] for every S from n ranked entries, as
+    coalition_sums in csrc/auction.c (a GSP price of rerun mode is
+    max(reserve, next score) there); winners into win_ad[row], win_earn[row].
+    Lane masks come from sign bits, not comparisons, so that the loop over S
+    has no branch and LLVM vectorises it (at 512 bits: 8 coalitions a
+    vector, as C's lanes). The tables come whole with their row, not as
+    views: a view per request costs atomic reference counts."""
     prefer_512_bit_vectors()
     n_masks = 1 << m
     unlagged = 0 if lagged else -1  # all ones: an entry earns when taken
     for S in range(n_masks):
-        y[S] = 0.0
+        out[row, S] = 0.0
         cnt[S] = 0
     for j in range(n):
         a = e_a[j]
@@ -590,18 +591,18 @@ def _coalition_sums(ad, reserve, m, slots, quota, n, lagged, e_inst, e_a, e_p, e
         if win:
             for S in range(n_masks):
                 if (S & a) and not (S & p) and cnt[S] < quota:
-                    win_ad[S, cnt[S]] = ad[e_inst[j]]
-                    win_earn[S, cnt[S]] = w
+                    win_ad[row, S, cnt[S]] = ad[e_inst[j]]
+                    win_earn[row, S, cnt[S]] = w
         for S in range(n_masks):
             inside = S & a
             outside = S & p
             take = ((inside | -inside) & ~(outside | -outside) & (cnt[S] - quota)) >> 63
             earns = take & ((-cnt[S] >> 63) | unlagged)
-            y[S] += w if earns else 0.0
+            out[row, S] += w if earns else 0.0
             cnt[S] -= take
     if lagged:
         for S in range(n_masks):
-            y[S] += reserve if cnt[S] > 0 and cnt[S] <= slots else 0.0
+            out[row, S] += reserve if cnt[S] > 0 and cnt[S] <= slots else 0.0
 
 
 @jit
@@ -678,14 +679,14 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
                              y, win, wa, we)
             else:
                 _coalition_sums(ad_id, reserve, m, slots, wanted, n, gsp, e_inst, e_a, e_p,
-                                e_s, e_w, cnt, y, False, wa, we)
+                                e_s, e_w, cnt, out, r, False, win_ad, win_earn)
             continue
         n = _ranked_full(ad_id, score, value, pr, gsp, reserve, capacity, full, r * n_masks + 1,
                          n, inst, act, grp, gmask, gstamp, pool, heap, pick, e_inst, e_a, e_s,
                          e_w)
         n = _relevant_entries(m, slots, n, e_inst, e_a, e_p, e_s, e_w)
         _coalition_sums(ad_id, reserve, m, slots, slots, n, False, e_inst, e_a, e_p, e_s, e_w,
-                        cnt, y, win, wa, we)
+                        cnt, out, r, win, win_ad, win_earn)
 
 
 @jit
