@@ -509,8 +509,17 @@ static double earning(const Auction *A, int64_t x, const double *scores, int64_t
     return gsp_price(scores[q], q + 1 < k ? scores[q + 1] : tail, A->reserve);
 }
 
-/* The bits of -inf. */
-#define FC_NEG_INF_BITS 0xFFF0000000000000ULL
+/* a where `take` is all ones, b where it is 0, by bit masks: GCC turns a
+ * ?: of doubles into a branch, which mispredicts on data at random. */
+static FC_INLINE double choose(int64_t take, double a, double b)
+{
+    uint64_t x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    x = (x & (uint64_t)take) | (y & ~(uint64_t)take);
+    memcpy(&a, &x, sizeof a);
+    return a;
+}
 
 /* Filter, capacity = 0: every ad of the request's instances into the hash
  * table (stamp unique per request) with its best score and instance;
@@ -533,7 +542,6 @@ static FC_INLINE int64_t hash_ads(const Auction *A, Work *W, const int64_t *off,
             const double s = score[x];
             int64_t h = (int64_t)(((uint64_t)ad * FC_RNG_GOLDEN) >> shift);
             int64_t keep, up, acts, best;
-            uint64_t g_bits, s_bits;
             double g;
             /* one branch, taken only on a slot of this request holding
              * another ad (the slots of earlier requests hold ads at random) */
@@ -544,16 +552,12 @@ static FC_INLINE int64_t hash_ads(const Auction *A, Work *W, const int64_t *off,
             keep = -(int64_t)(T[h].stamp == stamp); /* all ones when the slot holds the ad */
             acts = T[h].acts & keep;
             best = T[h].best;
-            memcpy(&g_bits, &T[h].g, sizeof g_bits);
-            g_bits = (g_bits & (uint64_t)keep) | (FC_NEG_INF_BITS & ~(uint64_t)keep);
-            memcpy(&g, &g_bits, sizeof g);
+            g = choose(keep, T[h].g, -INFINITY);
             up = -(int64_t)(s > g);
-            memcpy(&s_bits, &s, sizeof s_bits);
-            g_bits = (s_bits & (uint64_t)up) | (g_bits & ~(uint64_t)up);
             T[h].stamp = stamp;
             T[h].ad = ad;
             T[h].best = (x & up) | (best & ~up);
-            memcpy(&T[h].g, &g_bits, sizeof g_bits);
+            T[h].g = choose(up, s, g);
             T[h].acts = acts | (int64_t)1 << i;
             slot_of[x - lo] = h ^ -(acts >> i & 1); /* ~h for a repeat */
             used[n] = h;
@@ -636,7 +640,7 @@ static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *
             const int64_t in_u = t->mstamp == stamp, a = t->ad;
             const double g = t->g;
             const int64_t past = key_before(W->e_s[n - 1], e_ad[n - 1], g, a);
-            tail = (in_u ^ 1) & past & (g > tail) ? g : tail;
+            tail = choose(-((in_u ^ 1) & past & (g > tail)), g, tail);
             in_a[n_in] = a;
             in_g[n_in] = g;
             n_in += (in_u | past) ^ 1;
