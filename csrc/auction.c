@@ -311,61 +311,30 @@ count_before_avx512(const double *e_s, const int64_t *e_ad, int64_t n, const dou
     }
 }
 
-/* merge_lists (below) on an AVX-512 machine for up to 64 kept items: ranks
- * by count_ranks (the full key counted only on a tie of scores), and an
- * item's earlier items of its ad are found by comparing its ad with the
- * ranked ads before it, 8 at a time. Returns -1 for more than 64 items. */
-__attribute__((target("arch=x86-64-v4"))) static int64_t merge_avx512(const Auction *A, Work *W)
+/* earlier_of_ads (below) on an AVX-512 machine: ra[q] is compared with
+ * the ads before it 8 at a time. */
+__attribute__((target("arch=x86-64-v4"))) static void
+earlier_of_ads_avx512(const int64_t *ra, const int64_t *act, int64_t n, int64_t *first,
+                      int64_t *earlier)
 {
-    double ks[64];
-    int64_t ka[64], rank[64], ra[64];
-    int64_t n = 0, q, r, j;
-    int i, v;
-    for (i = 0; i < A->m; i++) n += W->top_n[i];
-    if (n == 0 || n > 64) return n ? -1 : 0;
-    for (n = 0, i = 0; i < A->m; i++)
-        for (j = 0; j < W->top_n[i]; j++, n++) {
-            const int64_t x = W->top[i * A->len + j];
-            W->pick[n] = x;
-            W->pool[n] = i;
-            ks[n] = A->score[x];
-            ka[n] = A->ad[x];
-        }
-    if (!count_ranks(ks, n, rank))
-        for (q = 0; q < n; q++)
-            for (rank[q] = 0, r = 0; r < n; r++)
-                rank[q] += ks[r] > ks[q] ||
-                           (ks[r] == ks[q] && (ka[r] < ka[q] || (ka[r] == ka[q] && W->pick[r] < W->pick[q])));
-    for (q = 0; q < n; q++) {
-        W->inst[rank[q]] = W->pick[q];
-        W->act[rank[q]] = W->pool[q];
-        ra[rank[q]] = ka[q];
-        W->gmask[q] = 0;
-    }
+    int64_t q;
+    int v;
     for (q = 0; q < n; q++) {
         const __m512i a = _mm512_set1_epi64(ra[q]);
-        const int64_t x = W->inst[q];
         uint64_t hits = 0;
-        int64_t earlier = 0, first = q;
         for (v = 0; 8 * v < q; v++) {
             const __mmask8 before = first_lanes(q - 8 * v);
             hits |= (uint64_t)_mm512_mask_cmpeq_epi64_mask(
                         before, _mm512_maskz_loadu_epi64(before, ra + 8 * v), a)
                     << 8 * v;
         }
+        first[q] = q;
+        earlier[q] = 0;
         if (hits) { /* an ad kept by several actions */
-            first = __builtin_ctzll(hits);
-            for (; hits; hits &= hits - 1) earlier |= (int64_t)1 << W->act[__builtin_ctzll(hits)];
+            first[q] = __builtin_ctzll(hits);
+            for (; hits; hits &= hits - 1) earlier[q] |= (int64_t)1 << act[__builtin_ctzll(hits)];
         }
-        W->grp[q] = first;
-        W->gmask[first] |= (int64_t)1 << W->act[q];
-        W->e_inst[q] = x;
-        W->e_a[q] = (int64_t)1 << W->act[q];
-        W->e_p[q] = earlier;
-        W->e_s[q] = A->score[x];
-        W->e_w[q] = A->value[x];
     }
-    return n;
 }
 #endif
 
@@ -390,6 +359,44 @@ static FC_INLINE void select_lists(const Work *W, int m, const double *ks, const
                              len, floor, top + i * len);
 }
 
+/* rank[q] = how many of s[0 .. n-1] exceed s[q], by count_ranks where
+ * AVX-512 is (n <= 64); returns 0 when it did not count or two items share
+ * a rank, for the caller to count its full key. */
+static FC_INLINE int ranks_by_score(const Work *W, const double *s, int64_t n, int64_t *rank)
+{
+#ifdef FC_AUCTION_AVX512
+    if (W->avx512 && n <= 64) return count_ranks(s, n, rank);
+#else
+    (void)W, (void)s, (void)n, (void)rank;
+#endif
+    return 0;
+}
+
+/* For the ads ra[0 .. n-1] in rank order: first[q], the first position of
+ * ra[q]'s ad, and earlier[q], the actions act[] of its positions before q. */
+static FC_INLINE void earlier_of_ads(const Work *W, const int64_t *ra, const int64_t *act,
+                                     int64_t n, int64_t *first, int64_t *earlier)
+{
+    int64_t q, r;
+#ifdef FC_AUCTION_AVX512
+    if (W->avx512 && n <= 64) {
+        earlier_of_ads_avx512(ra, act, n, first, earlier);
+        return;
+    }
+#else
+    (void)W;
+#endif
+    for (q = 0; q < n; q++) {
+        first[q] = q;
+        earlier[q] = 0;
+        for (r = 0; r < q; r++) {
+            const int64_t same = ra[r] == ra[q];
+            first[q] = same & (r < first[q]) ? r : first[q];
+            earlier[q] |= same ? (int64_t)1 << act[r] : 0;
+        }
+    }
+}
+
 /* Merges the kept action lists (instances) into one list in rank order.
  * Each ad's group is its first merged position, whose gmask ORs the actions
  * that kept it; the entries are the merged instances, each taken by the
@@ -400,48 +407,39 @@ static FC_INLINE int64_t merge_lists(const Auction *A, Work *W)
 {
     int64_t n = 0, q, r, j;
     int i;
-#ifdef FC_AUCTION_AVX512
-    if (W->avx512 && (n = merge_avx512(A, W)) >= 0) return n;
-    n = 0;
-#endif
-    for (i = 0; i < A->m; i++)
-        for (j = 0; j < W->top_n[i]; j++) {
-            W->pick[n] = W->top[i * A->len + j];
-            W->pool[n++] = i;
+    for (i = 0; i < A->m; i++) /* the keys side by side, so that the counts vectorise */
+        for (j = 0; j < W->top_n[i]; j++, n++) {
+            const int64_t x = W->top[i * A->len + j];
+            W->pick[n] = x;
+            W->pool[n] = i;
+            W->e_s[n] = A->score[x];
+            W->e_p[n] = A->ad[x];
         }
-    for (q = 0; q < n; q++) { /* the keys side by side, so that the counts vectorise */
-        W->e_s[q] = A->score[W->pick[q]];
-        W->e_p[q] = A->ad[W->pick[q]];
-    }
+    if (!ranks_by_score(W, W->e_s, n, W->rank))
+        for (q = 0; q < n; q++) {
+            const int64_t x = W->pick[q], ax = W->e_p[q];
+            const double sx = W->e_s[q];
+            W->rank[q] = 0;
+            for (r = 0; r < n; r++) {
+                const int64_t y = W->pick[r], ay = W->e_p[r];
+                const double sy = W->e_s[r];
+                W->rank[q] += (sy > sx) | ((sy == sx) & ((ay < ax) | ((ay == ax) & (y < x))));
+            }
+        }
     for (q = 0; q < n; q++) {
-        const int64_t x = W->pick[q], ax = W->e_p[q];
-        const double sx = W->e_s[q];
-        int64_t rank = 0;
-        for (r = 0; r < n; r++) {
-            const int64_t y = W->pick[r], ay = W->e_p[r];
-            const double sy = W->e_s[r];
-            rank += (sy > sx) | ((sy == sx) & ((ay < ax) | ((ay == ax) & (y < x))));
-        }
-        W->inst[rank] = x;
-        W->act[rank] = W->pool[q];
+        W->inst[W->rank[q]] = W->pick[q];
+        W->act[W->rank[q]] = W->pool[q];
     }
     for (q = 0; q < n; q++) {
         W->gmask[q] = 0;
         W->pick[q] = A->ad[W->inst[q]]; /* the ads in rank order */
     }
+    earlier_of_ads(W, W->pick, W->act, n, W->grp, W->e_p);
     for (q = 0; q < n; q++) {
-        const int64_t x = W->inst[q], ax = W->pick[q];
-        int64_t first = q, earlier = 0;
-        for (r = 0; r < q; r++) {
-            const int64_t same = W->pick[r] == ax;
-            first = same & (r < first) ? r : first;
-            earlier |= same ? (int64_t)1 << W->act[r] : 0;
-        }
-        W->grp[q] = first;
-        W->gmask[first] |= (int64_t)1 << W->act[q];
+        const int64_t x = W->inst[q];
+        W->gmask[W->grp[q]] |= (int64_t)1 << W->act[q];
         W->e_inst[q] = x;
         W->e_a[q] = (int64_t)1 << W->act[q];
-        W->e_p[q] = earlier;
         W->e_s[q] = A->score[x];
         W->e_w[q] = A->value[x];
     }
@@ -607,11 +605,9 @@ static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *
         W->e_s[q] = W->slot[W->pick[q]].g;
         W->e_inst[q] = W->slot[W->pick[q]].ad;
     }
-#ifdef FC_AUCTION_AVX512
-    if (W->avx512 && n <= 64 && count_ranks(W->e_s, n, W->act)) /* act: free in filter mode */
+    if (ranks_by_score(W, W->e_s, n, W->act)) /* act: free in filter mode */
         for (q = 0; q < n; q++) W->rank[W->act[q]] = W->pick[q];
     else
-#endif
         for (q = 0; q < n; q++) {
             int64_t rank = 0;
             for (r = 0; r < n; r++)
