@@ -200,6 +200,28 @@ def row(kernel, case, backend, threads, t, stream=None, alt=None, alt_name="", t
             "target": target, "met": met}
 
 
+def best_interleaved(case: Case, repeats: int) -> tuple[dict, dict]:
+    """Best time and last output of each of ``case.runs()``. The runs take
+    turns within each repeat (after one warm-up call each), so that a slow
+    spell of the shared machine hits every backend and thread count alike
+    rather than the rows timed during it: the ratios between rows (numba / C,
+    2 threads / 1) are what the verdicts read. ``case.measure`` cases are
+    measured once per run."""
+    runs = case.runs()
+    outs = dict.fromkeys(runs)
+    if case.measure is not None:
+        return {run: case.measure(*run) for run in runs}, outs
+    best = dict.fromkeys(runs, float("inf"))
+    for run in runs:
+        outs[run] = case.call(*run)
+    for _ in range(repeats):
+        for run in runs:
+            t0 = time.perf_counter()
+            outs[run] = case.call(*run)
+            best[run] = min(best[run], time.perf_counter() - t0)
+    return best, outs
+
+
 def run_cases(cases: Iterable[Case], quick: bool, measured: dict) -> list[dict]:
     """Time every case; returns the table rows and adds the 1-thread times of
     keyed cases to ``measured`` ({key: [{backend: seconds} per case]})."""
@@ -209,15 +231,10 @@ def run_cases(cases: Iterable[Case], quick: bool, measured: dict) -> list[dict]:
         stream = case.limit.time(2 if quick else 7) if case.limit else None
         alt = case.alternative.time(quick) if case.alternative else None
         times = {}
+        best, outs = best_interleaved(case, 1 if quick else case.repeats)
         for backend, threads in case.runs():
-            last = [None]
-
-            def call():
-                last[0] = case.call(backend, threads)
-
-            t = (case.measure(backend, threads) if case.measure is not None
-                 else best_of(call, 1 if quick else case.repeats))
-            r = Result(case, backend, threads, t, stream, alt, last[0], earlier)
+            t = best[backend, threads]
+            r = Result(case, backend, threads, t, stream, alt, outs[backend, threads], earlier)
             target = case.target(threads) if callable(case.target) else case.target
             text = case.case if case.detail is None else f"{case.case}: {case.detail(r)}"
             rows.append(row(case.kernel, text, backend, threads, t, stream, alt,
