@@ -890,8 +890,11 @@ int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
 #ifdef FC_AUCTION_AVX512
     W.avx512 = __builtin_cpu_supports("x86-64-v4") != 0;
 #endif
+    /* at most 1/8 of the slots taken: a request's ads then rarely collide,
+     * and the probe's one branch rarely mispredicts (filter/first 1,035 ->
+     * 975 ns a request against 1/2; 1/16 gains nothing more) */
     W.h_bits = 1;
-    while (((int64_t)1 << W.h_bits) < 2 * n_max) W.h_bits++;
+    while (((int64_t)1 << W.h_bits) < 8 * n_max) W.h_bits++;
     hsize = (int64_t)1 << W.h_bits;
     list = m * A.len;
     ranked = n_max > list ? n_max : list;
