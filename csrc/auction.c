@@ -190,76 +190,113 @@ static V4_FN __m512i min_lanes(__m512i x)
     return _mm512_min_epi64(x, _mm512_shuffle_epi32(x, 0x4E));
 }
 
-/* select_scalar of one list of at most EXTRACT_MAX items, by extraction. */
-static V4_FN int64_t select_extract(const double *ks, const int64_t *ka, const Slot *sl,
-                                    const int64_t *map, int64_t lo, int64_t hi, int64_t len,
-                                    double floor, int64_t *top)
+/* A list of at most EXTRACT_MAX items in extraction lanes: scores (-inf
+ * where no item is, or its score is below the floor) and what removes an
+ * item: its ad, or with a map its key (one per ad). */
+typedef struct {
+    __m512d s[4];
+    __m512i a[4];
+} Lanes;
+
+/* The items lo .. hi-1 (keys map[x - lo] with a map) into L. */
+static V4_FN void extract_load(const double *ks, const int64_t *ka, const Slot *sl,
+                               const int64_t *map, int64_t lo, int64_t hi, double floor, Lanes *L)
 {
     const __m512d none = _mm512_set1_pd(-INFINITY), least = _mm512_set1_pd(floor);
-    const __m512i zero = _mm512_setzero_si512(), no_ad = _mm512_set1_epi64(INT64_MAX);
-    __m512d S[4];
-    __m512i A[4]; /* what removes an item: its ad, or with a map its key (one per ad) */
-    int64_t got;
+    const __m512i zero = _mm512_setzero_si512();
     int v;
     for (v = 0; v < 4; v++) {
         __mmask8 in = first_lanes(hi - lo - 8 * v);
-        S[v] = none;
-        A[v] = zero;
+        L->s[v] = none;
+        L->a[v] = zero;
         if (!in) continue;
         if (map) { /* key k = map[x - lo], repeats k < 0; the slots hold (g, ad) */
-            A[v] = _mm512_maskz_loadu_epi64(in, map + 8 * v);
-            in = _mm512_mask_cmpge_epi64_mask(in, A[v], zero);
-            S[v] = _mm512_mask_i64gather_pd(none, in, _mm512_slli_epi64(A[v], 6), &sl->g, 1);
+            L->a[v] = _mm512_maskz_loadu_epi64(in, map + 8 * v);
+            in = _mm512_mask_cmpge_epi64_mask(in, L->a[v], zero);
+            L->s[v] = _mm512_mask_i64gather_pd(none, in, _mm512_slli_epi64(L->a[v], 6), &sl->g, 1);
         } else {
-            S[v] = _mm512_mask_loadu_pd(none, in, ks + lo + 8 * v);
-            A[v] = _mm512_maskz_loadu_epi64(in, ka + lo + 8 * v);
+            L->s[v] = _mm512_mask_loadu_pd(none, in, ks + lo + 8 * v);
+            L->a[v] = _mm512_maskz_loadu_epi64(in, ka + lo + 8 * v);
         }
-        S[v] = _mm512_mask_mov_pd(none, _mm512_cmp_pd_mask(S[v], least, _CMP_GE_OQ), S[v]);
+        L->s[v] = _mm512_mask_mov_pd(none, _mm512_cmp_pd_mask(L->s[v], least, _CMP_GE_OQ), L->s[v]);
     }
-    for (got = 0; got < len; got++) {
-        const __m512d best = max_lanes(_mm512_max_pd(_mm512_max_pd(S[0], S[1]),
-                                                     _mm512_max_pd(S[2], S[3])));
-        __mmask8 e[4];
-        uint32_t lanes;
-        int64_t p, k;
-        __m512i va;
-        if (_mm512_cvtsd_f64(best) == -INFINITY) break; /* the list is used up */
-        for (v = 0; v < 4; v++) e[v] = _mm512_cmp_pd_mask(S[v], best, _CMP_EQ_OQ);
-        lanes = MASK32(e[0], e[1], e[2], e[3]);
-        if (lanes & (lanes - 1)) { /* a tie of scores: the lowest ad */
-            __m512i ads[4], low;
-            for (v = 0; v < 4; v++)
-                ads[v] = map ? _mm512_mask_i64gather_epi64(no_ad, e[v], _mm512_slli_epi64(A[v], 6),
-                                                           &sl->ad, 1)
-                             : _mm512_mask_mov_epi64(no_ad, e[v], A[v]);
-            low = min_lanes(_mm512_min_epi64(_mm512_min_epi64(ads[0], ads[1]),
-                                             _mm512_min_epi64(ads[2], ads[3])));
-            for (v = 0; v < 4; v++) e[v] = _mm512_mask_cmpeq_epi64_mask(e[v], ads[v], low);
-            lanes = MASK32(e[0], e[1], e[2], e[3]);
-        }
-        p = __builtin_ctz(lanes);
-        k = map ? map[p] : lo + p;
-        top[got] = k;
-        va = _mm512_set1_epi64(map ? k : ka[k]);
-        for (v = 0; v < 4; v++)
-            S[v] = _mm512_mask_mov_pd(S[v], _mm512_cmpeq_epi64_mask(A[v], va), none);
-    }
-    return got;
 }
 
+/* The best key left in L (the highest score, then the lowest ad among its
+ * lanes, then the first lane, which is the ad's first item of that score),
+ * every item of its ad removed; -1 when L is used up. */
+static V4_FN int64_t extract_step(const int64_t *ka, const Slot *sl, const int64_t *map,
+                                  int64_t lo, Lanes *L)
+{
+    const __m512d none = _mm512_set1_pd(-INFINITY);
+    const __m512i no_ad = _mm512_set1_epi64(INT64_MAX);
+    const __m512d best = max_lanes(_mm512_max_pd(_mm512_max_pd(L->s[0], L->s[1]),
+                                                 _mm512_max_pd(L->s[2], L->s[3])));
+    __mmask8 e[4];
+    uint32_t lanes;
+    int64_t k;
+    __m512i va;
+    int v;
+    if (_mm512_cvtsd_f64(best) == -INFINITY) return -1;
+    for (v = 0; v < 4; v++) e[v] = _mm512_cmp_pd_mask(L->s[v], best, _CMP_EQ_OQ);
+    lanes = MASK32(e[0], e[1], e[2], e[3]);
+    if (lanes & (lanes - 1)) { /* a tie of scores: the lowest ad */
+        __m512i ads[4], low;
+        for (v = 0; v < 4; v++)
+            ads[v] = map ? _mm512_mask_i64gather_epi64(no_ad, e[v], _mm512_slli_epi64(L->a[v], 6),
+                                                       &sl->ad, 1)
+                         : _mm512_mask_mov_epi64(no_ad, e[v], L->a[v]);
+        low = min_lanes(_mm512_min_epi64(_mm512_min_epi64(ads[0], ads[1]),
+                                         _mm512_min_epi64(ads[2], ads[3])));
+        for (v = 0; v < 4; v++) e[v] = _mm512_mask_cmpeq_epi64_mask(e[v], ads[v], low);
+        lanes = MASK32(e[0], e[1], e[2], e[3]);
+    }
+    k = map ? map[__builtin_ctz(lanes)] : lo + __builtin_ctz(lanes);
+    va = _mm512_set1_epi64(map ? k : ka[k]);
+    for (v = 0; v < 4; v++)
+        L->s[v] = _mm512_mask_mov_pd(L->s[v], _mm512_cmpeq_epi64_mask(L->a[v], va), none);
+    return k;
+}
+
+/* Lists extracted side by side: a step waits on the one before it through
+ * a chain of lane reductions (about 50 cycles) that the steps of the other
+ * lists fill. 3, not more: with 5 the lanes of gsp's longer lists spill. */
+#define EXTRACT_GROUP 3
+
 /* select_lists on an AVX-512 machine: lists of at most EXTRACT_MAX items by
- * extraction, longer ones by select_scalar. */
+ * extraction, EXTRACT_GROUP at a time, longer ones by select_scalar. */
 __attribute__((target("arch=x86-64-v4"))) static void
 select_lists_avx512(int m, const double *ks, const int64_t *ka, const Slot *sl,
                     const int64_t *map, const int64_t *off, int64_t len, double floor,
                     int64_t *top, int64_t *n)
 {
-    int i;
-    for (i = 0; i < m; i++) {
-        const int64_t *mi = map ? map + (off[i] - off[0]) : NULL;
-        n[i] = off[i + 1] - off[i] <= EXTRACT_MAX
-                   ? select_extract(ks, ka, sl, mi, off[i], off[i + 1], len, floor, top + i * len)
-                   : select_scalar(ks, ka, sl, mi, off[i], off[i + 1], len, floor, top + i * len);
+    Lanes L[EXTRACT_GROUP];
+    int list[EXTRACT_GROUP];
+    int i = 0, g, size;
+    int64_t got, j;
+    while (i < m) {
+        for (size = 0; size < EXTRACT_GROUP && i < m; i++) {
+            const int64_t *mi = map ? map + (off[i] - off[0]) : NULL;
+            n[i] = 0;
+            if (off[i + 1] - off[i] > EXTRACT_MAX)
+                n[i] = select_scalar(ks, ka, sl, mi, off[i], off[i + 1], len, floor, top + i * len);
+            else
+                extract_load(ks, ka, sl, mi, off[i], off[i + 1], floor, &L[size]), list[size++] = i;
+        }
+        for (got = 0; got < len; got++) {
+            int live = 0;
+#pragma GCC unroll 4
+            for (g = 0; g < EXTRACT_GROUP; g++) {
+                int64_t k;
+                if (g >= size || n[list[g]] < got) continue; /* absent, or used up */
+                j = list[g];
+                k = extract_step(ka, sl, map ? map + (off[j] - off[0]) : NULL, off[j], &L[g]);
+                top[j * len + got] = k;
+                n[j] += k >= 0;
+                live |= k >= 0;
+            }
+            if (!live) break;
+        }
     }
 }
 

@@ -53,6 +53,29 @@ def test_coalition_lanes_past_one_vector_block_match_oracle(rng, m, pricing, mod
             np.testing.assert_allclose(got[0], want, rtol=1e-12, atol=0)
 
 
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), m=st.integers(1, 7), slots=st.integers(1, 5),
+       reserve=st.sampled_from([-np.inf, 1.0]), pricing=st.sampled_from(["first", "gsp"]),
+       mode=st.sampled_from(["filter", "rerun"]))
+def test_short_and_long_lists_side_by_side_match_oracle(data, m, slots, reserve, pricing, mode):
+    """Requests whose actions mix empty lists, lists under the reserve, lists
+    of up to 32 items (selected several at a time in vector lanes) and longer
+    ones (the scalar insertion), in any order; few ads and scores, so ads
+    repeat within and across actions and scores tie."""
+    sizes = data.draw(st.lists(st.sampled_from([0, 1, 5, 20, 32, 33, 40]), min_size=m,
+                               max_size=m))
+    actions = [[(data.draw(st.integers(0, 30)), data.draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])),
+                 data.draw(st.sampled_from([0.25, 1.0, 3.0])), 0.0) for _ in range(size)]
+               for size in sizes]
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    cols = np.array([x for a in actions for x in a], dtype=float).reshape(-1, 4)
+    pools = fc.Pools(offsets, cols[:, 0].astype(np.int64), cols[:, 1], cols[:, 2], m=m)
+    want, _ = ref.auction_request(actions, slots, reserve, None, pricing, mode)
+    for backend in BACKENDS:
+        got = fc.auction_replay(pools, slots, reserve, pricing=pricing, mode=mode, backend=backend)
+        np.testing.assert_allclose(got[0], want, rtol=1e-12, atol=0)
+
+
 def test_docstring_example_filter_and_rerun_differ():
     pools = fc.Pools([0, 2, 4], ad_id=[7, 8, 7, 9], score=[3., 1., 2., 2.5],
                      value=[1., .5, 1., 2.], m=2)
