@@ -1,10 +1,11 @@
 """Numba kernels of the auction family: the algorithm of csrc/auction.c, step
 for step and in the same summation order (see the proofs of the per-action
 cuts there). An action's best ads are selected by extraction from 8-lane
-vectors (_simd) as in C's select_extract, lists of more than 32 items or
+vectors (_simd) as in C's extract_step, three lists side by side, lists of more than 32 items or
 more than 8 kept ads by the scalar insertion of C's select_scalar; the
-kept lists are merged as C's merge_avx512 (ranks counted by score 8 items
-at a time, an item's earlier items of its ad found 8 at a time).
+kept lists are merged as C's merge_lists on AVX-512 machines (ranks counted
+by score 8 items at a time, an item's earlier items of its ad found 8 at a
+time).
 
 A function called once per request takes its arrays without Numba's
 reference counts (atomic operations) only if llvmlite's refprune pass can
@@ -186,35 +187,73 @@ def _extract_step(S, D, ka, kmap, use_map, lo, rel):
 
 
 @jit
-def _extract(ks, ka, kmap, use_map, lo, hi, rel, length, floor, top, t0):
-    """_select of the list lo .. hi-1 of at most _EXTRACT_MAX items (rel:
-    lo's place in kmap) by extraction, select_extract in csrc/auction.c:
-    each step keeps a new ad, so a list costs `length` steps."""
+def _group_vectors(ks, ka, kmap, use_map, off, i, floor):
+    """_list_vectors of list i, or of an empty list when i < 0 (absent)."""
+    lo = off[max(i, 0)]
+    hi = off[i + 1] if i >= 0 else lo
+    return _list_vectors(ks, ka, kmap, use_map, lo, hi, lo - off[0], floor)
+
+
+@jit
+def _extract_group(ks, ka, kmap, use_map, off, i0, i1, i2, length, floor, top, top_n):
+    """_select of lists i0, i1, i2 (-1: absent) by extraction, side by side
+    as C's select_lists_avx512 (EXTRACT_GROUP 3): a step waits on its lane
+    reductions, which the other lists' steps fill. The three steps are
+    written out and the loop has one exit: a helper function per step, or a
+    break, left atomic reference counts of the arrays per step or call
+    (llvmlite's refprune drops them only when they all die at one end)."""
     prefer_512_bit_vectors()
-    S, D = _list_vectors(ks, ka, kmap, use_map, lo, hi, rel, floor)
-    for got in range(length):
-        k, S = _extract_step(S, D, ka, kmap, use_map, lo, rel)
-        if k < 0:
-            return got
-        top[t0 + got] = k
-    return length
+    S0, D0 = _group_vectors(ks, ka, kmap, use_map, off, i0, floor)
+    S1, D1 = _group_vectors(ks, ka, kmap, use_map, off, i1, floor)
+    S2, D2 = _group_vectors(ks, ka, kmap, use_map, off, i2, floor)
+    n0 = 0 if i0 >= 0 else -1  # an absent list is never at step n
+    n1 = 0 if i1 >= 0 else -1
+    n2 = 0 if i2 >= 0 else -1
+    got = 0
+    while got < length and max(n0, n1, n2) == got:  # no break: see below
+        if n0 == got:
+            k, S0 = _extract_step(S0, D0, ka, kmap, use_map, off[i0], off[i0] - off[0])
+            top[i0 * length + got] = k
+            n0 += k >= 0
+        if n1 == got:
+            k, S1 = _extract_step(S1, D1, ka, kmap, use_map, off[i1], off[i1] - off[0])
+            top[i1 * length + got] = k
+            n1 += k >= 0
+        if n2 == got:
+            k, S2 = _extract_step(S2, D2, ka, kmap, use_map, off[i2], off[i2] - off[0])
+            top[i2 * length + got] = k
+            n2 += k >= 0
+        got += 1
+    if i0 >= 0:
+        top_n[i0] = n0
+    if i1 >= 0:
+        top_n[i1] = n1
+    if i2 >= 0:
+        top_n[i2] = n2
 
 
 @jit
 def _select_lists(ks, ka, kmap, use_map, off, m, length, floor, top, top_n, top_s, top_a):
     """_select on every action's items (action i: off[i] .. off[i+1]-1, keys
     into top[i*length:], counts into top_n[i]; kmap indexed from off[0]):
-    by extraction when the list has at most _EXTRACT_MAX items and
-    length <= 8 (C: on AVX-512 machines), else by the scalar insertion."""
+    lists of at most _EXTRACT_MAX items by extraction three at a time when
+    length <= 8 (C: on AVX-512 machines), others by the scalar insertion."""
+    i0 = i1 = -1
     for i in range(m):
         lo = off[i]
         hi = off[i + 1]
-        if length <= 8 and hi - lo <= _EXTRACT_MAX:
-            top_n[i] = _extract(ks, ka, kmap, use_map, lo, hi, lo - off[0], length, floor, top,
-                                i * length)
-        else:
+        if length > 8 or hi - lo > _EXTRACT_MAX:
             top_n[i] = _select(ks, ka, kmap[lo - off[0]:] if use_map else kmap, use_map, lo, hi,
                                length, floor, top, i * length, top_s, top_a)
+        elif i0 < 0:
+            i0 = i
+        elif i1 < 0:
+            i1 = i
+        else:
+            _extract_group(ks, ka, kmap, use_map, off, i0, i1, i, length, floor, top, top_n)
+            i0 = i1 = -1
+    if i0 >= 0:
+        _extract_group(ks, ka, kmap, use_map, off, i0, i1, -1, length, floor, top, top_n)
 
 
 @jit
