@@ -291,8 +291,8 @@ def _select(ks, ka, kmap, use_map, off, length, floor):
     m = len(off) - 1
     top = np.full(m * length, -7, dtype=np.int64)
     top_n = np.zeros(m, dtype=np.int64)
-    nb_auction._select_lists(ks, ka, kmap if use_map else top, use_map, off, m, length, floor,
-                             top, top_n, np.zeros(length), np.zeros(length, dtype=np.int64))
+    nb_auction._select_lists(ks, ka, kmap if use_map else top, use_map, off, 0, m, length,
+                             floor, top, top_n, np.zeros(length), np.zeros(length, dtype=np.int64))
     return [list(top[i * length:i * length + top_n[i]]) for i in range(m)]
 
 
@@ -380,7 +380,8 @@ def _merge(ad, score, value, top, top_n, length):
     ka, rank, ra = (np.full(size + 7, 2, dtype=np.int64) for _ in range(3))
     n = nb_auction._kept_items(ad, score, len(top_n), length, top, top_n, ints["pick"],
                                ints["pool"], ks, ka)
-    nb_auction._rank_items(ks, ka, ints["pick"], n, rank)
+    if n > 64 or not nb_auction._count_ranks(ks, n, rank):
+        nb_auction._rank_by_key(ks, ka, ints["pick"], n, rank)
     nb_auction._place_ranked(ints["pick"], ints["pool"], ka, rank, n, ints["inst"],
                              ints["act"], ra, ints["gmask"])
     nb_auction._merged_entries(score, value, n, ints["inst"], ints["act"], ra, ints["grp"],

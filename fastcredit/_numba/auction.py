@@ -33,6 +33,11 @@ from .rng import GOLDEN
 __all__ = ["replay"]
 
 jit = njit(cache=True, nogil=True)
+# Inlined into the caller by Numba: a call of a jitted function that is not
+# inlined (LLVM leaves large ones) gives the caller an exit that propagates
+# the callee's error status, past which refprune cannot drop the caller's
+# reference counts (atomic operations at each call of the caller).
+inline_jit = njit(cache=True, nogil=True, inline="always")
 # The ad of the padding key (-inf, _PAD_AD) that every scalar kept list starts
 # as, and of the lanes outside a tie of scores in _extract.
 _PAD_AD = np.iinfo(np.int64).max
@@ -61,10 +66,10 @@ def _gsp_price(own, nxt, reserve):
     return p if p < own else own
 
 
-@jit
-def _select(ks, ka, kmap, use_map, lo, hi, length, floor, top, t0, top_s, top_a):
+@inline_jit
+def _select(ks, ka, kmap, use_map, lo, hi, rel, length, floor, top, t0, top_s, top_a):
     """top[t0:t0+length] <- keys k of the best distinct ads of items lo..hi-1
-    (k = kmap[x - lo] with use_map, else x; key (ks[k], ka[k])) at or above
+    (k = kmap[rel + x - lo] with use_map, else x; key (ks[k], ka[k])) at or above
     floor; returns their count. Of two items of one ad the first of the
     higher score counts; k < 0 marks an item to skip (a map marks so the
     repeats of a key, so that with a map no ad is kept twice). An insertion
@@ -76,7 +81,7 @@ def _select(ks, ka, kmap, use_map, lo, hi, length, floor, top, t0, top_s, top_a)
         top_a[j] = _PAD_AD
     last = length - 1
     for x in range(lo, hi):
-        k = kmap[x - lo] if use_map else x
+        k = kmap[rel + x - lo] if use_map else x
         if k < 0:
             continue
         s = ks[k]
@@ -201,20 +206,23 @@ def _extract(ks, ka, kmap, use_map, lo, hi, rel, length, floor, top, t0):
 
 
 @jit
-def _select_lists(ks, ka, kmap, use_map, off, m, length, floor, top, top_n, top_s, top_a):
-    """_select on every action's items (action i: off[i] .. off[i+1]-1, keys
-    into top[i*length:], counts into top_n[i]; kmap indexed from off[0]):
-    by extraction when the list has at most _EXTRACT_MAX items and
-    length <= 8 (C: on AVX-512 machines), else by the scalar insertion."""
+def _select_lists(ks, ka, kmap, use_map, offsets, o, m, length, floor, top, top_n, top_s,
+                  top_a):
+    """_select on every action's items (action i: offsets[o+i] ..
+    offsets[o+i+1]-1, keys into top[i*length:], counts into top_n[i]; kmap
+    indexed from offsets[o]): by extraction when the list has at most
+    _EXTRACT_MAX items and length <= 8 (C: on AVX-512 machines), else by
+    the scalar insertion."""
     for i in range(m):
-        lo = off[i]
-        hi = off[i + 1]
+        lo = offsets[o + i]
+        hi = offsets[o + i + 1]
+        rel = lo - offsets[o]
         if length <= 8 and hi - lo <= _EXTRACT_MAX:
-            top_n[i] = _extract(ks, ka, kmap, use_map, lo, hi, lo - off[0], length, floor, top,
+            top_n[i] = _extract(ks, ka, kmap, use_map, lo, hi, rel, length, floor, top,
                                 i * length)
         else:
-            top_n[i] = _select(ks, ka, kmap[lo - off[0]:] if use_map else kmap, use_map, lo, hi,
-                               length, floor, top, i * length, top_s, top_a)
+            top_n[i] = _select(ks, ka, kmap, use_map, lo, hi, rel, length, floor, top,
+                               i * length, top_s, top_a)
 
 
 @jit
@@ -234,14 +242,11 @@ def _kept_items(ad, score, m, length, top, top_n, pick, pool, ks, ka):
 
 
 @jit
-def _rank_items(ks, ka, pick, n, rank):
+def _rank_by_key(ks, ka, pick, n, rank):
     """rank[q] <- the number of the n items (_kept_items) before item q by
-    the full key: score desc, ad asc, item index (pick) asc. Up to 64 items
-    by _count_ranks; only when that puts two items on one rank (a tie of
-    scores, rare) is the full key counted, with no branch so that the count
-    vectorises."""
-    if n <= _MERGE_LANES_MAX and _count_ranks(ks, n, rank):
-        return
+    the full key: score desc, ad asc, item index (pick) asc; with no branch,
+    so that the count vectorises. Needed only where _count_ranks cannot rank
+    the items by score alone (more than 64, or a tie of scores, rare)."""
     for q in range(n):
         x = pick[q]
         ax = ka[q]
@@ -403,16 +408,17 @@ def _count_before(e_s, e_ad, n, g, a, n_in, counted):
 
 
 @jit
-def _hash_ads(ad, score, m, off, h_bits, stamp, h_stamp, h_ad, h_g, h_best, h_acts, slot_of,
-              used):
-    """Every ad of the request into the hash table with its best score and
-    instance; slot_of[x - off[0]] is x's slot, or ~slot when an earlier
-    instance of x's action has the same ad; returns the number of ads."""
+def _hash_ads(ad, score, m, offsets, o, h_bits, stamp, h_stamp, h_ad, h_g, h_best, h_acts,
+              slot_of, used):
+    """Every ad of the request (instances offsets[o] .. offsets[o+m]-1) into
+    the hash table with its best score and instance; slot_of[x - offsets[o]]
+    is x's slot, or ~slot when an earlier instance of x's action has the
+    same ad; returns the number of ads."""
     mask = (np.int64(1) << h_bits) - 1
-    lo = off[0]
+    lo = offsets[o]
     n = 0
     for i in range(m):
-        for x in range(off[i], off[i + 1]):
+        for x in range(offsets[o + i], offsets[o + i + 1]):
             a = ad[x]
             s = score[x]
             h = np.int64((np.uint64(a) * GOLDEN) >> np.uint64(64 - h_bits))
@@ -478,15 +484,14 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
     top_s = np.zeros(length)
     top_a = np.zeros(length, dtype=np.int64)
     for req in range(start, stop):
-        off = offsets[req * m:(req + 1) * m + 1]
         stamp = req + 1
         if win:
             win_ad[req] = -1
             win_earn[req] = 0.0
-        n_ads = _hash_ads(ad, score, m, off, h_bits, stamp, h_stamp, h_ad, h_g, h_best, h_acts,
-                          slot_of, used)
-        _select_lists(h_g, h_ad, slot_of, True, off, m, length, reserve, top, top_n, top_s,
-                      top_a)
+        n_ads = _hash_ads(ad, score, m, offsets, req * m, h_bits, stamp, h_stamp, h_ad, h_g,
+                          h_best, h_acts, slot_of, used)
+        _select_lists(h_g, h_ad, slot_of, True, offsets, req * m, m, length, reserve, top, top_n,
+                      top_s, top_a)
         n = 0
         for i in range(m):
             for j in range(top_n[i]):
@@ -656,27 +661,25 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
     rank = np.zeros(lanes, dtype=np.int64)
     ra = np.zeros(lanes, dtype=np.int64)
     for r in range(start, stop):
-        off = offsets[r * m:(r + 1) * m + 1]
-        y = out[r]
-        wa = win_ad[r if win else 0]
-        we = win_earn[r if win else 0]
         if win:
-            wa[:, :] = -1
-            we[:, :] = 0.0
-        _select_lists(score, ad_id, top, False, off, m, length, floor, top, top_n, top_s, top_a)
+            win_ad[r] = -1
+            win_earn[r] = 0.0
+        _select_lists(score, ad_id, top, False, offsets, r * m, m, length, floor, top, top_n,
+                      top_s, top_a)
         # merge_lists of csrc/auction.c (its merge_avx512) in steps, each a
         # function whose arrays all die at its end: llvmlite's refprune then
         # drops their reference counts, which it keeps (atomic, ~30 per
         # request) in a function whose arrays die at different calls
         n = _kept_items(ad_id, score, m, length, top, top_n, pick, pool, ks, ka)
-        _rank_items(ks, ka, pick, n, rank)
+        if n > _MERGE_LANES_MAX or not _count_ranks(ks, n, rank):
+            _rank_by_key(ks, ka, pick, n, rank)
         _place_ranked(pick, pool, ka, rank, n, inst, act, ra, gmask)
         _merged_entries(score, value, n, inst, act, ra, grp, gmask, e_inst, e_a, e_p, e_s, e_w)
         if mode == MODE_RERUN:
             if capacity or win:
                 _rerun_table(ad_id, score, value, pr, gsp, reserve, capacity, m, slots, wanted,
                              n, r * n_masks, inst, act, grp, gstamp, pool, heap, pick, e_s,
-                             y, win, wa, we)
+                             out, r, win, win_ad, win_earn)
             else:
                 _coalition_sums(ad_id, reserve, m, slots, wanted, n, gsp, e_inst, e_a, e_p,
                                 e_s, e_w, cnt, out, r, False, win_ad, win_earn)
@@ -705,9 +708,9 @@ def _ranked_full(ad, score, value, pr, gsp, reserve, capacity, full, stamp, n_me
 
 @jit
 def _rerun_table(ad, score, value, pr, gsp, reserve, capacity, m, slots, wanted, n_merged,
-                 stamp0, inst, act, grp, gstamp, pool, heap, pick, e_s, y, win, win_ad,
+                 stamp0, inst, act, grp, gstamp, pool, heap, pick, e_s, out, row, win, win_ad,
                  win_earn):
-    y[0] = 0.0
+    out[row, 0] = 0.0
     for S in range(1, 1 << m):
         total = 0.0
         k = _rank_pool(ad, score, pr, reserve, capacity, n_merged, S, stamp0 + S, wanted, inst,
@@ -719,6 +722,6 @@ def _rerun_table(ad, score, value, pr, gsp, reserve, capacity, m, slots, wanted,
             e = _earning(value, gsp, reserve, x, e_s, q, k, -np.inf)
             total += e
             if win:
-                win_ad[S, q] = ad[x]
-                win_earn[S, q] = e
-        y[S] = total
+                win_ad[row, S, q] = ad[x]
+                win_earn[row, S, q] = e
+        out[row, S] = total
