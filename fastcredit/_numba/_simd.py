@@ -33,6 +33,10 @@ with these rounds as its C twin does.
     reduce8(p0, .., p7)  lane q = ((pq0 + pq1) + (pq2 + pq3)) + ((pq4 + pq5) + (pq6 + pq7))
     prefer_512_bit_vectors()  LLVM may vectorise the calling function's
                       loops at 512 bits
+    choose(take, a, b)   (scalars) the float a where the int64 take is all
+                      ones, b where it is 0, by bit masks (C's choose in
+                      auction.c)
+    opaque(x)         the int64 x, which LLVM may not analyse (see below)
 
 The int64 lanes, lane masks, selects, lane reductions, masked loads and
 gathers are listed in the comment that opens their section below.
@@ -335,6 +339,42 @@ def prefer_512_bit_vectors(typingctx):
         return context.get_dummy_value()
 
     return types.void(), codegen
+
+
+@intrinsic
+def opaque(typingctx, x):
+    """x through an empty inline asm, so that LLVM cannot see that it is,
+    say, a comparison's 0 or all ones: it turns bit masks built from a
+    comparison back into a select, which x86's cmov conversion may make a
+    branch, and splits a loop test ``c & d != 0`` into two branches; on
+    data at random each mispredicts where C's bit masks do not."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        return builder.asm(ir.FunctionType(i64, [i64]), "", "=r,0", [args[0]], False)
+
+    return types.int64(types.int64), codegen
+
+
+@intrinsic
+def choose(typingctx, take, a, b):
+    """Numba makes ``a if c else b`` a branch; these bit masks stay none
+    only with a take from opaque (else LLVM sees the select in them)."""
+    if not (isinstance(take, types.Integer) and isinstance(a, types.Float)
+            and isinstance(b, types.Float)):
+        return None
+    sig = types.float64(types.int64, types.float64, types.float64)
+
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        take = args[0]
+        x, y = (builder.bitcast(v, i64) for v in args[1:])
+        bits = builder.or_(builder.and_(x, take), builder.and_(y, builder.not_(take)))
+        return builder.bitcast(bits, _F64)
+
+    return sig, codegen
 
 
 # --- int64 lanes, lane masks, selects, reductions, masked and strided access

@@ -26,8 +26,9 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._constants import MODE_RERUN, PRICING_GSP
-from ._simd import (bits8, first_lanes, gather8, lane, load8, load_lanes8, max_lanes,
-                    min_lanes, prefer_512_bit_vectors, select8, splat8, store8, store_lanes)
+from ._simd import (bits8, choose, first_lanes, gather8, lane, load8, load_lanes8, max_lanes,
+                    min_lanes, opaque, prefer_512_bit_vectors, select8, splat8, store8,
+                    store_lanes)
 from .rng import GOLDEN
 
 __all__ = ["replay"]
@@ -423,21 +424,24 @@ def _hash_ads(ad, score, m, offsets, o, h_bits, stamp, h_stamp, h_ad, h_g, h_bes
             s = score[x]
             h = np.int64((np.uint64(a) * GOLDEN) >> np.uint64(64 - h_bits))
             # one branch, taken only on a slot of this request holding another
-            # ad; every other choice a select (csrc/auction.c's hash_ads)
-            while (h_stamp[h] == stamp) & (h_ad[h] != a):
+            # ad; every load unconditional and every choice a bit mask, as in
+            # csrc/auction.c's hash_ads, so that no branch depends on the data
+            # (the masks opaque: LLVM would make branches of them again)
+            while opaque(-np.int64(h_stamp[h] == stamp)) & (h_ad[h] ^ a):
                 h = (h + 1) & mask
-            keep = h_stamp[h] == stamp
-            acts = h_acts[h] if keep else 0
-            g = h_g[h] if keep else -np.inf
-            up = s > g
+            keep = opaque(-np.int64(h_stamp[h] == stamp))  # all ones when the slot holds the ad
+            acts = h_acts[h] & keep
+            best = h_best[h]
+            g = choose(keep, h_g[h], -np.inf)
+            up = opaque(-np.int64(s > g))
             h_stamp[h] = stamp
             h_ad[h] = a
-            h_best[h] = x if up else h_best[h]
-            h_g[h] = s if up else g
+            h_best[h] = (x & up) | (best & ~up)
+            h_g[h] = choose(up, s, g)
             h_acts[h] = acts | (np.int64(1) << i)
-            slot_of[x - lo] = ~h if (acts >> i) & 1 else h
+            slot_of[x - lo] = h ^ -((acts >> i) & 1)  # ~h for a repeat
             used[n] = h
-            n += not keep
+            n += keep + 1
     return n
 
 
