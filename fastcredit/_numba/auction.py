@@ -415,20 +415,22 @@ def _hash_ads(ad, score, m, offsets, o, h_bits, stamp, h_stamp, h_ad, h_g, h_bes
     the hash table with its best score and instance; slot_of[x - offsets[o]]
     is x's slot, or ~slot when an earlier instance of x's action has the
     same ad; returns the number of ads."""
-    mask = (np.int64(1) << h_bits) - 1
+    # unsigned indices: Numba tests a signed index for wrapping around
+    # (negative from the end), which costs registers and instructions here
+    mask = np.uint64((1 << h_bits) - 1)
     lo = offsets[o]
-    n = 0
+    n = np.uint64(0)
     for i in range(m):
-        for x in range(offsets[o + i], offsets[o + i + 1]):
+        for x in range(np.uint64(offsets[o + i]), np.uint64(offsets[o + i + 1])):
             a = ad[x]
             s = score[x]
-            h = np.int64((np.uint64(a) * GOLDEN) >> np.uint64(64 - h_bits))
+            h = (np.uint64(a) * GOLDEN) >> np.uint64(64 - h_bits)
             # one branch, taken only on a slot of this request holding another
             # ad; every load unconditional and every choice a bit mask, as in
             # csrc/auction.c's hash_ads, so that no branch depends on the data
             # (the masks opaque: LLVM would make branches of them again)
             while opaque(-np.int64(h_stamp[h] == stamp)) & (h_ad[h] ^ a):
-                h = (h + 1) & mask
+                h = (h + np.uint64(1)) & mask
             keep = opaque(-np.int64(h_stamp[h] == stamp))  # all ones when the slot holds the ad
             acts = h_acts[h] & keep
             best = h_best[h]
@@ -436,13 +438,13 @@ def _hash_ads(ad, score, m, offsets, o, h_bits, stamp, h_stamp, h_ad, h_g, h_bes
             up = opaque(-np.int64(s > g))
             h_stamp[h] = stamp
             h_ad[h] = a
-            h_best[h] = (x & up) | (best & ~up)
+            h_best[h] = (np.int64(x) & up) | (best & ~up)
             h_g[h] = choose(up, s, g)
             h_acts[h] = acts | (np.int64(1) << i)
-            slot_of[x - lo] = h ^ -((acts >> i) & 1)  # ~h for a repeat
+            slot_of[x - lo] = np.int64(h) ^ -((acts >> i) & 1)  # ~h for a repeat
             used[n] = h
-            n += keep + 1
-    return n
+            n += np.uint64(keep + 1)
+    return np.int64(n)
 
 
 @jit
