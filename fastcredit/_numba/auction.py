@@ -553,8 +553,11 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
             for q in range(n):
                 nxt = e_s[q + 1] if q + 1 < n and e_s[q + 1] > after[q + 1] else after[q + 1]
                 e_w[q] = _gsp_price(e_s[q], nxt, reserve)
-        _coalition_sums(ad, reserve, m, slots, slots, n, False, e_inst, e_a, e_p, e_s, e_w, cnt,
-                        out, req, win, win_ad, win_earn)
+        if win:
+            _coalition_winners(ad, m, slots, n, e_inst, e_a, e_p, e_w, cnt, out, req, win_ad,
+                               win_earn)
+        else:
+            _coalition_sums(reserve, m, slots, slots, n, False, e_a, e_p, e_s, e_w, out, req)
 
 
 @jit
@@ -588,41 +591,48 @@ def _coalition_lanes(sets, a, p, quota, lagged, w, sums, taken):
 
 
 @jit
-def _coalition_sums(ad, reserve, m, slots, quota, n, lagged, e_inst, e_a, e_p, e_s, e_w, cnt,
-                    out, row, win, win_ad, win_earn):
+def _coalition_sums(reserve, m, slots, quota, n, lagged, e_a, e_p, e_s, e_w, out, row):
     """y(S) = out[row, S] for every S from n ranked entries, as
     coalition_sums in csrc/auction.c (a GSP price of rerun mode is
-    max(reserve, next score) there); winners into win_ad[row], win_earn[row]
-    (not with lagged). Without winners one lane per coalition, 32 at a time
-    in four vectors held in registers across the entries, as C's lanes. The
-    tables come whole with their row, not as views: a view per request
+    max(reserve, next score) there): one lane per coalition, 32 at a time
+    in four vectors held in registers across the entries, as C's lanes.
+    The table comes whole with its row, not as a view: a view per request
     costs atomic reference counts."""
     prefer_512_bit_vectors()
     n_masks = 1 << m
-    if not win:
-        for b in range(0, n_masks, 32):
-            sets = lane_numbers() + b
-            s0 = s1 = s2 = s3 = zeros8()
-            t0 = t1 = t2 = t3 = splat8(0)
-            for j in range(n):
-                a = e_a[j]
-                p = e_p[j]
-                w = (e_s[j] if e_s[j] > reserve else reserve) if lagged else e_w[j]
-                s0, t0 = _coalition_lanes(sets, a, p, quota, lagged, w, s0, t0)
-                s1, t1 = _coalition_lanes(sets + 8, a, p, quota, lagged, w, s1, t1)
-                s2, t2 = _coalition_lanes(sets + 16, a, p, quota, lagged, w, s2, t2)
-                s3, t3 = _coalition_lanes(sets + 24, a, p, quota, lagged, w, s3, t3)
-            if lagged:
-                s0 = s0 + select8((t0 > 0) & (t0 <= slots), reserve, 0.0)
-                s1 = s1 + select8((t1 > 0) & (t1 <= slots), reserve, 0.0)
-                s2 = s2 + select8((t2 > 0) & (t2 <= slots), reserve, 0.0)
-                s3 = s3 + select8((t3 > 0) & (t3 <= slots), reserve, 0.0)
-            y = row * n_masks + b  # flat index of out[row, b]
-            store_lanes(out, y, s0, n_masks - b)
-            store_lanes(out, y + 8, s1, n_masks - b - 8)
-            store_lanes(out, y + 16, s2, n_masks - b - 16)
-            store_lanes(out, y + 24, s3, n_masks - b - 24)
-        return
+    for b in range(0, n_masks, 32):
+        sets = lane_numbers() + b
+        s0 = s1 = s2 = s3 = zeros8()
+        t0 = t1 = t2 = t3 = splat8(0)
+        for j in range(n):
+            a = e_a[j]
+            p = e_p[j]
+            w = (e_s[j] if e_s[j] > reserve else reserve) if lagged else e_w[j]
+            s0, t0 = _coalition_lanes(sets, a, p, quota, lagged, w, s0, t0)
+            s1, t1 = _coalition_lanes(sets + 8, a, p, quota, lagged, w, s1, t1)
+            s2, t2 = _coalition_lanes(sets + 16, a, p, quota, lagged, w, s2, t2)
+            s3, t3 = _coalition_lanes(sets + 24, a, p, quota, lagged, w, s3, t3)
+        if lagged:
+            s0 = s0 + select8((t0 > 0) & (t0 <= slots), reserve, 0.0)
+            s1 = s1 + select8((t1 > 0) & (t1 <= slots), reserve, 0.0)
+            s2 = s2 + select8((t2 > 0) & (t2 <= slots), reserve, 0.0)
+            s3 = s3 + select8((t3 > 0) & (t3 <= slots), reserve, 0.0)
+        y = row * n_masks + b  # flat index of out[row, b]
+        store_lanes(out, y, s0, n_masks - b)
+        store_lanes(out, y + 8, s1, n_masks - b - 8)
+        store_lanes(out, y + 16, s2, n_masks - b - 16)
+        store_lanes(out, y + 24, s3, n_masks - b - 24)
+
+
+@jit
+def _coalition_winners(ad, m, slots, n, e_inst, e_a, e_p, e_w, cnt, out, row, win_ad,
+                       win_earn):
+    """_coalition_sums (not lagged) one coalition at a time, recording each
+    coalition's winners into win_ad[row], win_earn[row] (C's scalar
+    coalition_sums). A function apart from _coalition_sums: in one function
+    Numba frees the arrays that one path leaves unused at its start, and
+    refprune then keeps their reference counts."""
+    n_masks = 1 << m
     for S in range(n_masks):
         out[row, S] = 0.0
         cnt[S] = 0
@@ -631,7 +641,7 @@ def _coalition_sums(ad, reserve, m, slots, quota, n, lagged, e_inst, e_a, e_p, e
         p = e_p[j]
         w = e_w[j]
         for S in range(n_masks):
-            if (S & a) and not (S & p) and cnt[S] < quota:
+            if (S & a) and not (S & p) and cnt[S] < slots:
                 win_ad[row, S, cnt[S]] = ad[e_inst[j]]
                 win_earn[row, S, cnt[S]] = w
                 out[row, S] += w
@@ -709,15 +719,17 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
                              n, r * n_masks, inst, act, grp, gstamp, pool, heap, pick, e_s,
                              out, r, win, win_ad, win_earn)
             else:
-                _coalition_sums(ad_id, reserve, m, slots, wanted, n, gsp, e_inst, e_a, e_p,
-                                e_s, e_w, cnt, out, r, False, win_ad, win_earn)
+                _coalition_sums(reserve, m, slots, wanted, n, gsp, e_a, e_p, e_s, e_w, out, r)
             continue
         n = _ranked_full(ad_id, score, value, pr, gsp, reserve, capacity, full, r * n_masks + 1,
                          n, inst, act, grp, gmask, gstamp, pool, heap, pick, e_inst, e_a, e_s,
                          e_w)
         n = _relevant_entries(m, slots, n, e_inst, e_a, e_p, e_s, e_w)
-        _coalition_sums(ad_id, reserve, m, slots, slots, n, False, e_inst, e_a, e_p, e_s, e_w,
-                        cnt, out, r, win, win_ad, win_earn)
+        if win:
+            _coalition_winners(ad_id, m, slots, n, e_inst, e_a, e_p, e_w, cnt, out, r, win_ad,
+                               win_earn)
+        else:
+            _coalition_sums(reserve, m, slots, slots, n, False, e_a, e_p, e_s, e_w, out, r)
 
 
 @jit
