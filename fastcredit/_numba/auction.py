@@ -4,13 +4,17 @@ cuts there). An action's best ads are selected by extraction from 8-lane
 vectors (_simd) as in C's select_extract, lists of more than 32 items or
 more than 8 kept ads by the scalar insertion of C's select_scalar; the
 kept lists are merged as C's merge_avx512 (ranks counted by score 8 items
-at a time, an item's earlier items of its ad found 8 at a time).
+at a time, an item's earlier items of its ad found 8 at a time); the
+coalition sums take 32 coalitions at a time in 8-lane vectors, as C's.
 
 A function called once per request takes its arrays without Numba's
 reference counts (atomic operations) only if llvmlite's refprune pass can
-drop them, which it does when all of them die together at its end: hence
-steps called in turn from the request loop, not one function that calls
-them.
+drop them, which it does when all of them die together at its one exit:
+no view made per request (whole arrays and an index instead), no path that
+leaves an array unused (Numba frees it at that path's start), and no call
+of a jitted function that LLVM does not inline (its error status is an
+exit of its own). Hence steps called in turn from the request loop, not
+one function that calls them, and the choices between steps made there.
 
 Signature (arrays validated by fastcredit.auction):
     replay(offsets, ad_id, score, value, prerank, m, start, stop, slots,
@@ -37,7 +41,9 @@ jit = njit(cache=True, nogil=True)
 # Inlined into the caller by Numba: a call of a jitted function that is not
 # inlined (LLVM leaves large ones) gives the caller an exit that propagates
 # the callee's error status, past which refprune cannot drop the caller's
-# reference counts (atomic operations at each call of the caller).
+# reference counts (atomic operations at each call of the caller). Only for
+# a function whose own calls LLVM inlines: Numba's inlining counts
+# references to its arguments, which otherwise stay, in the caller's loop.
 inline_jit = njit(cache=True, nogil=True, inline="always")
 # The ad of the padding key (-inf, _PAD_AD) that every scalar kept list starts
 # as, and of the lanes outside a tie of scores in _extract.
@@ -709,7 +715,7 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
         # drops their reference counts, which it keeps (atomic, ~30 per
         # request) in a function whose arrays die at different calls
         n = _kept_items(ad_id, score, m, length, top, top_n, pick, pool, ks, ka)
-        if n > _MERGE_LANES_MAX or not _count_ranks(ks, n, rank):
+        if n > _MERGE_LANES_MAX or not _count_ranks(ks, n, rank):  # a tie of scores
             _rank_by_key(ks, ka, pick, n, rank)
         _place_ranked(pick, pool, ka, rank, n, inst, act, ra, gmask)
         _merged_entries(score, value, n, inst, act, ra, grp, gmask, e_inst, e_a, e_p, e_s, e_w)
