@@ -32,7 +32,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from .._constants import MODE_RERUN, PRICING_GSP
 from ._simd import (bits8, choose, first_lanes, gather8, lane, lane_numbers, load8,
                     load_lanes8, max_lanes, min_lanes, opaque, prefer_512_bit_vectors, select8,
-                    splat8, store8, store_lanes, zeros8)
+                    splat8, store_lanes, zeros8)
 from .rng import GOLDEN
 
 __all__ = ["replay"]
