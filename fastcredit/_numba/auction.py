@@ -331,24 +331,37 @@ def _heap_sift(ad, pr, inst, heap, size, p):
 
 
 @jit
-def _rank_pool(ad, score, pr, reserve, capacity, n, S, stamp, limit,
-               inst, act, grp, gstamp, pool, heap, pick):
-    np_ = 0
+def _rank_pool(score, reserve, n, S, stamp, limit, inst, act, grp, gstamp, pick):
+    """rank_pool of csrc/auction.c without capacity: the first `limit`
+    ranked ads of pool(S) at or above the reserve, as merged positions in
+    pick; returns how many. Without the capacity's arrays (_capped_pool),
+    which this path would leave unused, and with no break out of a loop
+    (Numba frees the arrays where it breaks): see the module docstring."""
     k = 0
+    j = 0
+    below = False  # an ad below the reserve: the ads after it are too
+    while j < n and k < limit and not below:
+        if (S >> act[j]) & 1 and gstamp[grp[j]] != stamp:
+            gstamp[grp[j]] = stamp
+            below = score[inst[j]] < reserve
+            if not below:
+                pick[k] = j
+                k += 1
+        j += 1
+    return k
+
+
+@jit
+def _capped_pool(ad, score, pr, reserve, capacity, n, S, stamp, limit, inst, act, grp, gstamp,
+                 pool, heap, pick):
+    """rank_pool of csrc/auction.c with capacity > 0."""
+    np_ = 0
     for j in range(n):
         if not (S >> act[j]) & 1 or gstamp[grp[j]] == stamp:
             continue
         gstamp[grp[j]] = stamp
-        if capacity == 0:
-            if score[inst[j]] < reserve or k == limit:
-                return k
-            pick[k] = j
-            k += 1
-        else:
-            pool[np_] = j
-            np_ += 1
-    if capacity == 0:
-        return k
+        pool[np_] = j
+        np_ += 1
     weakest = -1
     if np_ > capacity:
         for t in range(capacity):
@@ -360,6 +373,7 @@ def _rank_pool(ad, score, pr, reserve, capacity, n, S, stamp, limit,
                 heap[0] = pool[t]
                 _heap_sift(ad, pr, inst, heap, capacity, 0)
         weakest = inst[heap[0]]
+    k = 0
     for t in range(np_):
         if k >= limit:
             break
@@ -741,8 +755,8 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
 @jit
 def _ranked_full(ad, score, value, pr, gsp, reserve, capacity, full, stamp, n_merged, inst,
                  act, grp, gmask, gstamp, pool, heap, pick, e_inst, e_a, e_s, e_w):
-    k = _rank_pool(ad, score, pr, reserve, capacity, n_merged, full, stamp, n_merged, inst,
-                   act, grp, gstamp, pool, heap, pick)
+    k = _capped_pool(ad, score, pr, reserve, capacity, n_merged, full, stamp, n_merged, inst,
+                     act, grp, gstamp, pool, heap, pick)
     for q in range(k):
         e_inst[q] = inst[pick[q]]
         e_a[q] = gmask[grp[pick[q]]]
@@ -759,8 +773,12 @@ def _rerun_table(ad, score, value, pr, gsp, reserve, capacity, m, slots, wanted,
     out[row, 0] = 0.0
     for S in range(1, 1 << m):
         total = 0.0
-        k = _rank_pool(ad, score, pr, reserve, capacity, n_merged, S, stamp0 + S, wanted, inst,
-                       act, grp, gstamp, pool, heap, pick)
+        if capacity:
+            k = _capped_pool(ad, score, pr, reserve, capacity, n_merged, S, stamp0 + S, wanted,
+                             inst, act, grp, gstamp, pool, heap, pick)
+        else:
+            k = _rank_pool(score, reserve, n_merged, S, stamp0 + S, wanted, inst, act, grp,
+                           gstamp, pick)
         for q in range(k):
             e_s[q] = score[inst[pick[q]]]
         for q in range(min(k, slots)):
