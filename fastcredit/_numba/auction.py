@@ -11,7 +11,8 @@ A function called once per request takes its arrays without Numba's
 reference counts (atomic operations) only if llvmlite's refprune pass can
 drop them, which it does when all of them die together at its one exit:
 no view made per request (whole arrays and an index instead), no path that
-leaves an array unused (Numba frees it at that path's start), and no call
+leaves an array unused (Numba frees it at that path's start, and at a
+break out of a loop frees them all), and no call
 of a jitted function that LLVM does not inline (its error status is an
 exit of its own). Hence steps called in turn from the request loop, not
 one function that calls them, and the choices between steps made there.
@@ -335,8 +336,8 @@ def _rank_pool(score, reserve, n, S, stamp, limit, inst, act, grp, gstamp, pick)
     """rank_pool of csrc/auction.c without capacity: the first `limit`
     ranked ads of pool(S) at or above the reserve, as merged positions in
     pick; returns how many. Without the capacity's arrays (_capped_pool),
-    which this path would leave unused, and with no break out of a loop
-    (Numba frees the arrays where it breaks): see the module docstring."""
+    which this path would leave unused, and with no break out of its loop
+    (see the module docstring)."""
     k = 0
     j = 0
     below = False  # an ad below the reserve: the ads after it are too
