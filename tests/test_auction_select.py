@@ -20,7 +20,7 @@ from numba.extending import intrinsic
 import fastcredit as fc
 import reference as ref
 from fastcredit._numba import auction as nb_auction
-from fastcredit._numba._simd import (bits8, first_lanes, gather8, i64x8, lane, load8,
+from fastcredit._numba._simd import (bits8, first_lanes, gather8, i64x8, lane, lane_numbers, load8,
                                      load_lanes8, max_lanes, min_lanes, select8, splat8, store8)
 
 from conftest import BACKENDS
@@ -129,17 +129,20 @@ def _int_arithmetic(i, k, out):
     store8(out, 8, iv - kv)
     store8(out, 16, iv + 1)
     store8(out, 24, 7 - kv)
+    store8(out, 32, iv & kv)
+    store8(out, 40, (lane_numbers() + 3) & k[0])
 
 
-def test_int_lanes_add_subtract_load_and_store_as_numpy_wrapping(rng):
+def test_int_lanes_add_subtract_and_load_and_store_as_numpy_wrapping(rng):
     for _ in range(50):
         _, _, i, k = _draws(rng)
-        out = np.zeros(40, dtype=np.int64)
+        out = np.zeros(56, dtype=np.int64)
         _int_arithmetic(i, k, out)
         with np.errstate(over="ignore"):
-            want = np.concatenate([i + k, i - k, i + np.int64(1), np.int64(7) - k])
-        np.testing.assert_array_equal(out[:32], want)
-        assert (out[32:] == 0).all()  # store8 writes 8 lanes, no more
+            want = np.concatenate([i + k, i - k, i + np.int64(1), np.int64(7) - k, i & k,
+                                   (np.arange(8) + 3) & k[0]])
+        np.testing.assert_array_equal(out[:48], want)
+        assert (out[48:] == 0).all()  # store8 writes 8 lanes, no more
 
 
 @njit
@@ -291,8 +294,8 @@ def _select(ks, ka, kmap, use_map, off, length, floor):
     m = len(off) - 1
     top = np.full(m * length, -7, dtype=np.int64)
     top_n = np.zeros(m, dtype=np.int64)
-    nb_auction._select_lists(ks, ka, kmap if use_map else top, use_map, off, m, length, floor,
-                             top, top_n, np.zeros(length), np.zeros(length, dtype=np.int64))
+    nb_auction._select_lists(ks, ka, kmap if use_map else top, use_map, off, 0, m, length,
+                             floor, top, top_n, np.zeros(length), np.zeros(length, dtype=np.int64))
     return [list(top[i * length:i * length + top_n[i]]) for i in range(m)]
 
 
@@ -380,7 +383,8 @@ def _merge(ad, score, value, top, top_n, length):
     ka, rank, ra = (np.full(size + 7, 2, dtype=np.int64) for _ in range(3))
     n = nb_auction._kept_items(ad, score, len(top_n), length, top, top_n, ints["pick"],
                                ints["pool"], ks, ka)
-    nb_auction._rank_items(ks, ka, ints["pick"], n, rank)
+    if n > 64 or not nb_auction._count_ranks(ks, n, rank):
+        nb_auction._rank_by_key(ks, ka, ints["pick"], n, rank)
     nb_auction._place_ranked(ints["pick"], ints["pool"], ka, rank, n, ints["inst"],
                              ints["act"], ra, ints["gmask"])
     nb_auction._merged_entries(score, value, n, ints["inst"], ints["act"], ra, ints["grp"],

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from numba import literally, njit
 
-from fastcredit._numba._simd import (bits8, gather_strided, lanes_to_rows, load8, rows_to_lanes,
-                                     select8, splat8, store8)
+from fastcredit._numba._simd import (bits8, choose, gather_strided, lanes_to_rows, load8, opaque,
+                                     rows_to_lanes, select8, splat8, store8)
 
 SPECIALS = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-300, -2.5, 3.0])
 
@@ -78,6 +78,30 @@ def test_clip_keeps_signed_zeros_and_nan(rng):
     _lane_ops(x, np.zeros(8), np.zeros((1, 8), dtype=np.int64), out)
     np.testing.assert_array_equal(bits(out[5]), bits([0.0, -0.0, 0.0, -0.0, np.nan, 0.0,
                                                       -0.0, 0.0]))
+
+
+@njit
+def _choices(x, y, ints, out, same):
+    for j in range(x.size):
+        out[0, j] = choose(opaque(-np.int64(x[j] < y[j])), x[j], y[j])
+        out[1, j] = choose(-np.int64(x[j] > y[j]), -0.0, x[j])
+    for j in range(ints.size):
+        same[j] = opaque(ints[j])
+
+
+def test_choose_and_opaque(rng):
+    # choose: the bits of one operand (signed zeros, NaN and infinities as
+    # they are), whether its mask is hidden from LLVM or not; opaque: x
+    x, y = pairs(rng)
+    ints = np.concatenate([[0, -1, 1, np.iinfo(np.int64).min, np.iinfo(np.int64).max],
+                           rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, 59)])
+    out = np.zeros((2, x.size))
+    same = np.zeros(ints.size, dtype=np.int64)
+    _choices(x, y, ints, out, same)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(bits(out[0]), bits(np.where(x < y, x, y)))
+        np.testing.assert_array_equal(bits(out[1]), bits(np.where(x > y, -0.0, x)))
+    np.testing.assert_array_equal(same, ints)
 
 
 @njit

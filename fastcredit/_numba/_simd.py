@@ -24,7 +24,7 @@ with these rounds as its C twin does.
     zeros8()          the vector of +0.0
     x + y, x - y, x * y  lane by lane; either side may be a float scalar
                       (x + y, x - y also on I64x8, wrapping, with integer
-                      scalars)
+                      scalars; x & y on I64x8 too)
     keep_bit(x, q)    lane l of x where bit q of l is set, else +0.0
     lane(x, l)        lane l as a float
     lane_zeta(x, sign)   for q = 0, 1, 2 in turn: lane l with bit q set
@@ -33,6 +33,10 @@ with these rounds as its C twin does.
     reduce8(p0, .., p7)  lane q = ((pq0 + pq1) + (pq2 + pq3)) + ((pq4 + pq5) + (pq6 + pq7))
     prefer_512_bit_vectors()  LLVM may vectorise the calling function's
                       loops at 512 bits
+    choose(take, a, b)   (scalars) the float a where the int64 take is all
+                      ones, b where it is 0, by bit masks (C's choose in
+                      auction.c)
+    opaque(x)         the int64 x, which LLVM may not analyse (see below)
 
 The int64 lanes, lane masks, selects, lane reductions, masked loads and
 gathers are listed in the comment that opens their section below.
@@ -240,6 +244,7 @@ def _lane_op(instructions):
 
 for _python_op, _instructions in ((operator.add, {f64x8: "fadd", i64x8: "add"}),
                                   (operator.sub, {f64x8: "fsub", i64x8: "sub"}),
+                                  (operator.and_, {i64x8: "and_"}),
                                   (operator.mul, {f64x8: "fmul"}),
                                   (operator.truediv, {f64x8: "fdiv"})):
     _bind_binary(_python_op, _lane_op(_instructions), _has_vector)
@@ -337,10 +342,47 @@ def prefer_512_bit_vectors(typingctx):
     return types.void(), codegen
 
 
+@intrinsic
+def opaque(typingctx, x):
+    """x through an empty inline asm, so that LLVM cannot see that it is,
+    say, a comparison's 0 or all ones: it turns bit masks built from a
+    comparison back into a select, which x86's cmov conversion may make a
+    branch, and splits a loop test ``c & d != 0`` into two branches; on
+    data at random each mispredicts where C's bit masks do not."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        return builder.asm(ir.FunctionType(i64, [i64]), "", "=r,0", [args[0]], False)
+
+    return types.int64(types.int64), codegen
+
+
+@intrinsic
+def choose(typingctx, take, a, b):
+    """Numba makes ``a if c else b`` a branch; these bit masks stay none
+    only with a take from opaque (else LLVM sees the select in them)."""
+    if not (isinstance(take, types.Integer) and isinstance(a, types.Float)
+            and isinstance(b, types.Float)):
+        return None
+    sig = types.float64(types.int64, types.float64, types.float64)
+
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        take = args[0]
+        x, y = (builder.bitcast(v, i64) for v in args[1:])
+        bits = builder.or_(builder.and_(x, take), builder.and_(y, builder.not_(take)))
+        return builder.bitcast(bits, _F64)
+
+    return sig, codegen
+
+
 # --- int64 lanes, lane masks, selects, reductions, masked and strided access
 # (the projection's lanes, the auction's selection by extraction and merge)
 #
 #     I64x8             8 int64 lanes, the counterpart of C's v8i
+#     lane_numbers()    the I64x8 of the lane numbers 0 .. 7
 #     x < y, x <= y, x > y, x >= y, x == y, x != y   (two F64x8, or two
 #                       I64x8, either side may be a scalar of that kind) a
 #                       Mask8: lane l is x[l] op y[l]; for floats where
@@ -496,6 +538,14 @@ def splat8(typingctx, x):
         return _splat(builder, args[0])
 
     return sig, codegen
+
+
+@intrinsic
+def lane_numbers(typingctx):
+    def codegen(context, builder, sig, args):
+        return _LANE_NUMBERS
+
+    return i64x8(), codegen
 
 
 @intrinsic

@@ -1,17 +1,22 @@
 """Numba kernels of the auction family: the algorithm of csrc/auction.c, step
 for step and in the same summation order (see the proofs of the per-action
 cuts there). An action's best ads are selected by extraction from 8-lane
-vectors (_simd) as in C's extract_step, three lists side by side, lists of more than 32 items or
-more than 8 kept ads by the scalar insertion of C's select_scalar; the
-kept lists are merged as C's merge_lists on AVX-512 machines (ranks counted
-by score 8 items at a time, an item's earlier items of its ad found 8 at a
-time).
+vectors (_simd) as in C's extract_step, three lists side by side; lists of
+more than 32 items or more than 8 kept ads by the scalar insertion of C's
+select_scalar. The kept lists are merged as C's merge_lists on AVX-512
+machines (ranks counted by score 8 items at a time, an item's earlier items
+of its ad found 8 at a time); the coalition sums take 32 coalitions at a
+time in 8-lane vectors, as C's.
 
 A function called once per request takes its arrays without Numba's
 reference counts (atomic operations) only if llvmlite's refprune pass can
-drop them, which it does when all of them die together at its end: hence
-steps called in turn from the request loop, not one function that calls
-them.
+drop them, which it does when all of them die together at its one exit:
+no view made per request (whole arrays and an index instead), no path that
+leaves an array unused (Numba frees it at that path's start, and at a
+break out of a loop frees them all), and no call
+of a jitted function that LLVM does not inline (its error status is an
+exit of its own). Hence steps called in turn from the request loop, not
+one function that calls them, and the choices between steps made there.
 
 Signature (arrays validated by fastcredit.auction):
     replay(offsets, ad_id, score, value, prerank, m, start, stop, slots,
@@ -27,15 +32,23 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._constants import MODE_RERUN, PRICING_GSP
-from ._simd import (bits8, first_lanes, gather8, lane, load8, load_lanes8, max_lanes,
-                    min_lanes, prefer_512_bit_vectors, select8, splat8, store8, store_lanes)
+from ._simd import (bits8, choose, first_lanes, gather8, lane, lane_numbers, load8,
+                    load_lanes8, max_lanes, min_lanes, opaque, prefer_512_bit_vectors, select8,
+                    splat8, store_lanes, zeros8)
 from .rng import GOLDEN
 
 __all__ = ["replay"]
 
 jit = njit(cache=True, nogil=True)
+# Inlined into the caller by Numba: a call of a jitted function that is not
+# inlined (LLVM leaves large ones) gives the caller an exit that propagates
+# the callee's error status, past which refprune cannot drop the caller's
+# reference counts (atomic operations at each call of the caller). Only for
+# a function whose own calls LLVM inlines: Numba's inlining counts
+# references to its arguments, which otherwise stay, in the caller's loop.
+inline_jit = njit(cache=True, nogil=True, inline="always")
 # The ad of the padding key (-inf, _PAD_AD) that every scalar kept list starts
-# as, and of the lanes outside a tie of scores in _extract.
+# as, and of the lanes outside a tie of scores in _extract_step.
 _PAD_AD = np.iinfo(np.int64).max
 # Items a list may have to be selected by extraction (EXTRACT_MAX in C).
 _EXTRACT_MAX = 32
@@ -62,10 +75,10 @@ def _gsp_price(own, nxt, reserve):
     return p if p < own else own
 
 
-@jit
-def _select(ks, ka, kmap, use_map, lo, hi, length, floor, top, t0, top_s, top_a):
+@inline_jit
+def _select(ks, ka, kmap, use_map, lo, hi, rel, length, floor, top, t0, top_s, top_a):
     """top[t0:t0+length] <- keys k of the best distinct ads of items lo..hi-1
-    (k = kmap[x - lo] with use_map, else x; key (ks[k], ka[k])) at or above
+    (k = kmap[rel + x - lo] with use_map, else x; key (ks[k], ka[k])) at or above
     floor; returns their count. Of two items of one ad the first of the
     higher score counts; k < 0 marks an item to skip (a map marks so the
     repeats of a key, so that with a map no ad is kept twice). An insertion
@@ -77,7 +90,7 @@ def _select(ks, ka, kmap, use_map, lo, hi, length, floor, top, t0, top_s, top_a)
         top_a[j] = _PAD_AD
     last = length - 1
     for x in range(lo, hi):
-        k = kmap[x - lo] if use_map else x
+        k = kmap[rel + x - lo] if use_map else x
         if k < 0:
             continue
         s = ks[k]
@@ -156,7 +169,7 @@ def _tied_ads(e, D, ka, use_map):
 
 @jit
 def _extract_step(S, D, ka, kmap, use_map, lo, rel):
-    """One step of select_extract in csrc/auction.c on a list in vectors
+    """extract_step of csrc/auction.c on a list in vectors
     (_list_vectors): the key of the best item left - the highest score, then
     the lowest ad of its lanes, then the first lane, which is the ad's first
     item of that score - or -1 when none is left, and S with every item of
@@ -187,15 +200,16 @@ def _extract_step(S, D, ka, kmap, use_map, lo, rel):
 
 
 @jit
-def _group_vectors(ks, ka, kmap, use_map, off, i, floor):
-    """_list_vectors of list i, or of an empty list when i < 0 (absent)."""
-    lo = off[max(i, 0)]
-    hi = off[i + 1] if i >= 0 else lo
-    return _list_vectors(ks, ka, kmap, use_map, lo, hi, lo - off[0], floor)
+def _group_vectors(ks, ka, kmap, use_map, offsets, o, i, floor):
+    """_list_vectors of list i (offsets[o+i] .. offsets[o+i+1]-1), or of an
+    empty list when i < 0 (absent)."""
+    lo = offsets[o + max(i, 0)]
+    hi = offsets[o + i + 1] if i >= 0 else lo
+    return _list_vectors(ks, ka, kmap, use_map, lo, hi, lo - offsets[o], floor)
 
 
-@jit
-def _extract_group(ks, ka, kmap, use_map, off, i0, i1, i2, length, floor, top, top_n):
+@inline_jit
+def _extract_group(ks, ka, kmap, use_map, offsets, o, i0, i1, i2, length, floor, top, top_n):
     """_select of lists i0, i1, i2 (-1: absent) by extraction, side by side
     as C's select_lists_avx512 (EXTRACT_GROUP 3): a step waits on its lane
     reductions, which the other lists' steps fill. The three steps are
@@ -203,24 +217,27 @@ def _extract_group(ks, ka, kmap, use_map, off, i0, i1, i2, length, floor, top, t
     break, left atomic reference counts of the arrays per step or call
     (llvmlite's refprune drops them only when they all die at one end)."""
     prefer_512_bit_vectors()
-    S0, D0 = _group_vectors(ks, ka, kmap, use_map, off, i0, floor)
-    S1, D1 = _group_vectors(ks, ka, kmap, use_map, off, i1, floor)
-    S2, D2 = _group_vectors(ks, ka, kmap, use_map, off, i2, floor)
+    S0, D0 = _group_vectors(ks, ka, kmap, use_map, offsets, o, i0, floor)
+    S1, D1 = _group_vectors(ks, ka, kmap, use_map, offsets, o, i1, floor)
+    S2, D2 = _group_vectors(ks, ka, kmap, use_map, offsets, o, i2, floor)
     n0 = 0 if i0 >= 0 else -1  # an absent list is never at step n
     n1 = 0 if i1 >= 0 else -1
     n2 = 0 if i2 >= 0 else -1
     got = 0
     while got < length and max(n0, n1, n2) == got:  # no break: see below
         if n0 == got:
-            k, S0 = _extract_step(S0, D0, ka, kmap, use_map, off[i0], off[i0] - off[0])
+            lo = offsets[o + i0]
+            k, S0 = _extract_step(S0, D0, ka, kmap, use_map, lo, lo - offsets[o])
             top[i0 * length + got] = k
             n0 += k >= 0
         if n1 == got:
-            k, S1 = _extract_step(S1, D1, ka, kmap, use_map, off[i1], off[i1] - off[0])
+            lo = offsets[o + i1]
+            k, S1 = _extract_step(S1, D1, ka, kmap, use_map, lo, lo - offsets[o])
             top[i1 * length + got] = k
             n1 += k >= 0
         if n2 == got:
-            k, S2 = _extract_step(S2, D2, ka, kmap, use_map, off[i2], off[i2] - off[0])
+            lo = offsets[o + i2]
+            k, S2 = _extract_step(S2, D2, ka, kmap, use_map, lo, lo - offsets[o])
             top[i2 * length + got] = k
             n2 += k >= 0
         got += 1
@@ -233,27 +250,30 @@ def _extract_group(ks, ka, kmap, use_map, off, i0, i1, i2, length, floor, top, t
 
 
 @jit
-def _select_lists(ks, ka, kmap, use_map, off, m, length, floor, top, top_n, top_s, top_a):
-    """_select on every action's items (action i: off[i] .. off[i+1]-1, keys
-    into top[i*length:], counts into top_n[i]; kmap indexed from off[0]):
-    lists of at most _EXTRACT_MAX items by extraction three at a time when
-    length <= 8 (C: on AVX-512 machines), others by the scalar insertion."""
-    i0 = i1 = -1
+def _select_lists(ks, ka, kmap, use_map, offsets, o, m, length, floor, top, top_n, top_s,
+                  top_a):
+    """_select on every action's items (action i: offsets[o+i] ..
+    offsets[o+i+1]-1, keys into top[i*length:], counts into top_n[i]; kmap
+    indexed from offsets[o]): lists of at most _EXTRACT_MAX items by
+    extraction three at a time when length <= 8 (C: on AVX-512 machines),
+    others by the scalar insertion."""
+    i0 = i1 = i2 = -1
     for i in range(m):
-        lo = off[i]
-        hi = off[i + 1]
+        lo = offsets[o + i]
+        hi = offsets[o + i + 1]
         if length > 8 or hi - lo > _EXTRACT_MAX:
-            top_n[i] = _select(ks, ka, kmap[lo - off[0]:] if use_map else kmap, use_map, lo, hi,
-                               length, floor, top, i * length, top_s, top_a)
+            top_n[i] = _select(ks, ka, kmap, use_map, lo, hi, lo - offsets[o], length, floor, top,
+                               i * length, top_s, top_a)
         elif i0 < 0:
             i0 = i
         elif i1 < 0:
             i1 = i
         else:
-            _extract_group(ks, ka, kmap, use_map, off, i0, i1, i, length, floor, top, top_n)
-            i0 = i1 = -1
-    if i0 >= 0:
-        _extract_group(ks, ka, kmap, use_map, off, i0, i1, -1, length, floor, top, top_n)
+            i2 = i
+        if i2 >= 0 or (i == m - 1 and i0 >= 0):  # one call: inlined once
+            _extract_group(ks, ka, kmap, use_map, offsets, o, i0, i1, i2, length, floor, top,
+                           top_n)
+            i0 = i1 = i2 = -1
 
 
 @jit
@@ -273,14 +293,11 @@ def _kept_items(ad, score, m, length, top, top_n, pick, pool, ks, ka):
 
 
 @jit
-def _rank_items(ks, ka, pick, n, rank):
+def _rank_by_key(ks, ka, pick, n, rank):
     """rank[q] <- the number of the n items (_kept_items) before item q by
-    the full key: score desc, ad asc, item index (pick) asc. Up to 64 items
-    by _count_ranks; only when that puts two items on one rank (a tie of
-    scores, rare) is the full key counted, with no branch so that the count
-    vectorises."""
-    if n <= _MERGE_LANES_MAX and _count_ranks(ks, n, rank):
-        return
+    the full key: score desc, ad asc, item index (pick) asc; with no branch,
+    so that the count vectorises. Needed only where _count_ranks cannot rank
+    the items by score alone (more than 64, or a tie of scores, rare)."""
     for q in range(n):
         x = pick[q]
         ax = ka[q]
@@ -358,24 +375,37 @@ def _heap_sift(ad, pr, inst, heap, size, p):
 
 
 @jit
-def _rank_pool(ad, score, pr, reserve, capacity, n, S, stamp, limit,
-               inst, act, grp, gstamp, pool, heap, pick):
-    np_ = 0
+def _rank_pool(score, reserve, n, S, stamp, limit, inst, act, grp, gstamp, pick):
+    """rank_pool of csrc/auction.c without capacity: the first `limit`
+    ranked ads of pool(S) at or above the reserve, as merged positions in
+    pick; returns how many. Without the capacity's arrays (_capped_pool),
+    which this path would leave unused, and with no break out of its loop
+    (see the module docstring)."""
     k = 0
+    j = 0
+    below = False  # an ad below the reserve: the ads after it are too
+    while j < n and k < limit and not below:
+        if (S >> act[j]) & 1 and gstamp[grp[j]] != stamp:
+            gstamp[grp[j]] = stamp
+            below = score[inst[j]] < reserve
+            if not below:
+                pick[k] = j
+                k += 1
+        j += 1
+    return k
+
+
+@jit
+def _capped_pool(ad, score, pr, reserve, capacity, n, S, stamp, limit, inst, act, grp, gstamp,
+                 pool, heap, pick):
+    """rank_pool of csrc/auction.c with capacity > 0."""
+    np_ = 0
     for j in range(n):
         if not (S >> act[j]) & 1 or gstamp[grp[j]] == stamp:
             continue
         gstamp[grp[j]] = stamp
-        if capacity == 0:
-            if score[inst[j]] < reserve or k == limit:
-                return k
-            pick[k] = j
-            k += 1
-        else:
-            pool[np_] = j
-            np_ += 1
-    if capacity == 0:
-        return k
+        pool[np_] = j
+        np_ += 1
     weakest = -1
     if np_ > capacity:
         for t in range(capacity):
@@ -387,6 +417,7 @@ def _rank_pool(ad, score, pr, reserve, capacity, n, S, stamp, limit,
                 heap[0] = pool[t]
                 _heap_sift(ad, pr, inst, heap, capacity, 0)
         weakest = inst[heap[0]]
+    k = 0
     for t in range(np_):
         if k >= limit:
             break
@@ -442,36 +473,42 @@ def _count_before(e_s, e_ad, n, g, a, n_in, counted):
 
 
 @jit
-def _hash_ads(ad, score, m, off, h_bits, stamp, h_stamp, h_ad, h_g, h_best, h_acts, slot_of,
-              used):
-    """Every ad of the request into the hash table with its best score and
-    instance; slot_of[x - off[0]] is x's slot, or ~slot when an earlier
-    instance of x's action has the same ad; returns the number of ads."""
-    mask = (np.int64(1) << h_bits) - 1
-    lo = off[0]
-    n = 0
+def _hash_ads(ad, score, m, offsets, o, h_bits, stamp, h_stamp, h_ad, h_g, h_best, h_acts,
+              slot_of, used):
+    """Every ad of the request (instances offsets[o] .. offsets[o+m]-1) into
+    the hash table with its best score and instance; slot_of[x - offsets[o]]
+    is x's slot, or ~slot when an earlier instance of x's action has the
+    same ad; returns the number of ads."""
+    # unsigned indices: Numba tests a signed index for wrapping around
+    # (negative from the end), which costs registers and instructions here
+    mask = np.uint64((1 << h_bits) - 1)
+    lo = offsets[o]
+    n = np.uint64(0)
     for i in range(m):
-        for x in range(off[i], off[i + 1]):
+        for x in range(np.uint64(offsets[o + i]), np.uint64(offsets[o + i + 1])):
             a = ad[x]
             s = score[x]
-            h = np.int64((np.uint64(a) * GOLDEN) >> np.uint64(64 - h_bits))
+            h = (np.uint64(a) * GOLDEN) >> np.uint64(64 - h_bits)
             # one branch, taken only on a slot of this request holding another
-            # ad; every other choice a select (csrc/auction.c's hash_ads)
-            while (h_stamp[h] == stamp) & (h_ad[h] != a):
-                h = (h + 1) & mask
-            keep = h_stamp[h] == stamp
-            acts = h_acts[h] if keep else 0
-            g = h_g[h] if keep else -np.inf
-            up = s > g
+            # ad; every load unconditional and every choice a bit mask, as in
+            # csrc/auction.c's hash_ads, so that no branch depends on the data
+            # (the masks opaque: LLVM would make branches of them again)
+            while opaque(-np.int64(h_stamp[h] == stamp)) & (h_ad[h] ^ a):
+                h = (h + np.uint64(1)) & mask
+            keep = opaque(-np.int64(h_stamp[h] == stamp))  # all ones when the slot holds the ad
+            acts = h_acts[h] & keep
+            best = h_best[h]
+            g = choose(keep, h_g[h], -np.inf)
+            up = opaque(-np.int64(s > g))
             h_stamp[h] = stamp
             h_ad[h] = a
-            h_best[h] = x if up else h_best[h]
-            h_g[h] = s if up else g
+            h_best[h] = (np.int64(x) & up) | (best & ~up)
+            h_g[h] = choose(up, s, g)
             h_acts[h] = acts | (np.int64(1) << i)
-            slot_of[x - lo] = ~h if (acts >> i) & 1 else h
+            slot_of[x - lo] = np.int64(h) ^ -((acts >> i) & 1)  # ~h for a repeat
             used[n] = h
-            n += not keep
-    return n
+            n += np.uint64(keep + 1)
+    return np.int64(n)
 
 
 @jit
@@ -517,15 +554,14 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
     top_s = np.zeros(length)
     top_a = np.zeros(length, dtype=np.int64)
     for req in range(start, stop):
-        off = offsets[req * m:(req + 1) * m + 1]
         stamp = req + 1
         if win:
             win_ad[req] = -1
             win_earn[req] = 0.0
-        n_ads = _hash_ads(ad, score, m, off, h_bits, stamp, h_stamp, h_ad, h_g, h_best, h_acts,
-                          slot_of, used)
-        _select_lists(h_g, h_ad, slot_of, True, off, m, length, reserve, top, top_n, top_s,
-                      top_a)
+        n_ads = _hash_ads(ad, score, m, offsets, req * m, h_bits, stamp, h_stamp, h_ad, h_g,
+                          h_best, h_acts, slot_of, used)
+        _select_lists(h_g, h_ad, slot_of, True, offsets, req * m, m, length, reserve, top, top_n,
+                      top_s, top_a)
         n = 0
         for i in range(m):
             for j in range(top_n[i]):
@@ -581,8 +617,11 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
             for q in range(n):
                 nxt = e_s[q + 1] if q + 1 < n and e_s[q + 1] > after[q + 1] else after[q + 1]
                 e_w[q] = _gsp_price(e_s[q], nxt, reserve)
-        _coalition_sums(ad, reserve, m, slots, slots, n, False, e_inst, e_a, e_p, e_s, e_w, cnt,
-                        out, req, win, win_ad, win_earn)
+        if win:
+            _coalition_winners(ad, m, slots, n, e_inst, e_a, e_p, e_w, cnt, out, req, win_ad,
+                               win_earn)
+        else:
+            _coalition_sums(reserve, m, slots, slots, n, False, e_a, e_p, e_s, e_w, out, req)
 
 
 @jit
@@ -606,18 +645,58 @@ def _relevant_entries(m, slots, n, e_inst, e_a, e_p, e_s, e_w):
 
 
 @jit
-def _coalition_sums(ad, reserve, m, slots, quota, n, lagged, e_inst, e_a, e_p, e_s, e_w, cnt,
-                    out, row, win, win_ad, win_earn):
+def _coalition_lanes(sets, a, p, quota, lagged, w, sums, taken):
+    """One entry (a, p, w) of _coalition_sums for the 8 coalitions S of
+    sets: taken where S meets a, misses p and has taken fewer than quota,
+    earning w where taken (lagged: where taken but not first)."""
+    take = ((sets & a) != 0) & ((sets & p) == 0) & (taken < quota)
+    earns = take & (taken > 0) if lagged else take
+    return sums + select8(earns, w, 0.0), select8(take, taken + 1, taken)
+
+
+@jit
+def _coalition_sums(reserve, m, slots, quota, n, lagged, e_a, e_p, e_s, e_w, out, row):
     """y(S) = out[row, S] for every S from n ranked entries, as
     coalition_sums in csrc/auction.c (a GSP price of rerun mode is
-    max(reserve, next score) there); winners into win_ad[row], win_earn[row].
-    Lane masks come from sign bits, not comparisons, so that the loop over S
-    has no branch and LLVM vectorises it (at 512 bits: 8 coalitions a
-    vector, as C's lanes). The tables come whole with their row, not as
-    views: a view per request costs atomic reference counts."""
+    max(reserve, next score) there): one lane per coalition, 32 at a time
+    in four vectors held in registers across the entries, as C's lanes.
+    The table comes whole with its row, not as a view: a view per request
+    costs atomic reference counts."""
     prefer_512_bit_vectors()
     n_masks = 1 << m
-    unlagged = 0 if lagged else -1  # all ones: an entry earns when taken
+    for b in range(0, n_masks, 32):
+        sets = lane_numbers() + b
+        s0 = s1 = s2 = s3 = zeros8()
+        t0 = t1 = t2 = t3 = splat8(0)
+        for j in range(n):
+            a = e_a[j]
+            p = e_p[j]
+            w = (e_s[j] if e_s[j] > reserve else reserve) if lagged else e_w[j]
+            s0, t0 = _coalition_lanes(sets, a, p, quota, lagged, w, s0, t0)
+            s1, t1 = _coalition_lanes(sets + 8, a, p, quota, lagged, w, s1, t1)
+            s2, t2 = _coalition_lanes(sets + 16, a, p, quota, lagged, w, s2, t2)
+            s3, t3 = _coalition_lanes(sets + 24, a, p, quota, lagged, w, s3, t3)
+        if lagged:
+            s0 = s0 + select8((t0 > 0) & (t0 <= slots), reserve, 0.0)
+            s1 = s1 + select8((t1 > 0) & (t1 <= slots), reserve, 0.0)
+            s2 = s2 + select8((t2 > 0) & (t2 <= slots), reserve, 0.0)
+            s3 = s3 + select8((t3 > 0) & (t3 <= slots), reserve, 0.0)
+        y = row * n_masks + b  # flat index of out[row, b]
+        store_lanes(out, y, s0, n_masks - b)
+        store_lanes(out, y + 8, s1, n_masks - b - 8)
+        store_lanes(out, y + 16, s2, n_masks - b - 16)
+        store_lanes(out, y + 24, s3, n_masks - b - 24)
+
+
+@jit
+def _coalition_winners(ad, m, slots, n, e_inst, e_a, e_p, e_w, cnt, out, row, win_ad,
+                       win_earn):
+    """_coalition_sums (not lagged) one coalition at a time, recording each
+    coalition's winners into win_ad[row], win_earn[row] (C's scalar
+    coalition_sums). A function apart from _coalition_sums: in one function
+    Numba frees the arrays that one path leaves unused at its start, and
+    refprune then keeps their reference counts."""
+    n_masks = 1 << m
     for S in range(n_masks):
         out[row, S] = 0.0
         cnt[S] = 0
@@ -625,23 +704,12 @@ def _coalition_sums(ad, reserve, m, slots, quota, n, lagged, e_inst, e_a, e_p, e
         a = e_a[j]
         p = e_p[j]
         w = e_w[j]
-        if lagged:
-            w = e_s[j] if e_s[j] > reserve else reserve
-        if win:
-            for S in range(n_masks):
-                if (S & a) and not (S & p) and cnt[S] < quota:
-                    win_ad[row, S, cnt[S]] = ad[e_inst[j]]
-                    win_earn[row, S, cnt[S]] = w
         for S in range(n_masks):
-            inside = S & a
-            outside = S & p
-            take = ((inside | -inside) & ~(outside | -outside) & (cnt[S] - quota)) >> 63
-            earns = take & ((-cnt[S] >> 63) | unlagged)
-            out[row, S] += w if earns else 0.0
-            cnt[S] -= take
-    if lagged:
-        for S in range(n_masks):
-            out[row, S] += reserve if cnt[S] > 0 and cnt[S] <= slots else 0.0
+            if (S & a) and not (S & p) and cnt[S] < slots:
+                win_ad[row, S, cnt[S]] = ad[e_inst[j]]
+                win_earn[row, S, cnt[S]] = w
+                out[row, S] += w
+                cnt[S] += 1
 
 
 @jit
@@ -695,44 +763,44 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
     rank = np.zeros(lanes, dtype=np.int64)
     ra = np.zeros(lanes, dtype=np.int64)
     for r in range(start, stop):
-        off = offsets[r * m:(r + 1) * m + 1]
-        y = out[r]
-        wa = win_ad[r if win else 0]
-        we = win_earn[r if win else 0]
         if win:
-            wa[:, :] = -1
-            we[:, :] = 0.0
-        _select_lists(score, ad_id, top, False, off, m, length, floor, top, top_n, top_s, top_a)
-        # merge_lists of csrc/auction.c (its merge_avx512) in steps, each a
+            win_ad[r] = -1
+            win_earn[r] = 0.0
+        _select_lists(score, ad_id, top, False, offsets, r * m, m, length, floor, top, top_n,
+                      top_s, top_a)
+        # merge_lists of csrc/auction.c (on AVX-512) in steps, each a
         # function whose arrays all die at its end: llvmlite's refprune then
         # drops their reference counts, which it keeps (atomic, ~30 per
         # request) in a function whose arrays die at different calls
         n = _kept_items(ad_id, score, m, length, top, top_n, pick, pool, ks, ka)
-        _rank_items(ks, ka, pick, n, rank)
+        if n > _MERGE_LANES_MAX or not _count_ranks(ks, n, rank):  # a tie of scores
+            _rank_by_key(ks, ka, pick, n, rank)
         _place_ranked(pick, pool, ka, rank, n, inst, act, ra, gmask)
         _merged_entries(score, value, n, inst, act, ra, grp, gmask, e_inst, e_a, e_p, e_s, e_w)
         if mode == MODE_RERUN:
             if capacity or win:
                 _rerun_table(ad_id, score, value, pr, gsp, reserve, capacity, m, slots, wanted,
                              n, r * n_masks, inst, act, grp, gstamp, pool, heap, pick, e_s,
-                             y, win, wa, we)
+                             out, r, win, win_ad, win_earn)
             else:
-                _coalition_sums(ad_id, reserve, m, slots, wanted, n, gsp, e_inst, e_a, e_p,
-                                e_s, e_w, cnt, out, r, False, win_ad, win_earn)
+                _coalition_sums(reserve, m, slots, wanted, n, gsp, e_a, e_p, e_s, e_w, out, r)
             continue
         n = _ranked_full(ad_id, score, value, pr, gsp, reserve, capacity, full, r * n_masks + 1,
                          n, inst, act, grp, gmask, gstamp, pool, heap, pick, e_inst, e_a, e_s,
                          e_w)
         n = _relevant_entries(m, slots, n, e_inst, e_a, e_p, e_s, e_w)
-        _coalition_sums(ad_id, reserve, m, slots, slots, n, False, e_inst, e_a, e_p, e_s, e_w,
-                        cnt, out, r, win, win_ad, win_earn)
+        if win:
+            _coalition_winners(ad_id, m, slots, n, e_inst, e_a, e_p, e_w, cnt, out, r, win_ad,
+                               win_earn)
+        else:
+            _coalition_sums(reserve, m, slots, slots, n, False, e_a, e_p, e_s, e_w, out, r)
 
 
 @jit
 def _ranked_full(ad, score, value, pr, gsp, reserve, capacity, full, stamp, n_merged, inst,
                  act, grp, gmask, gstamp, pool, heap, pick, e_inst, e_a, e_s, e_w):
-    k = _rank_pool(ad, score, pr, reserve, capacity, n_merged, full, stamp, n_merged, inst,
-                   act, grp, gstamp, pool, heap, pick)
+    k = _capped_pool(ad, score, pr, reserve, capacity, n_merged, full, stamp, n_merged, inst,
+                     act, grp, gstamp, pool, heap, pick)
     for q in range(k):
         e_inst[q] = inst[pick[q]]
         e_a[q] = gmask[grp[pick[q]]]
@@ -744,13 +812,17 @@ def _ranked_full(ad, score, value, pr, gsp, reserve, capacity, full, stamp, n_me
 
 @jit
 def _rerun_table(ad, score, value, pr, gsp, reserve, capacity, m, slots, wanted, n_merged,
-                 stamp0, inst, act, grp, gstamp, pool, heap, pick, e_s, y, win, win_ad,
+                 stamp0, inst, act, grp, gstamp, pool, heap, pick, e_s, out, row, win, win_ad,
                  win_earn):
-    y[0] = 0.0
+    out[row, 0] = 0.0
     for S in range(1, 1 << m):
         total = 0.0
-        k = _rank_pool(ad, score, pr, reserve, capacity, n_merged, S, stamp0 + S, wanted, inst,
-                       act, grp, gstamp, pool, heap, pick)
+        if capacity:
+            k = _capped_pool(ad, score, pr, reserve, capacity, n_merged, S, stamp0 + S, wanted,
+                             inst, act, grp, gstamp, pool, heap, pick)
+        else:
+            k = _rank_pool(score, reserve, n_merged, S, stamp0 + S, wanted, inst, act, grp,
+                           gstamp, pick)
         for q in range(k):
             e_s[q] = score[inst[pick[q]]]
         for q in range(min(k, slots)):
@@ -758,6 +830,6 @@ def _rerun_table(ad, score, value, pr, gsp, reserve, capacity, m, slots, wanted,
             e = _earning(value, gsp, reserve, x, e_s, q, k, -np.inf)
             total += e
             if win:
-                win_ad[S, q] = ad[x]
-                win_earn[S, q] = e
-        y[S] = total
+                win_ad[row, S, q] = ad[x]
+                win_earn[row, S, q] = e
+        out[row, S] = total
