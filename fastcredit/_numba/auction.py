@@ -224,7 +224,7 @@ def _extract_group(ks, ka, kmap, use_map, offsets, o, i0, i1, i2, length, floor,
     n1 = 0 if i1 >= 0 else -1
     n2 = 0 if i2 >= 0 else -1
     got = 0
-    while got < length and max(n0, n1, n2) == got:  # no break: see below
+    while got < length and max(n0, n1, n2) == got:  # no break (docstring)
         if n0 == got:
             lo = offsets[o + i0]
             k, S0 = _extract_step(S0, D0, ka, kmap, use_map, lo, lo - offsets[o])
