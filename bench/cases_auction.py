@@ -94,7 +94,7 @@ def _replay_cases(quick):
                    limit, python[mode] if pricing == "first" else None,
                    lambda th, case=case: target(th, case), met,
                    threads=(1, 2) if pricing == "first" else (1,), key="auction.replay",
-                   repeats=3)
+                   repeats=5)  # about a second a run; the verdicts read ratios of best times
 
 
 def _capacity_cases(quick):
