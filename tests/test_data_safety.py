@@ -50,8 +50,15 @@ def in_process(*args, cwd):
 
 
 def start(*args, cwd):
-    return subprocess.Popen([sys.executable, "-m", "fastcredit.cli", *map(str, args)],
-                            cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # the child inherits an ignored signal: under nohup SIGHUP is ignored,
+    # and the tests below need its default action
+    saved = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    try:
+        return subprocess.Popen([sys.executable, "-m", "fastcredit.cli", *map(str, args)],
+                                cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+    finally:
+        signal.signal(signal.SIGHUP, saved)
 
 
 def temps(directory):
