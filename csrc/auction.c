@@ -54,6 +54,9 @@ typedef struct {
     double reserve, floor;           /* instances below floor are never kept */
 } Auction;
 
+/* log2 of the most slots a table is kept 1/8 full with (fc_auction_replay). */
+#define HASH_BITS_SPARSE 10
+
 /* A slot of the hash table of a request's ads, one cache line: the ad, its
  * best score g and instance best, the actions that retrieved it (acts) and
  * mask' of the proof above; stamp and mstamp say which request wrote them. */
@@ -399,17 +402,27 @@ static FC_INLINE void select_lists(const Work *W, int m, const double *ks, const
                              len, floor, top + i * len);
 }
 
-/* rank[q] = how many of s[0 .. n-1] exceed s[q], by count_ranks where
- * AVX-512 is (n <= 64); returns 0 when it did not count or two items share
- * a rank, for the caller to count its full key. */
-static FC_INLINE int ranks_by_score(const Work *W, const double *s, int64_t n, int64_t *rank)
+/* rank[q] = how many of the n keys (s[r], a[r], x[r]) rank before key q:
+ * score desc, then ad asc, then x asc. Counted by score alone (count_ranks)
+ * where AVX-512 is, n <= 64 and no two scores are equal; else by the full
+ * key, with no branch so that the count vectorises. */
+static FC_INLINE void rank_keys(const Work *W, const double *s, const int64_t *a,
+                                const int64_t *x, int64_t n, int64_t *rank)
 {
+    int64_t q, r;
 #ifdef FC_AUCTION_AVX512
-    if (W->avx512 && n <= 64) return count_ranks(s, n, rank);
+    if (W->avx512 && n <= 64 && count_ranks(s, n, rank)) return;
 #else
-    (void)W, (void)s, (void)n, (void)rank;
+    (void)W;
 #endif
-    return 0;
+    for (q = 0; q < n; q++) {
+        const double sq = s[q];
+        const int64_t aq = a[q], xq = x[q];
+        int64_t before = 0;
+        for (r = 0; r < n; r++)
+            before += (s[r] > sq) | ((s[r] == sq) & ((a[r] < aq) | ((a[r] == aq) & (x[r] < xq))));
+        rank[q] = before;
+    }
 }
 
 /* For the ads ra[0 .. n-1] in rank order: first[q], the first position of
@@ -445,7 +458,7 @@ static FC_INLINE void earlier_of_ads(const Work *W, const int64_t *ra, const int
  * before it, which needs no branch. */
 static FC_INLINE int64_t merge_lists(const Auction *A, Work *W)
 {
-    int64_t n = 0, q, r, j;
+    int64_t n = 0, q, j;
     int i;
     for (i = 0; i < A->m; i++) /* the keys side by side, so that the counts vectorise */
         for (j = 0; j < W->top_n[i]; j++, n++) {
@@ -455,17 +468,7 @@ static FC_INLINE int64_t merge_lists(const Auction *A, Work *W)
             W->e_s[n] = A->score[x];
             W->e_p[n] = A->ad[x];
         }
-    if (!ranks_by_score(W, W->e_s, n, W->rank))
-        for (q = 0; q < n; q++) {
-            const int64_t x = W->pick[q], ax = W->e_p[q];
-            const double sx = W->e_s[q];
-            W->rank[q] = 0;
-            for (r = 0; r < n; r++) {
-                const int64_t y = W->pick[r], ay = W->e_p[r];
-                const double sy = W->e_s[r];
-                W->rank[q] += (sy > sx) | ((sy == sx) & ((ay < ax) | ((ay == ax) & (y < x))));
-            }
-        }
+    rank_keys(W, W->e_s, W->e_p, W->pick, n, W->rank);
     for (q = 0; q < n; q++) {
         W->inst[W->rank[q]] = W->pick[q];
         W->act[W->rank[q]] = W->pool[q];
@@ -626,7 +629,7 @@ static FC_INLINE void count_before(const Work *W, int64_t n, const int64_t *e_ad
 static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *off, int64_t stamp)
 {
     const int64_t n_ads = hash_ads(A, W, off, stamp);
-    int64_t n = 0, q, r, j;
+    int64_t n = 0, q, j;
     int i;
     select_lists(W, A->m, NULL, NULL, W->slot, W->slot_of, off, A->len, A->reserve, W->top,
                  W->top_n);
@@ -645,15 +648,8 @@ static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *
         W->e_s[q] = W->slot[W->pick[q]].g;
         W->e_inst[q] = W->slot[W->pick[q]].ad;
     }
-    if (ranks_by_score(W, W->e_s, n, W->act)) /* act: free in filter mode */
-        for (q = 0; q < n; q++) W->rank[W->act[q]] = W->pick[q];
-    else
-        for (q = 0; q < n; q++) {
-            int64_t rank = 0;
-            for (r = 0; r < n; r++)
-                rank += key_before(W->e_s[r], W->e_inst[r], W->e_s[q], W->e_inst[q]);
-            W->rank[rank] = W->pick[q];
-        }
+    rank_keys(W, W->e_s, W->e_inst, W->pick, n, W->act); /* act: free in filter mode */
+    for (q = 0; q < n; q++) W->rank[W->act[q]] = W->pick[q];
     for (q = 0; q < n; q++) {
         const Slot *t = W->slot + W->rank[q];
         W->e_inst[q] = t->best;
@@ -930,11 +926,15 @@ int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
 #ifdef FC_AUCTION_AVX512
     W.avx512 = __builtin_cpu_supports("x86-64-v4") != 0;
 #endif
-    /* at most 1/8 of the slots taken: a request's ads then rarely collide,
-     * and the probe's one branch rarely mispredicts (filter/first 1,035 ->
-     * 975 ns a request against 1/2; 1/16 gains nothing more) */
+    /* at most 1/8 of the slots taken while the table stays within
+     * HASH_BITS_SPARSE (64 KiB): a request's ads then rarely collide, and
+     * the probe's one branch rarely mispredicts (filter/first 1,035 -> 975
+     * ns a request against 1/2; 1/16 gains nothing more). A larger table
+     * leaves the cache anyway: it is at most half full. */
     W.h_bits = 1;
-    while (((int64_t)1 << W.h_bits) < 8 * n_max) W.h_bits++;
+    while (((int64_t)1 << W.h_bits) < 2 * n_max ||
+           (((int64_t)1 << W.h_bits) < 8 * n_max && W.h_bits < HASH_BITS_SPARSE))
+        W.h_bits++;
     hsize = (int64_t)1 << W.h_bits;
     list = m * A.len;
     ranked = n_max > list ? n_max : list;

@@ -54,6 +54,8 @@ _PAD_AD = np.iinfo(np.int64).max
 _EXTRACT_MAX = 32
 # Kept items the merge may rank by score alone (their ranks are bits of an int64).
 _MERGE_LANES_MAX = 64
+# log2 of the most slots a hash table is kept 1/8 full with (HASH_BITS_SPARSE in C).
+_HASH_BITS_SPARSE = 10
 
 
 @jit
@@ -294,10 +296,11 @@ def _kept_items(ad, score, m, length, top, top_n, pick, pool, ks, ka):
 
 @jit
 def _rank_by_key(ks, ka, pick, n, rank):
-    """rank[q] <- the number of the n items (_kept_items) before item q by
-    the full key: score desc, ad asc, item index (pick) asc; with no branch,
-    so that the count vectorises. Needed only where _count_ranks cannot rank
-    the items by score alone (more than 64, or a tie of scores, rare)."""
+    """rank[q] <- the number of the n items (_kept_items, or filter mode's
+    union) before item q by the full key: score desc, ad asc, item index
+    (pick) asc; with no branch, so that the count vectorises. Needed only
+    where _count_ranks cannot rank the items by score alone (more than 64,
+    or a tie of scores, rare): C's rank_keys."""
     for q in range(n):
         x = pick[q]
         ax = ka[q]
@@ -520,8 +523,8 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
     in this loop, not in a callee: a callee taking the ~30 workspaces cost
     about a quarter of the request (there LLVM cannot tell that they do not
     alias)."""
-    h_bits = 1
-    while (1 << h_bits) < 8 * n_max:  # at most 1/8 full, as csrc/auction.c says why
+    h_bits = 1  # at most 1/8 full up to _HASH_BITS_SPARSE, as csrc/auction.c says why
+    while (1 << h_bits) < 2 * n_max or ((1 << h_bits) < 8 * n_max and h_bits < _HASH_BITS_SPARSE):
         h_bits += 1
     hsize = 1 << h_bits
     size = m * length
@@ -574,15 +577,10 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
         for q in range(n):  # the keys side by side, so that the counts vectorise
             e_s[q] = h_g[pick[q]]
             e_inst[q] = h_ad[pick[q]]
-        if n <= _MERGE_LANES_MAX and _count_ranks(e_s, n, counted):
-            for q in range(n):
-                rank[counted[q]] = pick[q]
-        else:
-            for q in range(n):
-                before = 0
-                for t in range(n):
-                    before += _key_before(e_s[t], e_inst[t], e_s[q], e_inst[q])
-                rank[before] = pick[q]
+        if n > _MERGE_LANES_MAX or not _count_ranks(e_s, n, counted):  # a tie of scores
+            _rank_by_key(e_s, e_inst, pick, n, counted)
+        for q in range(n):
+            rank[counted[q]] = pick[q]
         for q in range(n):
             h = rank[q]
             e_inst[q] = h_best[h]
