@@ -57,14 +57,20 @@ typedef struct {
 /* log2 of the most slots a table is kept 1/8 full with (fc_auction_replay). */
 #define HASH_BITS_SPARSE 10
 
-/* A slot of the hash table of a request's ads, one cache line: the ad, its
- * best score g and instance best, the actions that retrieved it (acts) and
- * mask' of the proof above; stamp and mstamp say which request wrote them. */
+/* A slot of the hash table of a request's ads, half a cache line: the ad,
+ * its best score g and instance best, the actions that retrieved it (acts)
+ * and mask' of the proof above. A slot is empty when acts is 0; it then
+ * holds g = -inf and mask = 0 (EMPTY_SLOT), so that the first instance of
+ * an ad updates it as any other does, with no test of whether it is new. A
+ * request empties its slots when done. */
 typedef struct {
-    int64_t stamp, ad, best, acts;
+    int64_t ad, best;
     double g;
-    int64_t mask, mstamp, pad;
+    int32_t acts, mask; /* m <= FC_AUCTION_MAX_ACTIONS (16) */
 } Slot;
+
+#define SLOT_SHIFT 5 /* log2 sizeof(Slot): the gathers scale slot numbers by it */
+static const Slot EMPTY_SLOT = {0, 0, -INFINITY, 0, 0};
 
 /* Per-call workspace. The "entries" e_* are a ranked list the coalition sums
  * read: entry j is taken by coalition S when S meets e_a[j], misses e_p[j]
@@ -77,8 +83,9 @@ typedef struct {
     int64_t *pool, *heap, *pick;
     int64_t *e_inst, *e_a, *e_p, *cnt;
     double *e_s, *e_w, *after, *between; /* between: g of the ads between U's entries */
-    int64_t *slot_of, *used;
-    Slot *slot;
+    int64_t *between_ad, *slot_of, *used; /* between_ad: their ads */
+    Slot *slot;                           /* 64-byte aligned in slot_mem */
+    void *slot_mem;
     int h_bits, avx512;
 } Work;
 
@@ -216,7 +223,7 @@ static V4_FN void extract_load(const double *ks, const int64_t *ka, const Slot *
         if (map) { /* key k = map[x - lo], repeats k < 0; the slots hold (g, ad) */
             L->a[v] = _mm512_maskz_loadu_epi64(in, map + 8 * v);
             in = _mm512_mask_cmpge_epi64_mask(in, L->a[v], zero);
-            L->s[v] = _mm512_mask_i64gather_pd(none, in, _mm512_slli_epi64(L->a[v], 6), &sl->g, 1);
+            L->s[v] = _mm512_mask_i64gather_pd(none, in, _mm512_slli_epi64(L->a[v], SLOT_SHIFT), &sl->g, 1);
         } else {
             L->s[v] = _mm512_mask_loadu_pd(none, in, ks + lo + 8 * v);
             L->a[v] = _mm512_maskz_loadu_epi64(in, ka + lo + 8 * v);
@@ -246,7 +253,7 @@ static V4_FN int64_t extract_step(const int64_t *ka, const Slot *sl, const int64
     if (lanes & (lanes - 1)) { /* a tie of scores: the lowest ad */
         __m512i ads[4], low;
         for (v = 0; v < 4; v++)
-            ads[v] = map ? _mm512_mask_i64gather_epi64(no_ad, e[v], _mm512_slli_epi64(L->a[v], 6),
+            ads[v] = map ? _mm512_mask_i64gather_epi64(no_ad, e[v], _mm512_slli_epi64(L->a[v], SLOT_SHIFT),
                                                        &sl->ad, 1)
                          : _mm512_mask_mov_epi64(no_ad, e[v], L->a[v]);
         low = min_lanes(_mm512_min_epi64(_mm512_min_epi64(ads[0], ads[1]),
@@ -562,12 +569,12 @@ static FC_INLINE double choose(int64_t take, double a, double b)
     return a;
 }
 
-/* Filter, capacity = 0: every ad of the request's instances into the hash
- * table (stamp unique per request) with its best score and instance;
- * slot_of[x - off[0]] is x's slot, or ~slot when an earlier instance of
- * x's action has the same ad, and used[] the distinct slots, whose number
- * is returned. No branch but the (rarely repeated) probe. */
-static FC_INLINE int64_t hash_ads(const Auction *A, Work *W, const int64_t *off, int64_t stamp)
+/* Filter, capacity = 0: every ad of the request's instances into the
+ * (empty) hash table with its best score and instance; slot_of[x - off[0]]
+ * is x's slot, or ~slot when an earlier instance of x's action has the same
+ * ad, and used[] the distinct slots, whose number is returned. No branch
+ * but the (rarely repeated) probe. */
+static FC_INLINE int64_t hash_ads(const Auction *A, Work *W, const int64_t *off)
 {
     const int64_t mask = ((int64_t)1 << W->h_bits) - 1, lo = off[0];
     const int shift = 64 - W->h_bits;
@@ -581,28 +588,24 @@ static FC_INLINE int64_t hash_ads(const Auction *A, Work *W, const int64_t *off,
         for (x = off[i]; x < off[i + 1]; x++) {
             const int64_t ad = ads[x];
             const double s = score[x];
-            int64_t h = (int64_t)(((uint64_t)ad * FC_RNG_GOLDEN) >> shift);
-            int64_t keep, up, acts, best;
+            int64_t h = (int64_t)(((uint64_t)ad * FC_RNG_GOLDEN) >> shift), up;
+            int32_t acts;
             double g;
-            /* one branch, taken only on a slot of this request holding
-             * another ad (the slots of earlier requests hold ads at random) */
-            while (-(uint64_t)(T[h].stamp == stamp) & (uint64_t)(T[h].ad ^ ad))
+            /* one branch, taken only on a slot holding another ad */
+            while (-(uint64_t)(T[h].acts != 0) & (uint64_t)(T[h].ad ^ ad))
                 h = (h + 1) & mask;
-            /* every load unconditional and every choice a bit mask, so that
-             * no branch depends on the data */
-            keep = -(int64_t)(T[h].stamp == stamp); /* all ones when the slot holds the ad */
-            acts = T[h].acts & keep;
-            best = T[h].best;
-            g = choose(keep, T[h].g, -INFINITY);
+            /* an empty slot has g = -inf: every choice is a bit mask or a
+             * max, so that no branch depends on the data */
+            acts = T[h].acts;
+            g = T[h].g;
             up = -(int64_t)(s > g);
-            T[h].stamp = stamp;
             T[h].ad = ad;
-            T[h].best = (x & up) | (best & ~up);
-            T[h].g = choose(up, s, g);
-            T[h].acts = acts | (int64_t)1 << i;
-            slot_of[x - lo] = h ^ -(acts >> i & 1); /* ~h for a repeat */
+            T[h].best = (x & up) | (T[h].best & ~up);
+            T[h].g = s > g ? s : g;
+            T[h].acts = acts | (int32_t)1 << i;
+            slot_of[x - lo] = h ^ -(int64_t)(acts >> i & 1); /* ~h for a repeat */
             used[n] = h;
-            n += keep + 1;
+            n += acts == 0;
         }
     return n;
 }
@@ -626,9 +629,9 @@ static FC_INLINE void count_before(const Work *W, int64_t n, const int64_t *e_ad
 
 /* Filter, capacity = 0: U of the proof above as entries (mask', best
  * score, earnings) in rank order; returns their number. */
-static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *off, int64_t stamp)
+static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *off)
 {
-    const int64_t n_ads = hash_ads(A, W, off, stamp);
+    const int64_t n_ads = hash_ads(A, W, off);
     int64_t n = 0, q, j;
     int i;
     select_lists(W, A->m, NULL, NULL, W->slot, W->slot_of, off, A->len, A->reserve, W->top,
@@ -637,9 +640,8 @@ static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *
         const int64_t *top = W->top + i * A->len, k = W->top_n[i];
         for (j = 0; j < k; j++) {
             Slot *t = W->slot + top[j];
-            const int64_t fresh = t->mstamp != stamp;
-            t->mask = (fresh ? 0 : t->mask) | (int64_t)1 << i;
-            t->mstamp = stamp;
+            const int64_t fresh = t->mask == 0;
+            t->mask |= (int32_t)1 << i;
             W->pick[n] = top[j];
             n += fresh;
         }
@@ -663,13 +665,13 @@ static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *
          * p entries of U; the entry after U's q-th in F is U's (q+1)-th or
          * the best of those, whichever ranks first. Ads after U's last
          * entry need no count. */
-        /* in_a, in_g: the ads between U's entries, in place of the slots */
-        int64_t *e_ad = W->pool, *in_a = W->used, *count = W->slot_of, n_in = 0;
+        /* in_a, in_g: the ads between U's entries and their best scores */
+        int64_t *e_ad = W->pool, *in_a = W->between_ad, *count = W->slot_of, n_in = 0;
         double *in_g = W->between, tail = -INFINITY;
         for (q = 0; q < n; q++) e_ad[q] = A->ad[W->e_inst[q]];
         for (j = 0; j < n_ads; j++) {
             const Slot *t = W->slot + W->used[j];
-            const int64_t in_u = t->mstamp == stamp, a = t->ad;
+            const int64_t in_u = t->mask != 0, a = t->ad;
             const double g = t->g;
             const int64_t past = key_before(W->e_s[n - 1], e_ad[n - 1], g, a);
             tail = choose(-((in_u ^ 1) & past & (g > tail)), g, tail);
@@ -688,6 +690,7 @@ static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *
             W->e_w[q] = gsp_price(W->e_s[q], next, A->reserve);
         }
     }
+    for (j = 0; j < n_ads; j++) W->slot[W->used[j]] = EMPTY_SLOT;
     return n;
 }
 
@@ -858,7 +861,7 @@ static FC_CLONES void replay_range(const Auction *A, Work *W, const int64_t *off
                 we[j] = 0.0;
             }
         if (mode == FC_MODE_FILTER && !capacity) {
-            n = ranked_union(A, W, off, r + 1);
+            n = ranked_union(A, W, off);
             coalition_sums(A, W, n, 0, y, wa, we);
             continue;
         }
@@ -886,7 +889,7 @@ int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
 {
     Auction A;
     Work W;
-    int64_t r, n_max = 1, a_max = 1, size, list, ranked, n_masks, hsize, cut;
+    int64_t r, j, n_max = 1, a_max = 1, size, list, ranked, n_masks, hsize, cut;
     int64_t *ints;
     double *reals;
     int i;
@@ -938,14 +941,23 @@ int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
     hsize = (int64_t)1 << W.h_bits;
     list = m * A.len;
     ranked = n_max > list ? n_max : list;
-    size = (int64_t)m + 10 * list + 3 * ranked + 2 * n_max + n_masks;
+    size = (int64_t)m + 10 * list + 3 * ranked + 3 * n_max + n_masks;
     ints = calloc((size_t)size, sizeof *ints);
     reals = malloc((size_t)(3 * ranked + 1 + n_max) * sizeof *reals);
-    W.slot = mode == FC_MODE_FILTER && !capacity ? calloc((size_t)hsize, sizeof *W.slot) : NULL;
+    W.slot = NULL;
+    W.slot_mem = NULL;
+    if (mode == FC_MODE_FILTER && !capacity) {
+        /* aligned, so that no slot straddles two cache lines */
+        W.slot_mem = malloc((size_t)hsize * sizeof *W.slot + 63);
+        if (W.slot_mem) {
+            W.slot = (Slot *)(((uintptr_t)W.slot_mem + 63) & ~(uintptr_t)63);
+            for (j = 0; j < hsize; j++) W.slot[j] = EMPTY_SLOT;
+        }
+    }
     if (!ints || !reals || (mode == FC_MODE_FILTER && !capacity && !W.slot)) {
         free(ints);
         free(reals);
-        free(W.slot);
+        free(W.slot_mem);
         return FC_ENOMEM;
     }
     W.top_n = ints;
@@ -964,7 +976,8 @@ int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
     W.e_p = W.e_a + ranked;
     W.slot_of = W.e_p + ranked;
     W.used = W.slot_of + n_max;
-    W.cnt = W.used + n_max;
+    W.between_ad = W.used + n_max;
+    W.cnt = W.between_ad + n_max;
     W.e_s = reals;
     W.e_w = W.e_s + ranked;
     W.after = W.e_w + ranked;
@@ -973,6 +986,6 @@ int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
     replay_range(&A, &W, offsets, start, stop, mode, out, win_ad, win_earn);
     free(ints);
     free(reals);
-    free(W.slot);
+    free(W.slot_mem);
     return FC_OK;
 }

@@ -476,12 +476,13 @@ def _count_before(e_s, e_ad, n, g, a, n_in, counted):
 
 
 @jit
-def _hash_ads(ad, score, m, offsets, o, h_bits, stamp, h_stamp, h_ad, h_g, h_best, h_acts,
-              slot_of, used):
+def _hash_ads(ad, score, m, offsets, o, h_bits, h_ad, h_g, h_best, h_acts, slot_of, used):
     """Every ad of the request (instances offsets[o] .. offsets[o+m]-1) into
-    the hash table with its best score and instance; slot_of[x - offsets[o]]
-    is x's slot, or ~slot when an earlier instance of x's action has the
-    same ad; returns the number of ads."""
+    the (empty) hash table with its best score and instance;
+    slot_of[x - offsets[o]] is x's slot, or ~slot when an earlier instance
+    of x's action has the same ad; used[] the distinct slots, whose number
+    is returned. A slot is empty when h_acts is 0 and then holds
+    h_g = -inf, as in csrc/auction.c."""
     # unsigned indices: Numba tests a signed index for wrapping around
     # (negative from the end), which costs registers and instructions here
     mask = np.uint64((1 << h_bits) - 1)
@@ -492,25 +493,22 @@ def _hash_ads(ad, score, m, offsets, o, h_bits, stamp, h_stamp, h_ad, h_g, h_bes
             a = ad[x]
             s = score[x]
             h = (np.uint64(a) * GOLDEN) >> np.uint64(64 - h_bits)
-            # one branch, taken only on a slot of this request holding another
-            # ad; every load unconditional and every choice a bit mask, as in
-            # csrc/auction.c's hash_ads, so that no branch depends on the data
-            # (the masks opaque: LLVM would make branches of them again)
-            while opaque(-np.int64(h_stamp[h] == stamp)) & (h_ad[h] ^ a):
+            # one branch, taken only on a slot holding another ad; every load
+            # unconditional and every choice a bit mask, as in csrc/auction.c's
+            # hash_ads, so that no branch depends on the data (the masks
+            # opaque: LLVM would make branches of them again)
+            while opaque(-np.int64(h_acts[h] != 0)) & (h_ad[h] ^ a):
                 h = (h + np.uint64(1)) & mask
-            keep = opaque(-np.int64(h_stamp[h] == stamp))  # all ones when the slot holds the ad
-            acts = h_acts[h] & keep
-            best = h_best[h]
-            g = choose(keep, h_g[h], -np.inf)
+            acts = h_acts[h]
+            g = h_g[h]
             up = opaque(-np.int64(s > g))
-            h_stamp[h] = stamp
             h_ad[h] = a
-            h_best[h] = (np.int64(x) & up) | (best & ~up)
+            h_best[h] = (np.int64(x) & up) | (h_best[h] & ~up)
             h_g[h] = choose(up, s, g)
             h_acts[h] = acts | (np.int64(1) << i)
             slot_of[x - lo] = np.int64(h) ^ -((acts >> i) & 1)  # ~h for a repeat
             used[n] = h
-            n += np.uint64(keep + 1)
+            n += np.uint64(acts == 0)
     return np.int64(n)
 
 
@@ -532,11 +530,9 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
     n_masks = 1 << m
     h_ad = np.zeros(hsize, dtype=np.int64)
     h_best = np.zeros(hsize, dtype=np.int64)
-    h_stamp = np.zeros(hsize, dtype=np.int64)
     h_mask = np.zeros(hsize, dtype=np.int64)
-    h_mstamp = np.zeros(hsize, dtype=np.int64)
     h_acts = np.zeros(hsize, dtype=np.int64)
-    h_g = np.zeros(hsize)
+    h_g = np.full(hsize, -np.inf)
     slot_of = np.zeros(n_max, dtype=np.int64)
     used = np.zeros(n_max, dtype=np.int64)
     top = np.zeros(size, dtype=np.int64)
@@ -557,21 +553,19 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
     top_s = np.zeros(length)
     top_a = np.zeros(length, dtype=np.int64)
     for req in range(start, stop):
-        stamp = req + 1
         if win:
             win_ad[req] = -1
             win_earn[req] = 0.0
-        n_ads = _hash_ads(ad, score, m, offsets, req * m, h_bits, stamp, h_stamp, h_ad, h_g,
-                          h_best, h_acts, slot_of, used)
+        n_ads = _hash_ads(ad, score, m, offsets, req * m, h_bits, h_ad, h_g, h_best, h_acts,
+                          slot_of, used)
         _select_lists(h_g, h_ad, slot_of, True, offsets, req * m, m, length, reserve, top, top_n,
                       top_s, top_a)
         n = 0
         for i in range(m):
             for j in range(top_n[i]):
                 h = top[i * length + j]
-                fresh = h_mstamp[h] != stamp
-                h_mask[h] = (0 if fresh else h_mask[h]) | (np.int64(1) << i)
-                h_mstamp[h] = stamp
+                fresh = h_mask[h] == 0
+                h_mask[h] |= np.int64(1) << i
                 pick[n] = h
                 n += fresh
         for q in range(n):  # the keys side by side, so that the counts vectorise
@@ -598,7 +592,7 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
             n_in = 0
             for j in range(n_ads):
                 h = used[j]
-                in_u = h_mstamp[h] == stamp
+                in_u = h_mask[h] != 0
                 g = h_g[h]
                 past = _key_before(e_s[n - 1], e_ad[n - 1], g, h_ad[h])
                 tail = g if (not in_u) & past & (g > tail) else tail
@@ -620,6 +614,11 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
                                win_earn)
         else:
             _coalition_sums(reserve, m, slots, slots, n, False, e_a, e_p, e_s, e_w, out, req)
+        for j in range(n_ads):  # the request's slots emptied for the next
+            h = used[j]
+            h_acts[h] = 0
+            h_mask[h] = 0
+            h_g[h] = -np.inf
 
 
 @jit
