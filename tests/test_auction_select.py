@@ -21,7 +21,8 @@ import fastcredit as fc
 import reference as ref
 from fastcredit._numba import auction as nb_auction
 from fastcredit._numba._simd import (bits8, first_lanes, gather8, i64x8, lane, lane_numbers, load8,
-                                     load_lanes8, max_lanes, min_lanes, select8, splat8, store8)
+                                     load_lanes8, max_lanes, min_lanes, prefetch, select8, splat8,
+                                     store8)
 
 from conftest import BACKENDS
 
@@ -250,6 +251,26 @@ def test_load_lanes_reads_nothing_past_the_lanes_it_keeps():
     del floats, ints
     fbuf.close()
     ibuf.close()
+
+
+@njit
+def _prefetched_sum(a, lo, hi):
+    prefetch(a, lo, hi)
+    return a.sum()
+
+
+def test_prefetch_changes_nothing_and_reads_nothing_past_its_range():
+    """Ranges ending at the array's end before an unreadable page, empty and
+    reversed ranges: the values stay as they were (a prefetch compiled as a
+    load past the end would fault; as a store, change them)."""
+    floats, buf = _before_a_guard_page(np.float64, 21)
+    floats[:] = np.arange(21) * 0.5
+    expect = floats.sum()
+    for lo, hi in ((0, 21), (20, 21), (13, 21), (5, 5), (9, 3), (0, 0)):
+        assert _prefetched_sum(floats, lo, hi) == expect
+    np.testing.assert_array_equal(floats, np.arange(21) * 0.5)
+    del floats
+    buf.close()
 
 
 @njit

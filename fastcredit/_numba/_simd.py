@@ -320,6 +320,38 @@ def lane_zeta(typingctx, x, sign):
 
 
 @intrinsic
+def prefetch(typingctx, a, lo, hi):
+    """Ask the CPU to bring the cache lines of a[lo:hi] into its caches
+    (``llvm.prefetch`` for reading, every 8th element and the last; it
+    never faults). One intrinsic for the range, not a loop in the caller:
+    a jitted helper taking the array would give the caller's loop atomic
+    reference counts."""
+    if not (isinstance(a, types.Array) and a.layout == "C" and isinstance(lo, types.Integer)
+            and isinstance(hi, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        byte = ir.IntType(8).as_pointer()
+        fetch = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte, _I32, _I32, _I32]),
+            "llvm.prefetch.p0")
+        lo, hi = (context.cast(builder, v, t, types.intp) for v, t in zip(args[1:], sig.args[1:]))
+
+        def line(index):  # read, keep in all cache levels (locality 3), data
+            address = builder.bitcast(builder.gep(data, [index]), byte)
+            builder.call(fetch, [address] + [ir.Constant(_I32, k) for k in (0, 3, 1)])
+
+        with cgutils.for_range_slice(builder, lo, hi, ir.Constant(lo.type, 8)) as (index, _):
+            line(index)
+        with builder.if_then(builder.icmp_signed(">", hi, lo)):
+            line(builder.sub(hi, ir.Constant(hi.type, 1)))
+        return context.get_dummy_value()
+
+    return types.void(a, lo, hi), codegen
+
+
+@intrinsic
 def prefer_512_bit_vectors(typingctx):
     """Called first in a jitted function: LLVM's loop vectoriser may use
     512-bit vectors in it (8 float64 lanes, zmm registers with AVX-512).

@@ -33,8 +33,8 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._constants import MODE_RERUN, PRICING_GSP
 from ._simd import (bits8, choose, first_lanes, gather8, lane, lane_numbers, load8,
-                    load_lanes8, max_lanes, min_lanes, opaque, prefer_512_bit_vectors, select8,
-                    splat8, store_lanes, zeros8)
+                    load_lanes8, max_lanes, min_lanes, opaque, prefer_512_bit_vectors, prefetch,
+                    select8, splat8, store_lanes, zeros8)
 from .rng import GOLDEN
 
 __all__ = ["replay"]
@@ -556,6 +556,8 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
         if win:
             win_ad[req] = -1
             win_earn[req] = 0.0
+        if req + 1 < stop:  # as csrc/auction.c's replay_range says why
+            prefetch(value, offsets[(req + 1) * m], offsets[(req + 2) * m])
         n_ads = _hash_ads(ad, score, m, offsets, req * m, h_bits, h_ad, h_g, h_best, h_acts,
                           slot_of, used)
         _select_lists(h_g, h_ad, slot_of, True, offsets, req * m, m, length, reserve, top, top_n,
@@ -763,6 +765,8 @@ def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve
         if win:
             win_ad[r] = -1
             win_earn[r] = 0.0
+        if r + 1 < stop:  # as csrc/auction.c's replay_range says why
+            prefetch(value, offsets[(r + 1) * m], offsets[(r + 2) * m])
         _select_lists(score, ad_id, top, False, offsets, r * m, m, length, floor, top, top_n,
                       top_s, top_a)
         # merge_lists of csrc/auction.c (on AVX-512) in steps, each a
