@@ -86,6 +86,7 @@ typedef struct {
     int64_t *between_ad, *slot_of, *used; /* between_ad: their ads */
     Slot *slot;                           /* 64-byte aligned in slot_mem */
     void *slot_mem;
+    uint32_t meets[32]; /* meets[x]: the bits l < 32 with l & x != 0 */
     int h_bits, avx512;
 } Work;
 
@@ -384,6 +385,51 @@ earlier_of_ads_avx512(const int64_t *ra, const int64_t *act, int64_t n, int64_t 
             first[q] = __builtin_ctzll(hits);
             for (; hits; hits &= hits - 1) earlier[q] |= (int64_t)1 << act[__builtin_ctzll(hits)];
         }
+    }
+}
+
+/* coalition_sums (below) on an AVX-512 machine, for quota, slots <= n <=
+ * INT16_MAX: 32 coalitions b + l at a time, their counts in the 16-bit lanes
+ * of one vector (one comparison with the quota for all 32) and their sums in
+ * four float64 vectors; the coalitions that entry j may go to are a bit mask
+ * read from meets[] for its actions and for its excluded actions, in place
+ * of a test per lane. A sum adds its lanes' earnings in entry order, as the
+ * scalar loop does, so the two agree bit for bit. */
+__attribute__((target("arch=x86-64-v4"))) static void
+coalition_sums_avx512(const Work *W, int64_t n, int64_t n_masks, int64_t quota, int lagged,
+                      double reserve, int64_t slots, double *y)
+{
+    const __m512i one = _mm512_set1_epi16(1), zero = _mm512_setzero_si512();
+    const __m512i most = _mm512_set1_epi16((short)quota), paid = _mm512_set1_epi16((short)slots);
+    int64_t b, j;
+    int v;
+    for (b = 0; b < n_masks; b += 32) {
+        __m512d sum[4];
+        __m512i taken = zero;
+        for (v = 0; v < 4; v++) sum[v] = _mm512_setzero_pd();
+        for (j = 0; j < n; j++) {
+            const int64_t a = W->e_a[j], p = W->e_p[j];
+            const uint32_t in = a & b ? ~0u : W->meets[a & 31];
+            const uint32_t out = p & b ? ~0u : W->meets[p & 31];
+            const __mmask32 take = _mm512_mask_cmplt_epi16_mask(in & ~out, taken, most);
+            /* GSP's lagged earnings: an entry earns the price it sets for
+             * the coalition's winner before it */
+            const __mmask32 earns = lagged ? _mm512_mask_cmpgt_epi16_mask(take, taken, zero) : take;
+            const __m512d w = _mm512_set1_pd(
+                lagged ? (W->e_s[j] > reserve ? W->e_s[j] : reserve) : W->e_w[j]);
+            for (v = 0; v < 4; v++)
+                sum[v] = _mm512_mask_add_pd(sum[v], (__mmask8)(earns >> 8 * v), sum[v], w);
+            taken = _mm512_mask_add_epi16(taken, take, taken, one);
+        }
+        if (lagged) { /* the last winner of 1 .. slots pays the reserve */
+            const __mmask32 last = _mm512_cmpgt_epi16_mask(taken, zero) &
+                                   _mm512_cmple_epi16_mask(taken, paid);
+            for (v = 0; v < 4; v++)
+                sum[v] = _mm512_mask_add_pd(sum[v], (__mmask8)(last >> 8 * v), sum[v],
+                                            _mm512_set1_pd(reserve));
+        }
+        for (v = 0; v < 4; v++)
+            _mm512_mask_storeu_pd(y + b + 8 * v, first_lanes(n_masks - b - 8 * v), sum[v]);
     }
 }
 #endif
@@ -749,45 +795,11 @@ static FC_INLINE void coalition_sums(const Auction *A, Work *W, int64_t n, int l
     const double reserve = A->reserve;
     int64_t *cnt = W->cnt;
     int64_t j, S;
-#ifdef FC_VECTOR_EXT
-    if (!win_ad && W->avx512) {
-        /* one lane per coalition, 32 at a time in four vectors; lane masks
-         * from sign bits (x | -x < 0 iff x != 0 for x >= 0), not vector
-         * comparisons, which a target clone would lower lane by lane.
-         * AVX-512 machines only: AVX2's 16 registers spill the eight halves
-         * (callgrind: about 1.3x the scalar loop's instructions) */
-        typedef uint64_t v8u __attribute__((vector_size(64)));
-#define SIGNS(x) (-(v8i)((v8u)(x) >> 63)) /* all ones where the sign bit is */
-        const v8i lane = {0, 1, 2, 3, 4, 5, 6, 7};
-        int64_t b;
-        int v;
-        for (b = 0; b < n_masks; b += 32) {
-            v8d sum[4];
-            v8i taken[4];
-            for (v = 0; v < 4; v++) {
-                sum[v] = (v8d){0};
-                taken[v] = lane - lane;
-            }
-            for (j = 0; j < n; j++) {
-                const int64_t a = W->e_a[j], p = W->e_p[j];
-                const double s = W->e_s[j];
-                const v8i w = (v8i)((v8d){0} + (lagged ? (s > reserve ? s : reserve) : W->e_w[j]));
-#pragma GCC unroll 4
-                for (v = 0; v < 4; v++) {
-                    const v8i set = lane + (b + 8 * v), in = set & a, out = set & p;
-                    const v8i take = SIGNS((in | -in) & ~(out | -out) & (taken[v] - quota));
-                    const v8i earns = lagged ? take & SIGNS(-taken[v]) : take;
-                    sum[v] += (v8d)(w & earns);
-                    taken[v] -= take;
-                }
-            }
-            if (lagged)
-                for (v = 0; v < 4; v++)
-                    sum[v] += (v8d)((v8i)((v8d){0} + reserve) &
-                                    SIGNS(-taken[v] & (taken[v] - A->slots - 1)));
-            memcpy(y + b, sum, (size_t)(n_masks - b < 32 ? n_masks - b : 32) * sizeof *y);
-        }
-#undef SIGNS
+#ifdef FC_AUCTION_AVX512
+    if (!win_ad && W->avx512 && n <= INT16_MAX) {
+        /* a count never passes n, so quotas of n or more are n */
+        coalition_sums_avx512(W, n, n_masks, quota < n ? quota : n, lagged, reserve,
+                              A->slots < n ? A->slots : n, y);
         return;
     }
 #endif
@@ -935,6 +947,8 @@ int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
     W.avx512 = 0;
 #ifdef FC_AUCTION_AVX512
     W.avx512 = __builtin_cpu_supports("x86-64-v4") != 0;
+    for (i = 0; i < 32; i++)
+        for (W.meets[i] = 0, j = 0; j < 32; j++) W.meets[i] |= (uint32_t)((j & i) != 0) << j;
 #endif
     /* at most 1/8 of the slots taken while the table stays within
      * HASH_BITS_SPARSE (64 KiB): a request's ads then rarely collide, and
