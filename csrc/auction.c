@@ -736,7 +736,11 @@ static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *
             W->e_w[q] = gsp_price(W->e_s[q], next, A->reserve);
         }
     }
-    for (j = 0; j < n_ads; j++) W->slot[W->used[j]] = EMPTY_SLOT;
+    for (j = 0; j < n_ads; j++) { /* the fields an empty slot needs, not the whole slot */
+        Slot *t = W->slot + W->used[j];
+        t->g = -INFINITY;
+        t->acts = t->mask = 0;
+    }
     return n;
 }
 
