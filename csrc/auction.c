@@ -168,6 +168,7 @@ static FC_INLINE int64_t select_scalar(const double *ks, const int64_t *ka, cons
 #include <immintrin.h>
 #define V4_FN inline __attribute__((target("arch=x86-64-v4"), always_inline))
 #define EXTRACT_MAX 32 /* items a list may have to be selected by extraction */
+#define EXTRACT_SHORT 24 /* items of a short list, in 3 vectors */
 
 /* The lanes of a 32-lane comparison as one bit mask, lane 8v + j at bit 8v + j. */
 #define MASK32(c0, c1, c2, c3)                                                   \
@@ -203,7 +204,10 @@ static V4_FN __m512i min_lanes(__m512i x)
 
 /* A list of at most EXTRACT_MAX items in extraction lanes: scores (-inf
  * where no item is, or its score is below the floor) and what removes an
- * item: its ad, or with a map its key (one per ad). */
+ * item: its ad, or with a map its key (one per ad). The functions below
+ * take the number of vectors in use, nv = 3 or 4, as a constant of their
+ * caller (they are inlined): a list of at most EXTRACT_SHORT items keeps
+ * its 3 vectors in registers without the fourth. */
 typedef struct {
     __m512d s[4];
     __m512i a[4];
@@ -211,12 +215,13 @@ typedef struct {
 
 /* The items lo .. hi-1 (keys map[x - lo] with a map) into L. */
 static V4_FN void extract_load(const double *ks, const int64_t *ka, const Slot *sl,
-                               const int64_t *map, int64_t lo, int64_t hi, double floor, Lanes *L)
+                               const int64_t *map, int64_t lo, int64_t hi, double floor, int nv,
+                               Lanes *L)
 {
     const __m512d none = _mm512_set1_pd(-INFINITY), least = _mm512_set1_pd(floor);
     const __m512i zero = _mm512_setzero_si512();
     int v;
-    for (v = 0; v < 4; v++) {
+    for (v = 0; v < nv; v++) {
         __mmask8 in = first_lanes(hi - lo - 8 * v);
         L->s[v] = none;
         L->a[v] = zero;
@@ -224,7 +229,8 @@ static V4_FN void extract_load(const double *ks, const int64_t *ka, const Slot *
         if (map) { /* key k = map[x - lo], repeats k < 0; the slots hold (g, ad) */
             L->a[v] = _mm512_maskz_loadu_epi64(in, map + 8 * v);
             in = _mm512_mask_cmpge_epi64_mask(in, L->a[v], zero);
-            L->s[v] = _mm512_mask_i64gather_pd(none, in, _mm512_slli_epi64(L->a[v], SLOT_SHIFT), &sl->g, 1);
+            L->s[v] = _mm512_mask_i64gather_pd(none, in, _mm512_slli_epi64(L->a[v], SLOT_SHIFT),
+                                               &sl->g, 1);
         } else {
             L->s[v] = _mm512_mask_loadu_pd(none, in, ks + lo + 8 * v);
             L->a[v] = _mm512_maskz_loadu_epi64(in, ka + lo + 8 * v);
@@ -237,74 +243,74 @@ static V4_FN void extract_load(const double *ks, const int64_t *ka, const Slot *
  * lanes, then the first lane, which is the ad's first item of that score),
  * every item of its ad removed; -1 when L is used up. */
 static V4_FN int64_t extract_step(const int64_t *ka, const Slot *sl, const int64_t *map,
-                                  int64_t lo, Lanes *L)
+                                  int64_t lo, int nv, Lanes *L)
 {
     const __m512d none = _mm512_set1_pd(-INFINITY);
     const __m512i no_ad = _mm512_set1_epi64(INT64_MAX);
-    const __m512d best = max_lanes(_mm512_max_pd(_mm512_max_pd(L->s[0], L->s[1]),
-                                                 _mm512_max_pd(L->s[2], L->s[3])));
-    __mmask8 e[4];
+    const __m512d s01 = _mm512_max_pd(L->s[0], L->s[1]);
+    const __m512d best = max_lanes(
+        _mm512_max_pd(s01, nv == 4 ? _mm512_max_pd(L->s[2], L->s[3]) : L->s[2]));
+    __mmask8 e[4] = {0, 0, 0, 0};
     uint32_t lanes;
     int64_t k;
     __m512i va;
     int v;
     if (_mm512_cvtsd_f64(best) == -INFINITY) return -1;
-    for (v = 0; v < 4; v++) e[v] = _mm512_cmp_pd_mask(L->s[v], best, _CMP_EQ_OQ);
+    for (v = 0; v < nv; v++) e[v] = _mm512_cmp_pd_mask(L->s[v], best, _CMP_EQ_OQ);
     lanes = MASK32(e[0], e[1], e[2], e[3]);
     if (lanes & (lanes - 1)) { /* a tie of scores: the lowest ad */
-        __m512i ads[4], low;
-        for (v = 0; v < 4; v++)
+        __m512i ads[4], low, a01;
+        for (v = 0; v < nv; v++)
             ads[v] = map ? _mm512_mask_i64gather_epi64(no_ad, e[v], _mm512_slli_epi64(L->a[v], SLOT_SHIFT),
                                                        &sl->ad, 1)
                          : _mm512_mask_mov_epi64(no_ad, e[v], L->a[v]);
-        low = min_lanes(_mm512_min_epi64(_mm512_min_epi64(ads[0], ads[1]),
-                                         _mm512_min_epi64(ads[2], ads[3])));
-        for (v = 0; v < 4; v++) e[v] = _mm512_mask_cmpeq_epi64_mask(e[v], ads[v], low);
+        a01 = _mm512_min_epi64(ads[0], ads[1]);
+        low = min_lanes(
+            _mm512_min_epi64(a01, nv == 4 ? _mm512_min_epi64(ads[2], ads[3]) : ads[2]));
+        for (v = 0; v < nv; v++) e[v] = _mm512_mask_cmpeq_epi64_mask(e[v], ads[v], low);
         lanes = MASK32(e[0], e[1], e[2], e[3]);
     }
     k = map ? map[__builtin_ctz(lanes)] : lo + __builtin_ctz(lanes);
     va = _mm512_set1_epi64(map ? k : ka[k]);
-    for (v = 0; v < 4; v++)
+    for (v = 0; v < nv; v++)
         L->s[v] = _mm512_mask_mov_pd(L->s[v], _mm512_cmpeq_epi64_mask(L->a[v], va), none);
     return k;
 }
 
-/* Lists extracted side by side: a step waits on the one before it through
- * a chain of lane reductions (about 50 cycles) that the steps of the other
- * lists fill. 3 measured best: 5 was 2 % faster in filter mode but 16 %
- * slower on rerun/gsp's lists of 5 kept ads (8 vectors a list). */
-#define EXTRACT_GROUP 3
+/* Lists extracted side by side, `group` at a time: a step waits on the one
+ * before it through a chain of lane reductions (about 50 cycles) that the
+ * steps of the other lists fill. Five short lists (3 vectors each) fit in
+ * the registers together; five long ones did not (rerun/gsp 16 % slower
+ * than three at a time), so long lists go three at a time. */
+#define EXTRACT_GROUP_MAX 5
 
-/* select_lists on an AVX-512 machine: lists of at most EXTRACT_MAX items by
- * extraction, EXTRACT_GROUP at a time, longer ones by select_scalar. */
-__attribute__((target("arch=x86-64-v4"))) static void
-select_lists_avx512(int m, const double *ks, const int64_t *ka, const Slot *sl,
-                    const int64_t *map, const int64_t *off, int64_t len, double floor,
-                    int64_t *top, int64_t *n)
+static V4_FN void select_groups(int m, const double *ks, const int64_t *ka, const Slot *sl,
+                                const int64_t *map, const int64_t *off, int64_t len,
+                                double floor, int nv, int group, int64_t *top, int64_t *n)
 {
-    Lanes L[EXTRACT_GROUP];
-    int list[EXTRACT_GROUP];
+    Lanes L[EXTRACT_GROUP_MAX];
+    int list[EXTRACT_GROUP_MAX];
     int i = 0, g, size;
     int64_t got, j;
     while (i < m) {
-        for (size = 0; size < EXTRACT_GROUP && i < m; i++) {
+        for (size = 0; size < group && i < m; i++) {
             const int64_t *mi = map ? map + (off[i] - off[0]) : NULL;
             n[i] = 0;
-            if (off[i + 1] - off[i] > EXTRACT_MAX) {
+            if (off[i + 1] - off[i] > 8 * nv) {
                 n[i] = select_scalar(ks, ka, sl, mi, off[i], off[i + 1], len, floor, top + i * len);
             } else {
-                extract_load(ks, ka, sl, mi, off[i], off[i + 1], floor, &L[size]);
+                extract_load(ks, ka, sl, mi, off[i], off[i + 1], floor, nv, &L[size]);
                 list[size++] = i;
             }
         }
         for (got = 0; got < len; got++) {
             int live = 0;
-#pragma GCC unroll 4
-            for (g = 0; g < EXTRACT_GROUP; g++) {
+#pragma GCC unroll 5
+            for (g = 0; g < group; g++) {
                 int64_t k;
                 if (g >= size || n[list[g]] < got) continue; /* absent, or used up */
                 j = list[g];
-                k = extract_step(ka, sl, map ? map + (off[j] - off[0]) : NULL, off[j], &L[g]);
+                k = extract_step(ka, sl, map ? map + (off[j] - off[0]) : NULL, off[j], nv, &L[g]);
                 top[j * len + got] = k;
                 n[j] += k >= 0;
                 live |= k >= 0;
@@ -312,6 +318,24 @@ select_lists_avx512(int m, const double *ks, const int64_t *ka, const Slot *sl,
             if (!live) break;
         }
     }
+}
+
+/* select_lists on an AVX-512 machine: lists of at most EXTRACT_MAX items by
+ * extraction, longer ones by select_scalar; a request whose lists are all
+ * short, five at a time in 3 vectors each, else three at a time in 4. */
+__attribute__((target("arch=x86-64-v4"))) static void
+select_lists_avx512(int m, const double *ks, const int64_t *ka, const Slot *sl,
+                    const int64_t *map, const int64_t *off, int64_t len, double floor,
+                    int64_t *top, int64_t *n)
+{
+    int64_t longest = 0;
+    int i;
+    for (i = 0; i < m; i++)
+        longest = off[i + 1] - off[i] > longest ? off[i + 1] - off[i] : longest;
+    if (longest <= EXTRACT_SHORT)
+        select_groups(m, ks, ka, sl, map, off, len, floor, 3, 5, top, n);
+    else
+        select_groups(m, ks, ka, sl, map, off, len, floor, 4, 3, top, n);
 }
 
 /* rank[q] = how many of s[0 .. n-1] exceed s[q] (n <= 64), counted for 8

@@ -62,8 +62,8 @@ def test_short_and_long_lists_side_by_side_match_oracle(data, m, slots, reserve,
     of up to 32 items (selected several at a time in vector lanes) and longer
     ones (the scalar insertion), in any order; few ads and scores, so ads
     repeat within and across actions and scores tie."""
-    sizes = data.draw(st.lists(st.sampled_from([0, 1, 5, 20, 32, 33, 40]), min_size=m,
-                               max_size=m))
+    sizes = data.draw(st.lists(st.sampled_from([0, 1, 5, 17, 20, 24, 25, 32, 33, 40]),
+                               min_size=m, max_size=m))
     actions = [[(data.draw(st.integers(0, 30)), data.draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])),
                  data.draw(st.sampled_from([0.25, 1.0, 3.0])), 0.0) for _ in range(size)]
                for size in sizes]
@@ -74,6 +74,26 @@ def test_short_and_long_lists_side_by_side_match_oracle(data, m, slots, reserve,
     for backend in BACKENDS:
         got = fc.auction_replay(pools, slots, reserve, pricing=pricing, mode=mode, backend=backend)
         np.testing.assert_allclose(got[0], want, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("size", [8, 9, 16, 17, 23, 24, 25, 31, 32, 33])
+def test_best_items_last_in_their_lists_match_oracle(size, backend):
+    """Scores rising along each list, so that the best ads sit in the last
+    lanes of the last vector of a list (3 vectors up to 24 items, 4 up to 32,
+    then the scalar insertion); distinct ads, so no repeat can stand in for
+    a lane left unread."""
+    for m in (1, 3, 6):
+        actions = [[(100 * i + j, float(j) + 0.25 * i, 1.0 + j, 0.0) for j in range(size)]
+                   for i in range(m)]
+        offsets = np.arange(m + 1) * size
+        cols = np.array([x for a in actions for x in a], dtype=float).reshape(-1, 4)
+        pools = fc.Pools(offsets, cols[:, 0].astype(np.int64), cols[:, 1], cols[:, 2], m=m)
+        for mode in ("filter", "rerun"):
+            for pricing in ("first", "gsp"):
+                want, _ = ref.auction_request(actions, 4, 0.0, None, pricing, mode)
+                got = fc.auction_replay(pools, 4, 0.0, pricing=pricing, mode=mode,
+                                        backend=backend)
+                np.testing.assert_allclose(got[0], want, rtol=1e-12, atol=0)
 
 
 def test_docstring_example_filter_and_rerun_differ():
