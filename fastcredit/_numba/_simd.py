@@ -844,3 +844,17 @@ def lanes_to_rows(typingctx, a, row, U, m):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@intrinsic
+def lanes8(typingctx, bits, v):
+    """The Mask8 of bits 8v .. 8v+7 of the int bits (lane l: bit 8v + l)."""
+    if not (isinstance(bits, types.Integer) and isinstance(v, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        b, v = (context.cast(builder, x, t, types.int64) for x, t in zip(args, sig.args))
+        shifted = builder.lshr(b, builder.mul(v, ir.Constant(ir.IntType(64), 8)))
+        return builder.bitcast(builder.trunc(shifted, ir.IntType(8)), _MASK)
+
+    return mask8(types.int64, types.int64), codegen

@@ -32,7 +32,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._constants import MODE_RERUN, PRICING_GSP
-from ._simd import (bits8, choose, first_lanes, gather8, lane, lane_numbers, load8,
+from ._simd import (bits8, choose, lanes8, first_lanes, gather8, lane, lane_numbers, load8,
                     load_lanes8, max_lanes, min_lanes, opaque, prefer_512_bit_vectors, prefetch,
                     select8, splat8, store_lanes, zeros8)
 from .rng import GOLDEN
@@ -643,12 +643,17 @@ def _relevant_entries(m, slots, n, e_inst, e_a, e_p, e_s, e_w):
     return kept
 
 
+# _MEETS[x]: the bits l < 32 with l & x != 0 (the coalitions of a block of 32
+# that meet actions x), as C's Work.meets
+_MEETS = np.array([sum(1 << l for l in range(32) if l & x) for x in range(32)], dtype=np.int64)
+
+
 @jit
-def _coalition_lanes(sets, a, p, quota, lagged, w, sums, taken):
-    """One entry (a, p, w) of _coalition_sums for the 8 coalitions S of
-    sets: taken where S meets a, misses p and has taken fewer than quota,
+def _coalition_lanes(goes, quota, lagged, w, sums, taken):
+    """One entry (its coalitions goes, earning w) of _coalition_sums for 8
+    coalitions: taken where the entry goes and fewer than quota are taken,
     earning w where taken (lagged: where taken but not first)."""
-    take = ((sets & a) != 0) & ((sets & p) == 0) & (taken < quota)
+    take = goes & (taken < quota)
     earns = take & (taken > 0) if lagged else take
     return sums + select8(earns, w, 0.0), select8(take, taken + 1, taken)
 
@@ -664,17 +669,18 @@ def _coalition_sums(reserve, m, slots, quota, n, lagged, e_a, e_p, e_s, e_w, out
     prefer_512_bit_vectors()
     n_masks = 1 << m
     for b in range(0, n_masks, 32):
-        sets = lane_numbers() + b
         s0 = s1 = s2 = s3 = zeros8()
         t0 = t1 = t2 = t3 = splat8(0)
         for j in range(n):
             a = e_a[j]
             p = e_p[j]
+            # the coalitions b + l (l < 32) meeting a and missing p
+            goes = (-1 if a & b else _MEETS[a & 31]) & ~(-1 if p & b else _MEETS[p & 31])
             w = (e_s[j] if e_s[j] > reserve else reserve) if lagged else e_w[j]
-            s0, t0 = _coalition_lanes(sets, a, p, quota, lagged, w, s0, t0)
-            s1, t1 = _coalition_lanes(sets + 8, a, p, quota, lagged, w, s1, t1)
-            s2, t2 = _coalition_lanes(sets + 16, a, p, quota, lagged, w, s2, t2)
-            s3, t3 = _coalition_lanes(sets + 24, a, p, quota, lagged, w, s3, t3)
+            s0, t0 = _coalition_lanes(lanes8(goes, 0), quota, lagged, w, s0, t0)
+            s1, t1 = _coalition_lanes(lanes8(goes, 1), quota, lagged, w, s1, t1)
+            s2, t2 = _coalition_lanes(lanes8(goes, 2), quota, lagged, w, s2, t2)
+            s3, t3 = _coalition_lanes(lanes8(goes, 3), quota, lagged, w, s3, t3)
         if lagged:
             s0 = s0 + select8((t0 > 0) & (t0 <= slots), reserve, 0.0)
             s1 = s1 + select8((t1 > 0) & (t1 <= slots), reserve, 0.0)
