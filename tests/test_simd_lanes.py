@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from numba import literally, njit
 
-from fastcredit._numba._simd import (bits8, choose, gather_strided, lanes_to_rows, load8, opaque,
-                                     rows_to_lanes, select8, splat8, store8)
+from fastcredit._numba._simd import (bits8, choose, gather_strided, lanes8, lanes_to_rows, load8,
+                                     opaque, rows_to_lanes, select8, splat8, store8)
 
 SPECIALS = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-300, -2.5, 3.0])
 
@@ -102,6 +102,23 @@ def test_choose_and_opaque(rng):
         np.testing.assert_array_equal(bits(out[0]), bits(np.where(x < y, x, y)))
         np.testing.assert_array_equal(bits(out[1]), bits(np.where(x > y, -0.0, x)))
     np.testing.assert_array_equal(same, ints)
+
+
+@njit
+def _lane_masks(ints, out):
+    for j in range(ints.size):
+        for v in range(4):
+            out[j, v] = bits8(lanes8(ints[j], v))
+
+
+def test_lanes8_takes_a_byte_of_bits_as_lanes(rng):
+    # lanes8(bits, v): lane l set iff bit 8v + l of bits is, whatever the other bits
+    ints = np.concatenate([[0, -1, 1, 0xFF00FF00, np.iinfo(np.int64).min],
+                           rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, 59)])
+    out = np.zeros((ints.size, 4), dtype=np.int64)
+    _lane_masks(ints, out)
+    want = (ints.astype(np.uint64)[:, None] >> (8 * np.arange(4, dtype=np.uint64))) & 0xFF
+    np.testing.assert_array_equal(out, want.astype(np.int64))
 
 
 @njit
