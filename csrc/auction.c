@@ -261,8 +261,8 @@ static V4_FN int64_t extract_step(const int64_t *ka, const Slot *sl, const int64
     if (lanes & (lanes - 1)) { /* a tie of scores: the lowest ad */
         __m512i ads[4], low, a01;
         for (v = 0; v < nv; v++)
-            ads[v] = map ? _mm512_mask_i64gather_epi64(no_ad, e[v], _mm512_slli_epi64(L->a[v], SLOT_SHIFT),
-                                                       &sl->ad, 1)
+            ads[v] = map ? _mm512_mask_i64gather_epi64(
+                               no_ad, e[v], _mm512_slli_epi64(L->a[v], SLOT_SHIFT), &sl->ad, 1)
                          : _mm512_mask_mov_epi64(no_ad, e[v], L->a[v]);
         a01 = _mm512_min_epi64(ads[0], ads[1]);
         low = min_lanes(
@@ -744,7 +744,11 @@ static FC_INLINE int64_t ranked_union(const Auction *A, Work *W, const int64_t *
             const int64_t in_u = t->mask != 0, a = t->ad;
             const double g = t->g;
             const int64_t past = key_before(W->e_s[n - 1], e_ad[n - 1], g, a);
-            tail = choose(-((in_u ^ 1) & past & (g > tail)), g, tail);
+            /* a max, whose latency alone chains the ads (a choice on
+             * g > tail chained a compare and four bit operations); an ad
+             * past U's last entry is not in U */
+            const double after_u = choose(-past, g, -INFINITY);
+            tail = after_u > tail ? after_u : tail;
             in_a[n_in] = a;
             in_g[n_in] = g;
             n_in += (in_u | past) ^ 1;
@@ -979,7 +983,7 @@ int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
         for (W.meets[i] = 0, j = 0; j < 32; j++) W.meets[i] |= (uint32_t)((j & i) != 0) << j;
 #endif
     /* at most 1/8 of the slots taken while the table stays within
-     * HASH_BITS_SPARSE (64 KiB): a request's ads then rarely collide, and
+     * HASH_BITS_SPARSE (32 KiB): a request's ads then rarely collide, and
      * the probe's one branch rarely mispredicts (filter/first 1,035 -> 975
      * ns a request against 1/2; 1/16 gains nothing more). A larger table
      * leaves the cache anyway: it is at most half full. */

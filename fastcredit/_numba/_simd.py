@@ -37,6 +37,8 @@ with these rounds as its C twin does.
                       ones, b where it is 0, by bit masks (C's choose in
                       auction.c)
     opaque(x)         the int64 x, which LLVM may not analyse (see below)
+    prefetch(a, lo, hi)  the cache lines of a[lo:hi] asked for (no fault,
+                      no value changed)
 
 The int64 lanes, lane masks, selects, lane reductions, masked loads and
 gathers are listed in the comment that opens their section below.
@@ -424,6 +426,7 @@ def choose(typingctx, take, a, b):
 #     select8(c, a, b)  c ? a : b lane by lane (a, b F64x8 or float scalars,
 #                       or I64x8 or integer scalars)
 #     bits8(c)          the lanes set in c as bits 0 .. 7 of an integer
+#     lanes8(bits, v)   the Mask8 of bits 8v .. 8v+7 of an integer
 #     splat8(x)         x in every lane: an F64x8 for a float, an I64x8 for
 #                       an integer, a Mask8 for a boolean
 #     first_lanes(n)    the Mask8 of the lanes l < n (any n)
@@ -553,6 +556,20 @@ def bits8(typingctx, c):
         return builder.zext(builder.bitcast(args[0], ir.IntType(_LANES)), ir.IntType(64))
 
     return types.intp(mask8), codegen
+
+
+@intrinsic
+def lanes8(typingctx, bits, v):
+    """The Mask8 of bits 8v .. 8v+7 of the int bits (lane l: bit 8v + l)."""
+    if not (isinstance(bits, types.Integer) and isinstance(v, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        b, v = (context.cast(builder, x, t, types.int64) for x, t in zip(args, sig.args))
+        shifted = builder.lshr(b, builder.mul(v, ir.Constant(ir.IntType(64), 8)))
+        return builder.bitcast(builder.trunc(shifted, ir.IntType(8)), _MASK)
+
+    return mask8(types.int64, types.int64), codegen
 
 
 @intrinsic
@@ -845,16 +862,3 @@ def lanes_to_rows(typingctx, a, row, U, m):
 
     return sig, codegen
 
-
-@intrinsic
-def lanes8(typingctx, bits, v):
-    """The Mask8 of bits 8v .. 8v+7 of the int bits (lane l: bit 8v + l)."""
-    if not (isinstance(bits, types.Integer) and isinstance(v, types.Integer)):
-        return None
-
-    def codegen(context, builder, sig, args):
-        b, v = (context.cast(builder, x, t, types.int64) for x, t in zip(args, sig.args))
-        shifted = builder.lshr(b, builder.mul(v, ir.Constant(ir.IntType(64), 8)))
-        return builder.bitcast(builder.trunc(shifted, ir.IntType(8)), _MASK)
-
-    return mask8(types.int64, types.int64), codegen

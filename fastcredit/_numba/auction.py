@@ -32,9 +32,9 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._constants import MODE_RERUN, PRICING_GSP
-from ._simd import (bits8, choose, lanes8, first_lanes, gather8, lane, lane_numbers, load8,
-                    load_lanes8, max_lanes, min_lanes, opaque, prefer_512_bit_vectors, prefetch,
-                    select8, splat8, store_lanes, zeros8)
+from ._simd import (bits8, choose, first_lanes, gather8, lane, lanes8, load8, load_lanes8,
+                    max_lanes, min_lanes, opaque, prefer_512_bit_vectors, prefetch, select8,
+                    splat8, store_lanes, zeros8)
 from .rng import GOLDEN
 
 __all__ = ["replay"]
@@ -597,7 +597,10 @@ def _replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp
                 in_u = h_mask[h] != 0
                 g = h_g[h]
                 past = _key_before(e_s[n - 1], e_ad[n - 1], g, h_ad[h])
-                tail = g if (not in_u) & past & (g > tail) else tail
+                # a max, as csrc/auction.c's ranked_union says why (an ad past
+                # U's last entry is not in U)
+                after_u = choose(opaque(-np.int64(past)), g, -np.inf)
+                tail = after_u if after_u > tail else tail
                 in_a[n_in] = h_ad[h]
                 in_g[n_in] = g
                 n_in += (not in_u) & (not past)
