@@ -24,7 +24,7 @@ with these rounds as its C twin does.
     zeros8()          the vector of +0.0
     x + y, x - y, x * y  lane by lane; either side may be a float scalar
                       (x + y, x - y also on I64x8, wrapping, with integer
-                      scalars; x & y on I64x8 too)
+                      scalars)
     keep_bit(x, q)    lane l of x where bit q of l is set, else +0.0
     lane(x, l)        lane l as a float
     lane_zeta(x, sign)   for q = 0, 1, 2 in turn: lane l with bit q set
@@ -246,7 +246,6 @@ def _lane_op(instructions):
 
 for _python_op, _instructions in ((operator.add, {f64x8: "fadd", i64x8: "add"}),
                                   (operator.sub, {f64x8: "fsub", i64x8: "sub"}),
-                                  (operator.and_, {i64x8: "and_"}),
                                   (operator.mul, {f64x8: "fmul"}),
                                   (operator.truediv, {f64x8: "fdiv"})):
     _bind_binary(_python_op, _lane_op(_instructions), _has_vector)
@@ -416,7 +415,6 @@ def choose(typingctx, take, a, b):
 # (the projection's lanes, the auction's selection by extraction and merge)
 #
 #     I64x8             8 int64 lanes, the counterpart of C's v8i
-#     lane_numbers()    the I64x8 of the lane numbers 0 .. 7
 #     x < y, x <= y, x > y, x >= y, x == y, x != y   (two F64x8, or two
 #                       I64x8, either side may be a scalar of that kind) a
 #                       Mask8: lane l is x[l] op y[l]; for floats where
@@ -587,14 +585,6 @@ def splat8(typingctx, x):
         return _splat(builder, args[0])
 
     return sig, codegen
-
-
-@intrinsic
-def lane_numbers(typingctx):
-    def codegen(context, builder, sig, args):
-        return _LANE_NUMBERS
-
-    return i64x8(), codegen
 
 
 @intrinsic
@@ -861,4 +851,3 @@ def lanes_to_rows(typingctx, a, row, U, m):
         return context.get_dummy_value()
 
     return sig, codegen
-
