@@ -28,7 +28,11 @@ int fc_banzhaf_weights(int m, double *weights);
  * Computed in one streaming pass as phi_i = T_i - B with
  *   T_i = sum_{S contains i} (v(S) - v(0)) (w[|S|-1] + w[|S|]),
  *   B   = sum_S (v(S) - v(0)) w[|S|]            (w[-1] = w[m] = 0),
- * where each T_i comes from halving folds of cache-sized blocks. Uses about
+ * where each T_i comes from halving folds of cache-sized blocks. A game
+ * whose result has a non-finite entry (only a non-finite table, or sums
+ * that overflow, give one) is summed again as the definition is written,
+ * where T_i - B would turn a defined +-inf into NaN; the pass itself
+ * carries the test, so finite batches pay nothing for it. Uses about
  * 100 KB of stack for per-size coefficient tables. */
 int fc_semivalue_f64(const double *v, int64_t n_games, int m,
                      const double *weights, double *out);

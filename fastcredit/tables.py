@@ -83,7 +83,7 @@ def _batch(kernel, key, v, tail, out, threads, backend, name="v"):
     impl = getattr(kernels("tables", resolve(key, backend)), kernel)
     nt = _parallel.n_threads(threads)
     shape = tail(m)
-    res = output(out, lead + shape, inputs={name: flat})
+    res = output(out, lead + shape, inputs={name: (v, flat)})
     if flat.shape[0]:
         _split_games(impl, flat, res.reshape((flat.shape[0],) + shape), m, nt)
     return res
@@ -116,24 +116,31 @@ def semivalue(v, weights, *, out=None, threads=None, backend=None) -> np.ndarray
     w = real_array(weights, "weights", dtypes=(np.float64,))
     if w.shape != (m,):
         raise ValueError(f"weights must have shape ({m},) for m = {m} players, got {w.shape}")
-    return _semivalue(flat, m, lead, w, out, threads, backend)
+    return _semivalue(flat, m, lead, w, out, threads, backend,
+                      {"v": (v, flat), "weights": (weights, w)})
 
 
-def _semivalue(flat, m, lead, w, out, threads, backend):
+def _semivalue(flat, m, lead, w, out, threads, backend, inputs):
+    """Semivalues of the validated tables ``flat``; ``inputs`` are the
+    arguments ``out`` must not overlap (see :func:`output`)."""
     impl = kernels("tables", resolve("tables.semivalue", backend))
     nt = _parallel.n_threads(threads)
-    res = output(out, lead + (m,), inputs={"v": flat, "weights": w})
+    res = output(out, lead + (m,), inputs=inputs)
     n_games = flat.shape[0]
     if n_games == 0:
         return res
     res_flat = res.reshape(n_games, m)
-    if m >= _SPLIT_GAME_M:
-        _semivalue_ranges(impl, flat, w, res_flat, m, nt)
-    else:
+    if m < _SPLIT_GAME_M:
+        # the kernel redoes a game with a non-finite result by the definition
+        # itself, inside its pass (a scan of the result here cost as much as
+        # the kernel on a batch of small games)
         _split_games(lambda games, out: impl.semivalue(games, w, out), flat, res_flat, m, nt)
-    # A non-finite result can only come from a non-finite table, where the
-    # one-pass formula's difference of two infinite sums would turn a defined
-    # +-inf into NaN: such games are summed as the definition is written.
+        return res
+    _semivalue_ranges(impl, flat, w, res_flat, m, nt)
+    # A non-finite result can only come from a non-finite table (or sums that
+    # overflow), where the one-pass formula's difference of two infinite sums
+    # would turn a defined +-inf into NaN: such games are summed as the
+    # definition is written. A few large games: m results each to scan.
     for g in np.flatnonzero(~np.isfinite(res_flat).all(axis=1)):
         res_flat[g] = _semivalue_by_definition(flat[g], w)
     return res
@@ -203,7 +210,8 @@ def shapley(v, *, out=None, threads=None, backend=None) -> np.ndarray:
     array([0.6667, 0.1667, 0.1667])
     """
     flat, m, lead = coalition_table(v)
-    return _semivalue(flat, m, lead, shapley_weights(m), out, threads, backend)
+    return _semivalue(flat, m, lead, shapley_weights(m), out, threads, backend,
+                      {"v": (v, flat)})
 
 
 def banzhaf(v, *, out=None, threads=None, backend=None) -> np.ndarray:
@@ -215,7 +223,8 @@ def banzhaf(v, *, out=None, threads=None, backend=None) -> np.ndarray:
     Returns ndarray of shape (..., m), float64.
     """
     flat, m, lead = coalition_table(v)
-    return _semivalue(flat, m, lead, banzhaf_weights(m), out, threads, backend)
+    return _semivalue(flat, m, lead, banzhaf_weights(m), out, threads, backend,
+                      {"v": (v, flat)})
 
 
 def singleton(v, *, out=None, threads=None, backend=None) -> np.ndarray:

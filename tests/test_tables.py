@@ -177,3 +177,27 @@ class TestTableFromFunction:
         v = fc.table_from_function(lambda s: np.bitwise_count(s).astype(float) ** 2, 5)
         # symmetric game: every player gets (v(N) - v(0)) / m
         close(fc.shapley(v, backend=backend), np.full(5, 25 / 5), v)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 5, 8, 10])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_bare_semivalue_kernel_redoes_nonfinite_games_by_definition(m, dtype, backend):
+    """The batch kernel itself (no Python check after it, issue 33) gives
+    the definition on a game with an infinite entry and leaves the finite
+    games of the same batch untouched: the one-pass formula alone gives NaN
+    where the definition gives +-inf, so a kernel whose in-pass probe were
+    dropped (or ignored a lane) fails here. m = 10 takes the blocked path,
+    1-2 the scalar one, 3-8 the vector one."""
+    from fastcredit._backend import kernels
+    rng = np.random.default_rng(m)
+    v = rng.normal(size=(6, 1 << m)).astype(dtype)
+    v[2, (1 << m) - 1] = np.inf           # only v(N): every phi_i is +inf
+    v[4, 0] = -np.inf                     # only v(0): every phi_i is +inf
+    w = fc.shapley_weights(m)
+    out = np.full((6, m), 7.0)
+    kernels("tables", backend).semivalue(v, w, out)
+    want = np.array([ref.semivalue(g.astype(np.float64), w) for g in v])
+    assert np.isposinf(out[2]).all() and np.isposinf(out[4]).all()
+    assert np.isposinf(want[2]).all() and np.isposinf(want[4]).all()
+    finite = [0, 1, 3, 5]
+    np.testing.assert_allclose(out[finite], want[finite], rtol=1e-10, atol=1e-12)

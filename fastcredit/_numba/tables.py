@@ -184,11 +184,12 @@ def _vector_games(v, m, cs, ws, out):
     2**(m-3) vectors, folded into 8 partial vectors p0..p7 (player q's in
     pq; p7 carries B when m < 8) that one transposing reduction sums; m a
     literal so that the loops over a table unroll and the partials stay in
-    registers."""
+    registers. Returns the probe of semivalue_small."""
     M = literally(m)
     nv = 1 << (M - 3)
     x = np.empty(8 * nv)
     z = zeros8()
+    probe = z
     for g in range(v.shape[0]):
         pb = _weigh_vectors(v, g << M, nv, np.float64(v[g, 0]), cs, ws, 0, x)
         p7 = _fold_level(x, 7, z) if M > 7 else pb
@@ -204,23 +205,54 @@ def _vector_games(v, m, cs, ws, out):
         else:
             b = lane(reduce8(pb, z, z, z, z, z, z, z), 0)
         store_lanes(out, g * M, r - b, M)
+        probe = probe + (r - b) * 0.0   # lanes past m hold -b: finite for a finite table
+    return lane(reduce8(probe, z, z, z, z, z, z, z), 0)
 
 
 @jit
 def _semivalue_small(v, m, cs, ws, out):
-    """_vector_games with m as a literal (3 <= m <= 8)."""
+    """_vector_games with m as a literal (3 <= m <= 8); returns the sum of
+    every result times 0: 0 when all are finite, NaN otherwise (C's
+    semivalue_small), so that a finite batch needs no second pass."""
     if m == 3:
-        _vector_games(v, 3, cs, ws, out)
-    elif m == 4:
-        _vector_games(v, 4, cs, ws, out)
-    elif m == 5:
-        _vector_games(v, 5, cs, ws, out)
-    elif m == 6:
-        _vector_games(v, 6, cs, ws, out)
-    elif m == 7:
-        _vector_games(v, 7, cs, ws, out)
-    else:
-        _vector_games(v, 8, cs, ws, out)
+        return _vector_games(v, 3, cs, ws, out)
+    if m == 4:
+        return _vector_games(v, 4, cs, ws, out)
+    if m == 5:
+        return _vector_games(v, 5, cs, ws, out)
+    if m == 6:
+        return _vector_games(v, 6, cs, ws, out)
+    if m == 7:
+        return _vector_games(v, 7, cs, ws, out)
+    return _vector_games(v, 8, cs, ws, out)
+
+
+@jit
+def _semivalue_definition(v, g, w, phi):
+    """phi_i = sum over S without i, in mask order, of w[|S|] (v(S + i) -
+    v(S)) for game g: semivalue_definition of csrc/tables_real.inc, for a
+    game whose one-pass result is not finite (T_i - B would turn a defined
+    +-inf into NaN)."""
+    m = w.shape[0]
+    for i in range(m):
+        bit = 1 << i
+        total = 0.0
+        for s in range(1 << m):
+            if not s & bit:
+                total += w[_popcount(s)] * (np.float64(v[g, s | bit]) - np.float64(v[g, s]))
+        phi[i] = total
+
+
+@jit
+def _redo_nonfinite(v, w, out):
+    """Games whose one-pass result has a non-finite entry, redone by the
+    definition (redo_nonfinite of csrc/tables_real.inc)."""
+    for g in range(v.shape[0]):
+        probe = 0.0
+        for i in range(w.shape[0]):
+            probe += out[g, i] * 0.0
+        if probe != 0.0:
+            _semivalue_definition(v, g, w, out[g])
 
 
 @jit
@@ -228,12 +260,14 @@ def semivalue(v, weights, out):
     m = _log2(v.shape[1])
     cs, ws = _coefficient_tables(m, weights)
     if 3 <= m <= TABLE_BLOCK_BITS:
-        _semivalue_small(v, m, cs, ws, out)
+        if _semivalue_small(v, m, cs, ws, out) != 0.0:
+            _redo_nonfinite(v, weights, out)
         return
     if m < 3:
         x = np.empty(1 << m)
         t = np.empty(m)
         s = np.empty(8)
+        probe = 0.0
         for g in range(v.shape[0]):
             b = _weigh_block(v, g, 0, 1 << m, np.float64(v[g, 0]), cs[0], ws[0], x, s)
             for i in range(m):
@@ -241,6 +275,9 @@ def semivalue(v, weights, out):
             _fold(x, m, t, s)
             for i in range(m):
                 out[g, i] = t[i] - b
+                probe += (t[i] - b) * 0.0
+        if probe != 0.0:
+            _redo_nonfinite(v, weights, out)
         return
     acc = np.empty(m + 1)
     for g in range(v.shape[0]):
@@ -248,6 +285,7 @@ def semivalue(v, weights, out):
         _semivalue_blocks(v, g, m, cs, ws, np.float64(v[g, 0]), 0, 1 << m, acc)
         for i in range(m):
             out[g, i] = acc[i] - acc[m]
+    _redo_nonfinite(v, weights, out)
 
 
 @jit
