@@ -57,14 +57,29 @@ def _order(max_order, n):
     return check_int(max_order, "max_order", lo=1, hi=n)
 
 
-def _permutations(rng, count, n, antithetic=False):
-    """``count`` uniformly random orders of 0..n-1, (count, n) int64; with
-    ``antithetic``, each drawn order followed by its reverse."""
-    drawn = (count + 1) // 2 if antithetic else count
-    perms = rng.permuted(np.tile(np.arange(n, dtype=np.int64), (drawn, 1)), axis=1)
-    if antithetic:
-        perms = np.stack([perms, perms[:, ::-1]], axis=1).reshape(-1, n)[:count]
-    return perms
+def _permutations(rng, count, n):
+    """``count`` uniformly random orders of 0..n-1, (count, n) int64."""
+    return rng.permuted(np.tile(np.arange(n, dtype=np.int64), (count, 1)), axis=1)
+
+
+class _Antithetic:
+    """The orders of one antithetic run, batch by batch: each order drawn
+    followed by its reverse. A batch that ends between the two leaves the
+    reverse to open the next batch, so the orders walked do not depend on
+    the batch size: K orders are the first ceil(K / 2) draws, each followed
+    by its reverse, the last draw alone when K is odd."""
+
+    def __init__(self, rng, n):
+        self.rng, self.n, self.pending = rng, n, None
+
+    def __call__(self, count):
+        """The next ``count`` orders, (count, n) int64."""
+        head = [] if self.pending is None else [self.pending[None, :]]
+        need = count - len(head)
+        drawn = _permutations(self.rng, (need + 1) // 2, self.n)
+        pairs = np.stack([drawn, drawn[:, ::-1]], axis=1).reshape(-1, self.n)
+        self.pending = pairs[need] if need < len(pairs) else None
+        return np.concatenate(head + [pairs[:need]])
 
 
 def _ranks(perms):
@@ -172,8 +187,12 @@ class PermutationSamplingSV(_ShapiqSV):
     antithetic : bool
         Walk each drawn order and its reverse (unbiased, same budget
         accounting; lowers the variance for games close to additive and can
-        raise it for others). Off by default: then the permutations are
-        shapiq's own draws, and a ``random_state`` gives shapiq's estimate.
+        raise it for others). K orders are the first ceil(K / 2) draws, each
+        followed by its reverse, and the last draw alone when K is odd
+        (counted like the others); pairs are never split by ``batch_size``.
+        Each ``approximate`` call starts its own pairs. Off by default: then
+        the permutations are shapiq's own draws, and a ``random_state``
+        gives shapiq's estimate.
     **kwargs
         shapiq's compatibility keywords (``max_order=1``, ``index="SV"``,
         ``top_order=False``); anything else is refused.
@@ -225,10 +244,12 @@ class PermutationSamplingSV(_ShapiqSV):
         step = per_call(batch_size, self.iteration_cost)
         sums = np.zeros(n)
         sizes = np.arange(1, n)[None, :, None]
+        draw = (_Antithetic(self._rng, n) if self.antithetic
+                else functools.partial(_permutations, self._rng, n=n))
         done = 0
         while done < walks:
             count = min(step, walks - done)
-            perms = _permutations(self._rng, count, n, self.antithetic)
+            perms = draw(count)
             rows = _ranks(perms)[:, None, :] < sizes           # proper prefixes (count, n-1, n)
             prefix = np.empty((count, n + 1))
             prefix[:, 0], prefix[:, n] = v0, vn
