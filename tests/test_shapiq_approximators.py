@@ -400,3 +400,114 @@ def test_bad_arguments_are_refused():
         KernelSHAP(4).approximate(10, None)
     with pytest.raises(ValueError, match="^game must return one value per coalition"):
         PermutationSamplingSTII(4, 2).approximate(100, lambda rows: np.zeros(1))
+
+
+# -- antithetic SV: odd numbers of permutations (issue 26) ------------------------
+
+def pair_game(n, seed=0):
+    """A game of Moebius order <= 2, v(S) = sum_{i in S} a_i + sum_{i<j in S}
+    b_ij, on bool rows, and its Shapley values a_i + sum_j b_ij / 2. An
+    order and its reverse give every player exactly twice its Shapley value."""
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(size=n), np.triu(rng.normal(size=(n, n)), 1)
+
+    def game(rows):
+        x = np.asarray(rows, dtype=float)
+        return x @ a + np.einsum("ki,ij,kj->k", x, b, x)
+    return game, a + (b + b.T).sum(axis=1) / 2
+
+
+def walked_orders(counting, n):
+    """The orders an SV run walked, read back from the coalitions its game
+    saw: after v({}) and v(N), each order's n - 1 proper prefixes, growing
+    by one player at a time."""
+    assert len(counting.calls[0]) == 2
+    rows = np.concatenate(counting.calls[1:]) if len(counting.calls) > 1 else \
+        np.zeros((0, n), bool)
+    prefixes = rows.reshape(-1, n - 1, n)
+    assert np.array_equal(prefixes.sum(axis=2), np.tile(np.arange(1, n), (len(prefixes), 1)))
+    full = np.concatenate([np.zeros((len(prefixes), 1, n), bool), prefixes,
+                           np.ones((len(prefixes), 1, n), bool)], axis=1)
+    steps = np.diff(full.astype(np.int8), axis=1)                      # (K, n, n), one-hot
+    assert np.all(steps >= 0) and np.all(steps.sum(axis=2) == 1)       # nested prefixes
+    return steps.argmax(axis=2)
+
+
+def mean_marginals(game, orders, n):
+    """The permutation estimate of these orders, from the definition."""
+    total = np.zeros(n)
+    for order in orders:
+        rows = np.zeros((n + 1, n), bool)
+        for k, player in enumerate(order):
+            rows[k + 1:, player] = True
+        total[order] += np.diff(game(rows))
+    return total / len(orders)
+
+
+@pytest.mark.parametrize("batch_size", [None, 1, 2, 3, 4])
+@pytest.mark.parametrize("walks", [1, 2, 3, 5, 6, 7])
+def test_antithetic_sv_walks_pairs_then_one_unpaired_order_when_odd(walks, batch_size):
+    """Kills the mutant: an odd number of antithetic permutations is never
+    drawn nor counted (fastcredit/shapiq/permutation.py, e.g.
+    ``drawn = (count + 1) // 2`` -> ``count // 2 + 1`` in ``_permutations``,
+    or the walks of an antithetic run rounded down to an even number).
+
+    A budget buying K = (budget - 2) // (n - 1) orders spends exactly
+    2 + K (n - 1) evaluations, as shapiq (and as antithetic=False): the
+    first ceil(K / 2) draws of the random_state's stream (the orders a
+    non-antithetic run of that many walks), each followed by its reverse,
+    the last draw alone when K is odd, in batch_size orders per game call
+    whatever the batch boundaries (a pair is never split into two draws).
+    The estimate is the mean marginal over those K orders: the Shapley
+    values exactly for a pair game when K is even."""
+    n, seed = 5, 11
+    game, shapley = pair_game(n)
+    drawn = (walks + 1) // 2
+    plain = Counting(game)
+    PermutationSamplingSV(n, random_state=seed).approximate(2 + drawn * (n - 1), plain)
+    draws = walked_orders(plain, n)
+    assert len(draws) == drawn
+    for budget in (2 + walks * (n - 1), 2 + walks * (n - 1) + n - 2):
+        counting = Counting(game)
+        est = PermutationSamplingSV(n, random_state=seed, antithetic=True).approximate(
+            budget, counting, batch_size=batch_size)
+        assert counting.n_evals == est.estimation_budget == 2 + walks * (n - 1)
+        orders = walked_orders(counting, n)
+        assert len(orders) == walks
+        assert np.array_equal(orders[0::2], draws)                  # the draws, in order
+        assert np.array_equal(orders[1::2], draws[:walks // 2, ::-1])  # each then reversed
+        if batch_size is not None:
+            assert [len(c) for c in counting.calls[1:]] == \
+                [batch_size * (n - 1)] * (walks // batch_size) + \
+                [walks % batch_size * (n - 1)] * (walks % batch_size > 0)
+        values = est.get_n_order_values(1)
+        np.testing.assert_allclose(values, mean_marginals(game, orders, n),
+                                   rtol=1e-12, atol=1e-12)
+        if walks % 2 == 0:
+            np.testing.assert_allclose(values, shapley, rtol=1e-12, atol=1e-12)
+        else:
+            last = mean_marginals(game, orders[-1:], n)
+            np.testing.assert_allclose(values, ((walks - 1) * shapley + last) / walks,
+                                       rtol=1e-12, atol=1e-12)
+            assert not np.allclose(values, shapley)   # the unpaired order is counted
+
+
+def test_antithetic_sv_calls_continue_the_stream_after_an_odd_count():
+    """Kills the mutant: an antithetic run of an odd number K of orders
+    draws one order more than ceil(K / 2) (or fewer), which a later
+    ``approximate`` call would show: repeated calls continue the same
+    stream, each call starting its own pairs (the reverse of a call's last,
+    unpaired draw is not carried into the next call)."""
+    n, seed, walks = 5, 4, 3
+    game, _ = pair_game(n, 1)
+    plain = Counting(game)
+    PermutationSamplingSV(n, random_state=seed).approximate(2 + 4 * (n - 1), plain)
+    draws = walked_orders(plain, n)
+    approx = PermutationSamplingSV(n, random_state=seed, antithetic=True)
+    seen = []
+    for _ in range(2):
+        counting = Counting(game)
+        approx.approximate(2 + walks * (n - 1), counting, batch_size=2)
+        seen.append(walked_orders(counting, n))
+    for orders, mine in zip(seen, (draws[:2], draws[2:])):
+        assert np.array_equal(orders, [mine[0], mine[0][::-1], mine[1]])
