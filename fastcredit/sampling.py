@@ -118,8 +118,10 @@ class ShapleyEstimate:
 
         with n the number of samples (the CLT interval with Student t
         quantiles, so small n are not overconfident: with 2 samples the 95%
-        half-width is 12.7 stderr); infinite when n = 1. For a stochastic
-        game ``stderr`` carries the pseudo-samples described above.
+        half-width is 12.7 stderr); ``(-inf, +inf)`` for every player of a
+        game with n = 1 (one walk, or one antithetic pair: there is no spread
+        to estimate, and ``stderr`` is inf). For a stochastic game
+        ``stderr`` carries the pseudo-samples described above.
         """
         # the Student t quantile itself (scipy.stats would cost a second to import)
         from scipy.special import stdtrit
