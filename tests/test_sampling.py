@@ -350,3 +350,106 @@ def test_property_efficient_and_backend_identical(m, seed, pairs, data):
     for other in runs[1:]:
         np.testing.assert_array_equal(other.values, runs[0].values)
         np.testing.assert_array_equal(other.stderr, runs[0].stderr)
+
+
+# -- one sample: the interval is (-inf, +inf) (issue 26) ---------------------------
+
+@njit
+def _one_sample_jitted(mask):
+    return float(mask % 7) - 0.25 * float(mask & 3)
+
+
+@njit
+def _one_sample_stochastic(mask, key):
+    return float(mask & 1) + float(mask >> 2 & 1) * (0.5 if key & 1 else 0.0)
+
+
+def _one_sample_games(backend):
+    """(game, m, keyword arguments) of every kind the sampler drives."""
+    v = np.array([_one_sample_jitted(np.uint64(s)) for s in range(8)])
+    return [(v, None, {"backend": backend}),
+            (np.stack([v, v[::-1]]), None, {"backend": backend}),
+            (_one_sample_jitted, 3, {}),
+            (lambda s: v[s.astype(np.int64)], 3, {}),
+            (lambda s: v[s.astype(np.int64)], 3, {"cache": False}),
+            (_one_sample_stochastic, 3, {}),
+            (_one_sample_stochastic, 3, {"bounds": (0.0, 1.5)}),
+            (_one_sample_stochastic, 3, {"crn": True})]
+
+
+def _assert_infinite_interval(est):
+    assert np.all(est.n_samples == 1)
+    assert np.all(np.isfinite(est.values))
+    assert np.all(est.stderr == np.inf)               # "inf when there is one sample"
+    for level in (0.5, 0.95, 1 - 1e-9):
+        low, high = est.ci(level)
+        assert low.shape == high.shape == est.values.shape
+        assert np.all(low == -np.inf) and np.all(high == np.inf), (level, low, high)
+
+
+@pytest.mark.parametrize("antithetic", [False, True])
+def test_one_sample_gives_the_whole_real_line(backend, antithetic):
+    """Kills the mutant: ci() with one sample (infinite interval) is never
+    checked (fastcredit/sampling.py ShapleyEstimate.ci: the quantile of
+    n = 1, ``np.inf``, changed to ``-np.inf``, which swaps the ends into
+    (+inf, -inf) and still passed the old isinf-only test; or to ``0.0``,
+    a NaN interval; or a one-sample stderr that is finite or NaN, as
+    ``_Moments.finish`` with ``self.n < 1`` or the kernels' ``n > 0``).
+
+    One walk (antithetic=False), one antithetic pair, and a budget that buys
+    exactly one sample (the least that buys one, and one short of the next):
+    every game kind, every level, low is -inf and high is +inf for every
+    player, the stderr is inf and the value the finite one-sample mean."""
+    unit = 2 if antithetic else 1
+    for game, m, kw in _one_sample_games(backend):
+        one = fc.permutation_shapley(game, m, permutations=unit, antithetic=antithetic,
+                                     seed=3, **kw)
+        assert np.all(one.n_permutations == unit)
+        _assert_infinite_interval(one)
+        two = fc.permutation_shapley(game, m, permutations=2 * unit, antithetic=antithetic,
+                                     seed=3, **kw)
+        assert np.all(two.n_samples == 2) and np.all(np.isfinite(two.ci()[0]))
+        # the budget of one sample: v({}) and v(N) when cached, then whole walks
+        cache = kw.get("cache", game is not _one_sample_stochastic)
+        unit_cost = unit * fc.games.walk_cost(3, cache=cache, crn=kw.get("crn", False))
+        first = 2 * cache + unit_cost
+        for budget in (first, first + unit_cost - 1):
+            est = fc.permutation_shapley(game, m, budget=budget, antithetic=antithetic,
+                                         seed=3, **kw)
+            assert np.all(est.n_permutations == unit) and not np.any(est.truncated)
+            assert np.all(est.n_evals == one.n_evals)
+            _assert_infinite_interval(est)
+            np.testing.assert_array_equal(est.values, one.values)
+        with pytest.raises(ValueError, match=f"budget must cover .*: {first} evaluations"):
+            fc.permutation_shapley(game, m, budget=first - 1, antithetic=antithetic, **kw)
+    # for a table, the one sample's marginals sum to v(N) - v({})
+    est = fc.permutation_shapley(GOOD, permutations=unit, antithetic=antithetic, seed=3,
+                                 backend=backend)
+    assert est.values.sum() == pytest.approx(GOOD[-1] - GOOD[0])
+
+
+def test_two_samples_give_the_t_interval_with_one_degree_of_freedom():
+    """The other side of the n = 1 rule: from two samples on the interval is
+    finite, values -+ t(1, (1 + level) / 2) stderr (12.706 at 95%), so a
+    mutant moving the infinite case to n = 2 (``df >= 1`` -> ``df > 1``) or
+    the finite one to n = 1 dies here or above."""
+    est = fc.permutation_shapley(GOOD, permutations=4, seed=1)
+    assert est.n_samples == 2 and np.all(np.isfinite(est.stderr))
+    low, high = est.ci(0.95)
+    np.testing.assert_allclose(high - est.values, 12.706204736174707 * est.stderr, rtol=1e-12)
+    np.testing.assert_allclose(est.values - low, 12.706204736174707 * est.stderr, rtol=1e-12)
+
+
+def test_ci_takes_each_game_s_own_number_of_samples():
+    """A batch of estimates with 1, 2 and 5 samples: only the one-sample game
+    has the infinite interval, the others their own t quantile."""
+    values = np.array([[1.0, -2.0], [0.5, 0.25], [3.0, 4.0]])
+    stderr = np.array([[np.inf, np.inf], [0.1, 0.2], [0.3, 0.4]])
+    n = np.array([1, 2, 5])
+    est = fc.ShapleyEstimate(values, stderr, n_evals=4 * n, n_permutations=n,
+                             n_samples=n, truncated=np.zeros(3, bool))
+    low, high = est.ci(0.95)
+    assert low[0].tolist() == [-np.inf, -np.inf] and high[0].tolist() == [np.inf, np.inf]
+    for row, q in ((1, 12.706204736174707), (2, 2.7764451051977987)):
+        np.testing.assert_allclose(low[row], values[row] - q * stderr[row], rtol=1e-12)
+        np.testing.assert_allclose(high[row], values[row] + q * stderr[row], rtol=1e-12)
