@@ -2,6 +2,14 @@
 
 Time ratios, lower is better: `x stream` = kernel time / time to stream its
 input once; `x alternative` = kernel time / the alternative's time.
+
+The bare call of every case is the kernel on the validated table, split over
+threads as the public call splits it (fastcredit.tables' own splitters: games
+of a batch; fixed ranges of one game of m >= 16 and the sum of their
+partials, for the semivalues), into a prepared output; so `public ÷ kernel`
+counts the validation, the output and overlap checks and any scan of the
+result. The public calls pass `out=` wherever the result is more than a few
+numbers, so the ratio does not count fresh output pages either.
 """
 from __future__ import annotations
 
@@ -10,7 +18,9 @@ import dataclasses
 import numpy as np
 
 import fastcredit as fc
-from common import Alternative, Case, Limit, sci
+from common import Alternative, Case, Limit, kernels, sci
+from fastcredit import _parallel, tables
+from fastcredit._validation import coalition_table
 
 KEYS = {"shapley": "tables.semivalue", "banzhaf": "tables.semivalue",
         "singleton": "tables.gather", "leave_one_out": "tables.gather",
@@ -27,9 +37,35 @@ def _weights_matrix(m, w):
     return np.where(member == 1, w_in[:, None], -w_out[:, None])
 
 
+#: Result shape per game of each function, for m players.
+TAIL = {"shapley": lambda m: (m,), "banzhaf": lambda m: (m,), "singleton": lambda m: (m,),
+        "leave_one_out": lambda m: (m,), "pair_interactions": lambda m: (m, m),
+        "size_resolved": lambda m: (m, m), "moebius": lambda m: (1 << m,)}
+WEIGHTS = {"shapley": fc.shapley_weights, "banzhaf": fc.banzhaf_weights}
+
+
 def _kernel(name, v, out=None):
     f = getattr(fc, name)
     return lambda backend, threads: f(v, out=out, threads=threads, backend=backend)
+
+
+def _bare(name, v, out=None):
+    """The bare call of fc.<name>(v, out=out): its kernel on the validated
+    table, split as tables.py splits it (see the module docstring)."""
+    def prepare(backend, threads):
+        flat, m, lead = coalition_table(v)
+        n, nt = flat.shape[0], _parallel.n_threads(threads)
+        res = (np.empty(lead + TAIL[name](m)) if out is None else out).reshape(
+            (n,) + TAIL[name](m))
+        impl = kernels(KEYS[name], backend)
+        if name not in WEIGHTS:
+            return lambda: tables._split_games(getattr(impl, name), flat, res, m, nt)
+        w = WEIGHTS[name](m)
+        if m >= tables._SPLIT_GAME_M:
+            return lambda: tables._semivalue_ranges(impl, flat, w, res, m, nt)
+        return lambda: tables._split_games(lambda games, o: impl.semivalue(games, w, o),
+                                           flat, res, m, nt)
+    return prepare
 
 
 def _yes(ok: bool) -> str:
@@ -72,12 +108,13 @@ def _batch(quick):
 
         yield Case(name, case, _kernel(name, v, out), limit, alt,
                    lambda th: "<=1.5x stream, <=0.5x V@W" if th == 1 else "report speedup",
-                   met, threads=threads, key=KEYS[name])
+                   met, threads=threads, key=KEYS[name], bare=_bare(name, v, out))
     yield Case("pair_interactions", case, _kernel("pair_interactions", v, pairs), limit,
-               Alternative("NumPy gather", numpy_pairs), key=KEYS["pair_interactions"])
+               Alternative("NumPy gather", numpy_pairs), key=KEYS["pair_interactions"],
+               bare=_bare("pair_interactions", v, pairs))
     v32 = v.astype(np.float32)
     yield Case("shapley", f"B={sci(b)}, m={m}, f32", _kernel("shapley", v32, out), Limit(v32),
-               key=KEYS["shapley"])
+               key=KEYS["shapley"], bare=_bare("shapley", v32, out))
 
 
 def _shapiq_exact(v, m):
@@ -106,14 +143,16 @@ def _one_game(quick, rng):
     case = f"one game, m={m}"
     yield Case("shapley", case, _kernel("shapley", v), limit,
                Alternative("NumPy v @ W", lambda: v @ w), "<=1/3x v@W",
-               lambda r: _yes(r.t <= r.alt / 3), key=KEYS["shapley"])
+               lambda r: _yes(r.t <= r.alt / 3), key=KEYS["shapley"], bare=_bare("shapley", v))
     shapiq_exact = _shapiq_exact(v, m)
     if shapiq_exact is not None:
         yield Case("shapley", case, _kernel("shapley", v), limit,
                    Alternative("shapiq ExactComputer", shapiq_exact, repeats=1), "<=1/1000x",
-                   lambda r: _yes(r.t <= r.alt / 1000))
+                   lambda r: _yes(r.t <= r.alt / 1000), bare=_bare("shapley", v))
     for name in ("moebius", "size_resolved"):
-        yield Case(name, case, _kernel(name, v), limit, key=KEYS[name], repeats=3)
+        out = np.empty(TAIL[name](m))
+        yield Case(name, case, _kernel(name, v, out), limit, key=KEYS[name], repeats=3,
+                   bare=_bare(name, v, out))
 
 
 def _large_game(quick, rng):
@@ -122,7 +161,7 @@ def _large_game(quick, rng):
     yield Case("shapley", f"one game, m={m}", _kernel("shapley", v), Limit(v),
                target=lambda th: "<=3x stream" if th == 1 else "",
                met=lambda r: _yes(r.t <= 3 * r.stream) if r.threads == 1 else "",
-               threads=(1, 2), key=KEYS["shapley"])
+               threads=(1, 2), key=KEYS["shapley"], bare=_bare("shapley", v))
 
 
 def _numba_within_c(case):

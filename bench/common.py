@@ -2,19 +2,24 @@
 check of ``fastcredit._backend.FASTEST``.
 
 Each family ``F`` has ``bench/cases_F.py`` with a generator ``cases(quick)``
-yielding :class:`Case` objects: the inputs, the kernel call, the bytes whose
-streaming is the physical limit, and the alternative a user would run.
+yielding :class:`Case` objects: the inputs, the public call, the same work
+done by calling the backend's kernels directly (the bare call), the bytes
+whose streaming is the physical limit, and the alternative a user would run.
 Two front ends read them: ``bench/ratios.py`` (the ratio table, ``make
 bench``) and ``bench/test_bench.py`` (pytest-benchmark).
 
 The machine is shared and noisy: every figure is the best of several repeats,
 and every kernel is reported as a ratio to two other times measured in the
 same process: the physical limit (streaming the same input bytes once with
-``np.add.reduce``) and what a user would run instead.
+``np.add.reduce``) and what a user would run instead; and every public call
+is reported as a ratio to its bare call, timed in turns with it: what the
+public call adds to its kernels (validation, conversion, guards) must cost at
+most BARE_LIMIT - 1 of them (issue 33).
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import math
 import os
@@ -35,9 +40,12 @@ from fastcredit import _backend
 
 HERE = pathlib.Path(__file__).resolve().parent
 
+#: A public call may take at most this many times its bare kernel calls.
+BARE_LIMIT = 1.1
+
 #: Columns of a family's table (bench/ratios.py prints one per family).
 COLUMNS = ["kernel", "case", "backend", "threads", "time", "x stream", "x alternative",
-           "alternative", "target", "met"]
+           "alternative", "target", "met", "public ÷ kernel", f"≤{BARE_LIMIT}x kernel"]
 
 #: Columns of the FASTEST verdict table.
 VERDICT_COLUMNS = ["kernel", "FASTEST", "measured", "c", "numba", "numba / c", "cases", "met"]
@@ -124,6 +132,18 @@ class Alternative:
         return self._time
 
 
+def _backend_arg(label: str) -> str | None:
+    """The backend= a run label stands for: a backend, or None for a label
+    that is not one (e.g. "auto", "numpy")."""
+    return label if label in _backend.BACKENDS else None
+
+
+def kernels(key: str, backend: str | None):
+    """The kernel module a public call with ``backend`` runs ``key``
+    ("family.name") on: what a bare call calls."""
+    return _backend.kernels(key.split(".")[0], _backend.resolve(key, backend))
+
+
 @dataclasses.dataclass(eq=False)
 class Case:
     """One benchmark: ``run(backend, threads)`` is the kernel call, timed for
@@ -134,6 +154,16 @@ class Case:
     ``measure(backend, threads)``, when given, returns the seconds itself
     instead of ``run`` being timed (for what only a fresh process can show,
     e.g. start-up and compile times).
+
+    ``bare(backend, threads)`` prepares the same work done by calling the
+    backend's kernels directly (``backend`` as ``run`` gets it, None for a
+    label): it validates and converts the inputs once, as the public call
+    would pass them to its kernels, and returns the call of no arguments that
+    is timed in turns with ``run``; a public call that is several kernel
+    calls is those calls in sequence, with the same thread split and the
+    Python loops that drive them, so the ratio counts what the public call
+    adds around its kernels. A string instead of a function says why a case
+    has no bare call ("n/a" is printed with it).
 
     ``key`` names the ``_backend.FASTEST`` entry the 1-thread times decide.
     ``target`` (text, or a function of the thread count) and ``met``
@@ -152,9 +182,14 @@ class Case:
     key: str | None = None
     repeats: int = 5
     measure: Callable[[str | None, int], float] | None = None
+    bare: Callable[[str | None, int], Callable[[], object]] | str | None = None
 
     def call(self, backend: str, threads: int):
-        return self.run(backend if backend in _backend.BACKENDS else None, threads)
+        return self.run(_backend_arg(backend), threads)
+
+    def bare_call(self, backend: str, threads: int) -> Callable[[], object] | None:
+        """The prepared bare call of one run (None when the case has none)."""
+        return self.bare(_backend_arg(backend), threads) if callable(self.bare) else None
 
     def runs(self) -> list[tuple[str, int]]:
         """The (backend, threads) pairs this case is timed at."""
@@ -192,34 +227,52 @@ def family_cases(family: str, quick: bool) -> Iterable[Case]:
 
 
 def row(kernel, case, backend, threads, t, stream=None, alt=None, alt_name="", target="",
-        met=""):
-    """One table row; ratios are left blank where there is nothing to compare."""
+        met="", bare=None):
+    """One table row; ratios are left blank where there is nothing to compare.
+    ``bare`` is the bare call's time, or the text saying why there is none."""
+    if isinstance(bare, str):
+        over, verdict = "n/a", bare
+    elif bare is None:
+        over, verdict = "", ""
+    else:
+        over, verdict = t / bare, "yes" if t <= BARE_LIMIT * bare else "no"
     return {"kernel": kernel, "case": case, "backend": backend, "threads": threads,
             "time": f"{t * 1e3:.2f} ms", "x stream": "" if stream is None else t / stream,
             "x alternative": "" if alt is None else t / alt, "alternative": alt_name,
-            "target": target, "met": met}
+            "target": target, "met": met, "public ÷ kernel": over,
+            f"≤{BARE_LIMIT}x kernel": verdict}
+
+
+def interleaved(calls: dict, repeats: int) -> tuple[dict, dict]:
+    """Best time and last output of each of ``calls`` ({label: fn()}). After
+    one warm-up call each, the calls take turns within each of ``repeats``
+    rounds, so that a slow spell of the shared machine hits all of them
+    alike rather than the ones timed during it: the ratios between them
+    (numba / C, 2 threads / 1, public / bare) are what the verdicts read."""
+    outs = {label: fn() for label, fn in calls.items()}
+    best = dict.fromkeys(calls, float("inf"))
+    for _ in range(repeats):
+        for label, fn in calls.items():
+            t0 = time.perf_counter()
+            outs[label] = fn()
+            best[label] = min(best[label], time.perf_counter() - t0)
+    return best, outs
 
 
 def best_interleaved(case: Case, repeats: int) -> tuple[dict, dict]:
-    """Best time and last output of each of ``case.runs()``. The runs take
-    turns within each repeat (after one warm-up call each), so that a slow
-    spell of the shared machine hits every backend and thread count alike
-    rather than the rows timed during it: the ratios between rows (numba / C,
-    2 threads / 1) are what the verdicts read. ``case.measure`` cases are
-    measured once per run."""
+    """Best time and last output of each of ``case.runs()``, each next to its
+    bare call (keyed ("bare", backend, threads)), all timed in turns by
+    :func:`interleaved`. ``case.measure`` cases are measured once per run."""
     runs = case.runs()
-    outs = dict.fromkeys(runs)
     if case.measure is not None:
-        return {run: case.measure(*run) for run in runs}, outs
-    best = dict.fromkeys(runs, float("inf"))
+        return {run: case.measure(*run) for run in runs}, dict.fromkeys(runs)
+    calls = {}
     for run in runs:
-        outs[run] = case.call(*run)
-    for _ in range(repeats):
-        for run in runs:
-            t0 = time.perf_counter()
-            outs[run] = case.call(*run)
-            best[run] = min(best[run], time.perf_counter() - t0)
-    return best, outs
+        calls[run] = functools.partial(case.call, *run)
+        bare = case.bare_call(*run)
+        if bare is not None:
+            calls["bare", *run] = bare
+    return interleaved(calls, repeats)
 
 
 def run_cases(cases: Iterable[Case], quick: bool, measured: dict) -> list[dict]:
@@ -237,9 +290,11 @@ def run_cases(cases: Iterable[Case], quick: bool, measured: dict) -> list[dict]:
             r = Result(case, backend, threads, t, stream, alt, outs[backend, threads], earlier)
             target = case.target(threads) if callable(case.target) else case.target
             text = case.case if case.detail is None else f"{case.case}: {case.detail(r)}"
+            bare = case.bare if isinstance(case.bare, str) else best.get(("bare", backend,
+                                                                          threads))
             rows.append(row(case.kernel, text, backend, threads, t, stream, alt,
                             case.alternative.name if case.alternative else "", target,
-                            case.met(r) if case.met else ""))
+                            case.met(r) if case.met else "", bare))
             earlier[case.kernel, case.case, backend, threads] = t
             if threads == 1 and backend in _backend.BACKENDS:
                 times[backend] = t
@@ -294,16 +349,23 @@ def coverage(measured: dict, run: Iterable[str]) -> tuple[list[str], list[str]]:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
+    """The processor (model name, vendor and family from /proc/cpuinfo: the
+    figures differ by processor kind, see docs/design.md), cores and versions."""
+    cpu = {"model name": platform.processor() or platform.machine(), "vendor_id": "unknown",
+           "cpu family": "?"}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
+                field, _, value = line.partition(":")
+                if field.strip() in cpu:
+                    cpu[field.strip()] = value.strip()
+                if not line.strip():     # the first processor's fields end here
                     break
     except OSError:
         pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
+    return (f"{cpu['model name']} (vendor {cpu['vendor_id']}, family {cpu['cpu family']}), "
+            f"{os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"numpy {np.__version__}")
 
 
 def table(rows: list[dict], columns: list[str]) -> str:
