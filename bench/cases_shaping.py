@@ -2,13 +2,19 @@
 
 Time ratios, lower is better: `x stream` = kernel time / time to stream its
 input once; `x alternative` = kernel time / the alternative's time.
+
+Bare calls: the projection and token kernels on the converted inputs (read-only
+views, as the public calls pass them, so Numba runs the same compiled
+signature), split over rows as shaping.py splits them, into the same `out`.
 """
 from __future__ import annotations
 
 import numpy as np
 
 import fastcredit as fc
-from common import Alternative, Case, Limit, sci
+from common import Alternative, Case, Limit, kernels, sci
+from fastcredit import _parallel, shaping
+from fastcredit._validation import read_only
 
 M = 5
 BISECTION_TOL = 1e-12
@@ -26,6 +32,24 @@ def numpy_bisection(u, kappa, total=0.0, tol=BISECTION_TOL):
         lo = np.where(above, mid, lo)
         hi = np.where(above, hi, mid)
     return np.clip(u - (0.5 * (lo + hi))[:, None], -kappa, kappa)
+
+
+def _bare_projection(u, kappa, out):
+    """The bare call of fc.project_zero_sum(u, kappa, out=out) (u float64
+    (n, m), kappa a scalar): fc_project_box over row ranges, with kappa as
+    the one shared bound pair (strides 0) and total 0."""
+    def prepare(backend, threads):
+        impl = kernels("shaping.project", backend)
+        flat = read_only(u)
+        lo, hi = read_only(np.array([-kappa])), read_only(np.array([kappa]))
+        total = read_only(np.zeros(1))
+
+        def part(a, b):
+            impl.project_box(flat[a:b], lo, hi, 0, 0, None, 0, total, 0, out[a:b])
+
+        return lambda: _parallel.run(part, u.shape[0], _parallel.n_threads(threads),
+                                     min_items=shaping._MIN_ROWS_PER_THREAD)
+    return prepare
 
 
 def _projection_cases(quick):
@@ -54,7 +78,25 @@ def _projection_cases(quick):
                    Alternative("NumPy bisection to 1e-12", lambda kappa=kappa: numpy_bisection(
                        u, kappa), repeats=1),
                    lambda th: "<=20 ns/row, <=1/50x bisection" if th == 1 else "", met,
-                   threads=(1, 2) if kappa == 1.0 else (1,), key="shaping.project")
+                   threads=(1, 2) if kappa == 1.0 else (1,), key="shaping.project",
+                   bare=_bare_projection(u, kappa, out))
+
+
+def _bare_tokens(base, action_adv, token_action, mask, out):
+    """The bare call of fc.token_advantages(..., out=out): the token kernel
+    over sequence ranges, the bool mask read as uint8."""
+    def prepare(backend, threads):
+        impl = kernels("shaping.tokens", backend)
+        mk = None if mask is None else mask.view(np.uint8)
+        n_seq, n_tok = token_action.shape
+
+        def part(a, b):
+            impl.token_advantages(base[a:b], action_adv[a:b], token_action[a:b],
+                                  None if mk is None else mk[a:b], out[a:b])
+
+        return lambda: _parallel.run(part, n_seq, _parallel.n_threads(threads),
+                                     min_items=max(1, shaping._MIN_TOKENS_PER_THREAD // n_tok))
+    return prepare
 
 
 def _token_cases(quick):
@@ -84,7 +126,8 @@ def _token_cases(quick):
                        base, action_adv, token_action, mk, out=out, threads=threads,
                        backend=backend),
                    limit, alt, "<=3x stream", lambda r: "yes" if r.t <= 3 * r.stream else "no",
-                   threads=(1, 2), key="shaping.tokens")
+                   threads=(1, 2), key="shaping.tokens",
+                   bare=_bare_tokens(base, action_adv, token_action, mk, out))
 
 
 def _shaping_cases(quick):
@@ -95,11 +138,16 @@ def _shaping_cases(quick):
     base = fc.group_advantages(rewards, 8)
     yield Case("group_advantages", f"{sci(rows)} rewards, groups of 8",
                lambda backend, threads: fc.group_advantages(rewards, 8), Limit(rewards),
-               backends=("numpy",), repeats=3)
+               backends=("numpy",), repeats=3, bare="no kernel: NumPy bincounts throughout")
+    # bare: the projection kernel alone, on the credit centred and scaled to
+    # unit sd as shape_advantages does it; that scaling and the map
+    # base + beta z are NumPy passes around the kernel, counted by the ratio
+    u = credit - credit.mean(axis=1, keepdims=True)
+    u /= np.sqrt((u * u).mean(axis=1, keepdims=True))
     yield Case("shape_advantages", f"{sci(rows)} x {M}, std, kappa=1",
                lambda backend, threads: fc.shape_advantages(base, credit, threads=threads,
                                                             backend=backend),
-               Limit(credit), repeats=3)
+               Limit(credit), repeats=3, bare=_bare_projection(u, 1.0, np.empty_like(u)))
 
 
 def cases(quick: bool):
