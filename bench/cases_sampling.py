@@ -4,17 +4,30 @@ Time ratios, lower is better: `x stream` = sampler time / time to stream the
 values it evaluates once (n_evals doubles); `x alternative` = sampler time /
 the alternative's time at the same number of walks (a vectorised NumPy
 permutation sampler, or shapiq's PermutationSamplingSV at the same budget).
+
+Bare calls: the sampling kernel the public call drives (fc_permutation_shapley
+over the games of a table batch, split as sampling.py splits them; the
+compiled estimate_game of an @njit game), with the walk plan and the result
+arrays prepared once; so the ratio counts the argument checks, the game's
+recognition (an @njit game is compiled-checked on every call) and the result
+object.
 """
 from __future__ import annotations
 
+import importlib
 import math
 import time
 
 import numpy as np
 
 import fastcredit as fc
-from common import Alternative, Case, Limit, sci
-from fastcredit import synthetic
+from common import Alternative, Case, Limit, kernels, sci
+from fastcredit import _parallel, synthetic
+from fastcredit._constants import STATS
+from fastcredit._validation import coalition_table
+
+# the module, which fastcredit's attribute of the same name (the function) hides
+sampling = importlib.import_module("fastcredit.sampling")
 
 
 def numpy_sampler(prefix_values, m, walks, rng, games=1):
@@ -27,6 +40,49 @@ def numpy_sampler(prefix_values, m, walks, rng, games=1):
     marg = np.empty((games, walks, m))
     np.put_along_axis(marg, perms, np.diff(prefix_values(prefix), axis=-1), axis=-1)
     return marg.mean(1), marg.std(1, ddof=1) / math.sqrt(walks)
+
+
+def _bare_tables(v, seed, permutations=None, budget=None, antithetic=True):
+    """The bare call of fc.permutation_shapley(v, ..., threads=threads) on
+    tables (cache on, no tol: the defaults): fc_permutation_shapley over the
+    games, split as sampling._tables splits them."""
+    def prepare(backend, threads):
+        flat, m, _ = coalition_table(v)
+        n_games = flat.shape[0]
+        max_walks, cap, _ = sampling._plan(m, permutations, budget, antithetic, True)
+        impl = kernels("sampling.tables", backend)
+        values, stderr = np.empty((n_games, m)), np.empty((n_games, m))
+        stats = np.zeros((n_games, STATS), dtype=np.int64)
+        nt = _parallel.n_threads(threads)
+
+        def call():
+            _parallel.run(lambda a, b: impl.permutation_shapley(
+                flat[a:b], np.uint64(seed), a, max_walks, cap, antithetic, True, 0.0, 32,
+                values[a:b], stderr[a:b], stats[a:b]), n_games, nt)
+            return values
+
+        return call
+    return prepare
+
+
+def _bare_jitted(game, m, walks, crn, seed):
+    """The bare call of fc.permutation_shapley(game, m, permutations=walks,
+    crn=crn, seed=seed) for a stochastic @njit game with declared bounds:
+    the compiled estimate_game, no cache."""
+    def prepare(backend, threads):
+        from fastcredit._jit.games import estimate_game
+
+        max_walks, cap, _ = sampling._plan(m, walks, None, True, False, crn)
+        values, stderr, stats = np.empty(m), np.empty(m), np.zeros(STATS, dtype=np.int64)
+        span, bad = np.array([float(x) for x in game.bounds]), np.zeros(1, dtype=np.uint64)
+
+        def call():
+            estimate_game(game, m, np.uint64(seed), max_walks, cap, True, False, crn, 0.0, 32,
+                          values, stderr, stats, span, True, bad)
+            return values
+
+        return call
+    return prepare
 
 
 def _rmse(values, want):
@@ -57,7 +113,8 @@ def _shapiq_case(v, m, evals, want, stream):
         return min(times)
 
     def run(backend, threads, seed=0):
-        return fc.permutation_shapley(v, budget=evals, seed=seed, backend=backend)
+        return fc.permutation_shapley(v, budget=evals, seed=seed, threads=threads,
+                                      backend=backend)
 
     def ours_rmse():
         return float(np.mean([_rmse(run(None, 1, s).values, want) for s in range(5)]))
@@ -71,7 +128,8 @@ def _shapiq_case(v, m, evals, want, stream):
 
     return Case("permutation_shapley", f"table m={m}, {sci(evals)} evals", run, stream,
                 Alternative("shapiq 1.4 PermutationSamplingSV, same budget", measure=measure),
-                ">=100x faster, error no worse", met, detail, backends=("auto",))
+                ">=100x faster, error no worse", met, detail, backends=("auto",),
+                bare=_bare_tables(v, 0, budget=evals))
 
 
 def _table_cases(quick):
@@ -86,11 +144,13 @@ def _table_cases(quick):
         yield Case("permutation_shapley",
                    f"table m={m}, {sci(evals)} evals, {'antithetic' if antithetic else 'plain'}",
                    lambda backend, threads, antithetic=antithetic: fc.permutation_shapley(
-                       v, budget=evals, antithetic=antithetic, seed=0, backend=backend),
+                       v, budget=evals, antithetic=antithetic, seed=0, threads=threads,
+                       backend=backend),
                    stream, alt, "<=10 ns/eval",
                    lambda r: "yes" if r.t / r.out.n_evals * 1e9 <= 10 else "no",
                    lambda r: f"{r.t / r.out.n_evals * 1e9:.1f} ns/eval",
-                   key="sampling.tables")
+                   key="sampling.tables",
+                   bare=_bare_tables(v, 0, budget=evals, antithetic=antithetic))
     shapiq_case = _shapiq_case(v, m, evals, fc.shapley(v), stream)
     if shapiq_case is not None:
         yield shapiq_case
@@ -100,13 +160,18 @@ def _permutation_cases(quick):
     m = 16
     perms = np.empty((5_000 if quick else 100_000, m), dtype=np.int32)
     rng = np.random.default_rng(0)
-    yield Case("sampling permutations", f"{sci(perms.shape[0])} orders of {m} players",
-               lambda backend, threads: fc._backend.kernels("sampling", backend).permutations(
-                   0, 0, 0, perms),
+
+    def run(backend, threads):
+        return fc._backend.kernels("sampling", backend).permutations(0, 0, 0, perms)
+
+    # this row times the kernel itself (it has no public function of its
+    # own): its bare call is the same call, and the ratio shows the noise
+    yield Case("sampling permutations", f"{sci(perms.shape[0])} orders of {m} players", run,
                Limit(perms),
                Alternative("NumPy argsort of uniforms",
                            lambda: np.argsort(rng.random(perms.shape), axis=1), repeats=5),
-               "report", lambda r: "reported", key="sampling.permutations")
+               "report", lambda r: "reported", key="sampling.permutations",
+               bare=lambda backend, threads: lambda: run(backend, threads))
 
 
 def _scm_cases(quick):
@@ -130,7 +195,7 @@ def _scm_cases(quick):
                        scm.game, 3, permutations=walks, crn=crn, seed=1),
                    Limit(np.empty(walks * 4)), alt, "report evals/s", lambda r: "reported",
                    lambda r: f"{r.out.n_evals / r.t / 1e6:.0f} M evals/s",
-                   backends=("numba",))
+                   backends=("numba",), bare=_bare_jitted(scm.game, 3, walks, crn, 1))
 
 
 def _batch_cases(quick):
@@ -149,7 +214,8 @@ def _batch_cases(quick):
                            scale=batch / len(sub)),
                "report games/s", lambda r: "reported",
                lambda r: f"{batch / r.t:,.0f} games/s",
-               threads=(1, 2), key="sampling.tables", repeats=3)
+               threads=(1, 2), key="sampling.tables", repeats=3,
+               bare=_bare_tables(v, 2, permutations=walks))
 
 
 def cases(quick: bool):
