@@ -14,7 +14,6 @@ object.
 """
 from __future__ import annotations
 
-import importlib
 import math
 import time
 
@@ -22,12 +21,9 @@ import numpy as np
 
 import fastcredit as fc
 from common import Alternative, Case, Limit, kernels, sci
-from fastcredit import _parallel, synthetic
+from fastcredit import _parallel, sampling, synthetic
 from fastcredit._constants import STATS
 from fastcredit._validation import coalition_table
-
-# the module, which fastcredit's attribute of the same name (the function) hides
-sampling = importlib.import_module("fastcredit.sampling")
 
 
 def numpy_sampler(prefix_values, m, walks, rng, games=1):
