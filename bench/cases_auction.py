@@ -5,11 +5,22 @@ from fc.synthetic.sponsored_search, slots = 4. `x stream` = replay time / time
 to stream the arrays the replay reads (offsets, ad_id, score, value) once;
 `x alternative` = replay time / a plain Python per-request replay (dict
 dedup, sort, pick per coalition), timed on 2,000 requests and scaled to B.
+
+Bare calls: the replay kernel over the same request ranges as auction.py's
+thread split, on the Pools' arrays (validated when the Pools were made) and
+the option codes, into a prepared table; so the ratio counts the option
+checks and the output and overlap checks of every call.
 """
 from __future__ import annotations
 
+import numpy as np
+
 import fastcredit as fc
-from common import Alternative, Case, Limit
+from common import Alternative, Case, Limit, kernels
+from fastcredit import _constants, _parallel, auction
+
+PRICING = {"first": _constants.PRICING_FIRST, "gsp": _constants.PRICING_GSP}
+MODE = {"filter": _constants.MODE_FILTER, "rerun": _constants.MODE_RERUN}
 
 M, K, SLOTS = 5, 20, 4
 
@@ -44,6 +55,28 @@ def python_replay(pools, n_requests, mode):
             row[s] = sum(value[x] for x in chosen if score[x] >= 0.0)
         tables.append(row)
     return tables
+
+
+def _bare(pools, mode, pricing, capacity=0, out=None):
+    """The bare call of fc.auction_replay(pools, SLOTS, capacity=capacity or
+    None, pricing=pricing, mode=mode, out=out) (reserve 0)."""
+    def prepare(backend, threads):
+        replay = kernels("auction.replay", backend).replay
+        table = np.empty((pools.n_requests, 1 << pools.m)) if out is None else out
+        placeholder = np.empty((1, 1, 1), dtype=np.int64), np.empty((1, 1, 1))
+        prerank = pools.prerank if pools.prerank is not None else np.empty(0)
+
+        def part(a, b):
+            replay(pools.offsets, pools.ad_id, pools.score, pools.value, prerank, pools.m, a,
+                   b, SLOTS, 0.0, capacity, PRICING[pricing], MODE[mode], table, *placeholder)
+
+        def call():
+            _parallel.run(part, pools.n_requests, _parallel.n_threads(threads),
+                          min_items=auction._MIN_REQUESTS_PER_THREAD)
+            return table
+
+        return call
+    return prepare
 
 
 def _replay_cases(quick):
@@ -94,7 +127,8 @@ def _replay_cases(quick):
                    limit, python[mode] if pricing == "first" else None,
                    lambda th, case=case: target(th, case), met,
                    threads=(1, 2) if pricing == "first" else (1,), key="auction.replay",
-                   repeats=5)  # about a second a run; the verdicts read ratios of best times
+                   repeats=5,  # about a second a run; the verdicts read ratios of best times
+                   bare=_bare(pools, mode, pricing, out=out))
 
 
 def _capacity_cases(quick):
@@ -104,7 +138,7 @@ def _capacity_cases(quick):
                lambda backend, threads: fc.auction_replay(
                    pools, SLOTS, capacity=10, mode="rerun", threads=threads, backend=backend),
                Limit(pools.offsets, pools.ad_id, pools.score, pools.value),
-               key="auction.replay", repeats=3)
+               key="auction.replay", repeats=3, bare=_bare(pools, "rerun", "first", capacity=10))
 
 
 def cases(quick: bool):
