@@ -2,15 +2,58 @@
 
 Time ratios, lower is better: `x stream` = kernel time / time to stream its
 input once; `x alternative` = kernel time / the alternative's time.
+
+Bare calls: fc_actor_centered_credit on the converted arrays into prepared
+outputs (the gather of the sampled actions and their standardisation are
+NumPy passes after the kernel, counted by the ratio with the checks of pi and
+the offsets); and for the allocation rules, the ask/tell loop as the rules run
+it (pick, evaluate, tally) calling fc_allocation_pick directly, so the ratio
+counts the rule's construction and the per-trial checks of tell.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 import fastcredit as fc
-from common import Alternative, Case, Limit, sci
+from common import Alternative, Case, Limit, kernels, sci
+from fastcredit._constants import ALLOC_AGENT_UCT, ALLOC_UCT, ALLOC_UNIFORM
 
 MAX_ACTIONS, ARMS = 8, 8
+
+
+def _bare_credit(q, pi, offsets):
+    """The bare call of fc.actor_centered_credit(q, pi, offsets, ...)."""
+    def prepare(backend, threads):
+        impl = kernels("trees.credit", backend)
+        credit, baseline = np.empty_like(q), np.empty(offsets.shape[0] - 1)
+
+        def call():
+            impl.actor_centered_credit(q, pi, offsets, False, credit, baseline)
+            return credit
+
+        return call
+    return prepare
+
+
+def _bare_allocation(rule, costs, c, c_tok, values, budget):
+    """The bare call of a rule's ``run(lambda a: values[a], budget)`` from a
+    fresh rule (seed 0)."""
+    def prepare(backend, threads):
+        pick = kernels("trees.allocation", backend).allocation_pick
+        counts, sums, seed = np.zeros(ARMS, dtype=np.int64), np.zeros(ARMS), np.uint64(0)
+
+        def call():
+            counts[:], sums[:] = 0, 0.0
+            for step in range(budget):
+                a = pick(rule, counts, sums, costs, c, c_tok, seed, step)
+                counts[a] += 1
+                sums[a] += values[a]
+            return counts
+
+        return call
+    return prepare
 
 
 def _credit_cases(quick, rng):
@@ -35,21 +78,25 @@ def _credit_cases(quick, rng):
                    q, pi, offsets, actions=actions, standardize=True, backend=backend),
                Limit(q, pi, offsets),
                Alternative("NumPy reduceat (no validation)", numpy_credit),
-               key="trees.credit", repeats=3)
+               key="trees.credit", repeats=3, bare=_bare_credit(q, pi, offsets))
 
 
 def _allocation_cases(quick, rng):
     budget = 64 if quick else 256
     values = rng.uniform(size=ARMS)
-    for name, make in [("Uniform", lambda b: fc.Uniform(ARMS, backend=b)),
-                       ("UCT", lambda b: fc.UCT(ARMS, backend=b)),
-                       ("AgentUCT", lambda b: fc.AgentUCT(ARMS, np.arange(ARMS) * 1.0,
-                                                          c_tok=0.01, backend=b))]:
+    costs = np.arange(ARMS) * 1.0
+    for name, make, rule, c, c_tok in [
+            ("Uniform", lambda b: fc.Uniform(ARMS, backend=b), ALLOC_UNIFORM, 0.0, 0.0),
+            ("UCT", lambda b: fc.UCT(ARMS, backend=b), ALLOC_UCT, math.sqrt(2), 0.0),
+            ("AgentUCT", lambda b: fc.AgentUCT(ARMS, costs, c_tok=0.01, backend=b),
+             ALLOC_AGENT_UCT, math.sqrt(2), 0.01)]:
         yield Case(name, f"{ARMS} actions, budget {budget} ask/tell",
                    lambda backend, threads, make=make: make(backend).run(
                        lambda a: values[a], budget),
                    met=lambda r: f"{r.t / budget * 1e6:.1f} us per trial",
-                   key="trees.allocation")
+                   key="trees.allocation",
+                   bare=_bare_allocation(rule, costs if rule == ALLOC_AGENT_UCT else
+                                         np.zeros(ARMS), c, c_tok, values, budget))
 
 
 def cases(quick: bool):
