@@ -18,9 +18,19 @@ or a directory:
   use and then let the signal take its previous course (SIGTERM and SIGHUP
   end the process with the conventional status, SIGINT raises
   KeyboardInterrupt);
-* SIGKILL cannot be caught: a killed run leaves its temporary, which the
-  next run into the same destination removes once no process of that id is
-  alive.
+* a failed write (a full disk, a quota, a file size limit, an I/O error) is
+  the output's, not the input's: the writers wrap their writing in
+  :func:`writing`, which turns an OSError into a :class:`WriteError` naming
+  the destination;
+* SIGKILL (or a crash of the interpreter, or a power loss) cannot be caught:
+  the killed run leaves its partial temporary, ``.NAME.fastcredit-PID.tmp``
+  (``.NAME.fastcredit-PID.old`` too when it was replacing a directory
+  between its two renames), beside the destination, which itself is as it
+  was. The next run writing the same destination removes it (:func:`sweep`)
+  once no process of that id is alive on this machine (a live process's
+  temporaries are left alone), and puts a ``.old`` directory back in place
+  when the destination is missing; a temporary whose destination is never
+  written again stays until it is deleted by hand.
 """
 from __future__ import annotations
 
@@ -31,7 +41,8 @@ import shutil
 import signal
 import threading
 
-__all__ = ["AtomicOutput", "OutputError", "check_output", "sweep", "write_file"]
+__all__ = ["AtomicOutput", "OutputError", "WriteError", "check_output", "sweep",
+           "write_file", "writing"]
 
 SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP")
                 if hasattr(signal, name))
@@ -41,6 +52,34 @@ _DATASET_FILES = ("_metadata", "_common_metadata", "_SUCCESS")
 
 class OutputError(ValueError):
     """An output refused before any work: its message names the file."""
+
+
+class WriteError(OSError):
+    """Writing an output failed: ``errno`` is the cause's, the message names
+    the destination (not its temporary) and says why, e.g. ``cannot write
+    the output 'out.parquet': No space left on device``."""
+
+    def __init__(self, destination, cause: OSError):
+        # pyarrow's messages wrap the system's ("Error writing bytes to file.
+        # Detail: [errno 28] No space left on device"): the errno says it
+        reason = os.strerror(cause.errno) if cause.errno else " ".join(str(cause).split())
+        super().__init__(cause.errno, f"cannot write the output {_show(destination)}: {reason}")
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
+@contextlib.contextmanager
+def writing(destination):
+    """Turn an OSError raised inside into a :class:`WriteError` naming
+    ``destination``. Wrap only the writing of an output: an error of reading
+    the input must keep naming the input."""
+    try:
+        yield
+    except WriteError:
+        raise
+    except OSError as err:
+        raise WriteError(destination, err) from err
 
 
 def _show(path) -> str:
@@ -252,6 +291,10 @@ class AtomicOutput:
     remove every temporary in use and re-raise the signal under the previous
     handler, which is restored when the last AtomicOutput closes.
 
+    An OSError of creating the temporary or of publishing it is a
+    :class:`WriteError` naming the destination; the ``with`` block wraps its
+    own writing in :func:`writing`.
+
     Attributes: ``destination`` (absolute path), ``temp`` (the temporary's
     path, set by ``__enter__``), ``directory``.
     """
@@ -261,6 +304,7 @@ class AtomicOutput:
         self.directory = bool(directory)
         self.fsync = bool(fsync)
         self.destination = check_output(destination, inputs=inputs, directory=self.directory)
+        self._given = os.fspath(destination)   # what messages name, as the caller wrote it
         parent, self._name = os.path.split(self.destination)
         self.temp = os.path.join(parent, _temp_name(self._name, os.getpid()))
         self._entered = False
@@ -281,10 +325,11 @@ class AtomicOutput:
             _install_handlers()
         self._entered = True
         try:
-            if self.directory:
-                os.mkdir(self.temp)
-            else:
-                os.close(os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            with writing(self._given):
+                if self.directory:
+                    os.mkdir(self.temp)
+                else:
+                    os.close(os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
         except BaseException:
             self._release()
             raise
@@ -327,7 +372,8 @@ class AtomicOutput:
     def __exit__(self, exc_type, exc, tb) -> bool:
         try:
             if exc_type is None:
-                self._publish()
+                with writing(self._given):
+                    self._publish()
         finally:
             if exc_type is not None or os.path.lexists(self.temp):
                 _remove(self.temp)
@@ -338,10 +384,12 @@ class AtomicOutput:
 def write_file(destination, write, *, inputs=(), fsync: bool = False):
     """Write a (small) file atomically: ``write(f)`` is called with a binary
     file object open on the temporary; the file is renamed into place when
-    ``write`` returns, and removed if it raises. Returns the absolute path
-    of the destination. Example: ``write_file("x.npz", lambda f: np.savez(f,
-    a=a))`` (the file gets exactly the name given)."""
+    ``write`` returns, and removed if it raises; ``write`` only writes, so
+    an OSError it raises is a :class:`WriteError` naming the destination.
+    Returns the absolute path of the destination. Example:
+    ``write_file("x.npz", lambda f: np.savez(f, a=a))`` (the file gets
+    exactly the name given)."""
     output = AtomicOutput(destination, inputs=inputs, fsync=fsync)
-    with output as temp, open(temp, "wb") as f:
+    with output as temp, writing(destination), open(temp, "wb") as f:
         write(f)
     return output.destination

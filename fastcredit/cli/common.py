@@ -17,6 +17,14 @@ REQUESTS = Integer("requests", 1, SYNTHETIC_MAX_INDEX, "number of requests")
 
 _READ = {Integer: (int, "an integer"), Real: (float, "a real number")}
 
+#: The --help epilog of the commands that write files (fastcredit._output).
+OUTPUTS = ("Outputs are written to a hidden temporary file beside them, named after the "
+           "output and the process id (.out.parquet.fastcredit-12345.tmp), renamed into place "
+           "when complete and removed on an error, SIGTERM, SIGINT or SIGHUP. A run killed by "
+           "SIGKILL (or a crash) leaves its temporary, and the previous output as it was; the "
+           "next run writing the same output removes the temporary once that process is "
+           "gone, or delete it by hand.")
+
 
 def _add_option(parser, flag: str, declared, default, text: str | None = None) -> None:
     """Add the option ``flag`` built from the declaration ``declared`` (see

@@ -15,7 +15,7 @@ from .._output import OutputError, check_output, write_file
 from .._params import Integer
 from .._progress import Stage
 from .._validation import check_memory, check_path
-from .common import REQUESTS, _add_option, _add_quiet
+from .common import OUTPUTS, REQUESTS, _add_option, _add_quiet
 
 M, K = 5, 20  # query rewrites per request and candidate ads per rewrite of the demo
 RULES = _params.RULE.values
@@ -267,7 +267,7 @@ def run_demo(n_requests: int, seed: int, out, threads, stream=None, progress=Non
 def add_parser(sub, description: str) -> None:
     """The demo's options; ``description``: its --help text."""
     demo = sub.add_parser("demo", help="replay synthetic sponsored search and report credit",
-                          description=description)
+                          description=description, epilog=OUTPUTS)
     _add_option(demo, "--requests", REQUESTS, 1_000_000)
     _add_option(demo, "--seed", _params.SEED, 0)
     _add_option(demo, "--preset", _params.SEARCH_PRESET, "realistic")

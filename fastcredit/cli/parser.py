@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from .._output import OutputError
+from .._output import OutputError, WriteError
 from . import demo, learn, score, synth, warm
 from .common import _message, _one_line, _user_errors, _UserError
 
@@ -61,7 +61,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print(f"fastcredit {args.command}: interrupted", file=sys.stderr)
         return 130
-    except (_UserError, OutputError) as err:
+    except (_UserError, OutputError, WriteError) as err:
         print(f"fastcredit {args.command}: {_one_line(err)}", file=sys.stderr)
         return 2
     except _user_errors(*command.ERRORS) as err:

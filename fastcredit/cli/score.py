@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 
 from .. import _params
-from .._output import OutputError
+from .._output import OutputError, WriteError
 from ..scoring import BATCH_ROWS
-from .common import _add_option, _add_quiet, _message, _user_errors, _UserError
+from .common import OUTPUTS, _add_option, _add_quiet, _message, _user_errors, _UserError
 
 SLOTS = 4
 
@@ -39,7 +39,8 @@ def _add_config_arguments(p) -> None:
 def add_parser(sub) -> None:
     score = sub.add_parser("score", help="score a Parquet file or dataset of requests",
                            description="Score the requests of a Parquet file or dataset "
-                                       "(see fastcredit.scoring) into Parquet.")
+                                       "(see fastcredit.scoring) into Parquet.",
+                           epilog=OUTPUTS)
     score.add_argument("input", help="Parquet file, directory or glob of requests")
     score.add_argument("output", help="Parquet file to write, or a directory (existing, or "
                                       "ending with /) for one file per input file; written "
@@ -70,7 +71,7 @@ def run(args) -> int:
     try:
         summary = score_parquet(args.input, args.output, config, on_error=args.on_error,
                                 batch_rows=args.batch_rows, progress=not args.quiet)
-    except OutputError:
+    except (OutputError, WriteError):   # the output's: they name it
         raise
     except _user_errors(ValueError, TypeError, OSError) as err:
         text = _message(err)

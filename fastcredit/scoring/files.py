@@ -11,7 +11,7 @@ import re
 import threading
 from dataclasses import dataclass
 
-from .._output import AtomicOutput
+from .._output import AtomicOutput, writing
 from .arrow import _GROUPED_FIELDS
 from .config import ScoreConfig, _READ_BUFFER, _pa
 
@@ -309,10 +309,14 @@ def _write_options(schema, config: ScoreConfig) -> dict:
 
 class _Writer:
     """Parquet writers of one run: one file, or one file per input file in a
-    directory. Scored batches are gathered into row groups of ``rows``."""
+    directory. Scored batches are gathered into row groups of ``rows``. An
+    OSError of writing (a full disk, a quota, an I/O error) is a
+    WriteError naming ``name``, the destination as the caller gave it (a
+    path or URI)."""
 
     def __init__(self, filesystem, root: str, directory: bool, source: _Source,
-                 config: ScoreConfig, rows: int):
+                 config: ScoreConfig, rows: int, name):
+        self.name = name
         self.filesystem = filesystem
         self.root = root
         self.directory = directory
@@ -339,13 +343,15 @@ class _Writer:
     def _flush(self):
         if self.pending_rows:
             table = _pa().Table.from_batches(self.pending, schema=self.schema)
-            self.writer.write_table(table, row_group_size=self.rows)
+            with writing(self.name):
+                self.writer.write_table(table, row_group_size=self.rows)
         self.pending, self.pending_rows = [], 0
 
     def write(self, index: int, batch) -> None:
         if self.index != index and (self.directory or self.writer is None):
             self.close()
-            self._open(index, batch.schema)
+            with writing(self.name):
+                self._open(index, batch.schema)
         self.index = index
         if not batch.schema.equals(self.schema):
             try:
@@ -363,7 +369,8 @@ class _Writer:
     def close(self) -> None:
         if self.writer is not None:
             self._flush()
-            self.writer.close()
+            with writing(self.name):
+                self.writer.close()
             self.writer = None
 
     def abandon(self) -> None:

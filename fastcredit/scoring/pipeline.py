@@ -130,7 +130,9 @@ def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
     path below the source's base directory. The destination is checked
     before any work (an input, or a directory holding one, is refused); it
     is written under a temporary name and renamed into place at the end, and
-    removed on any error.
+    removed on any error. An error of writing it (a full disk, a quota) is
+    an OSError (:class:`fastcredit._output.WriteError`) naming the
+    destination.
 
     Row numbers (errors, ``ScoreSummary.errors``) count across the whole
     input in order. Reading and decoding (pyarrow's threads, up to
@@ -160,7 +162,7 @@ def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
     with output as root:  # the destination is checked here, before any work
         _open_columns(src, 0, config)  # the first file has the columns, before any work
         total = sum(src.open(f).metadata.num_rows for f in src.files) if show else 0
-        sink = _Writer(filesystem, root, directory, src, config, batch_rows)
+        sink = _Writer(filesystem, root, directory, src, config, batch_rows, destination)
         with Stage("score requests", total, sys.stderr if show else None) as bar:
 
             def work(item):
