@@ -212,11 +212,56 @@ def read_only(arr: np.ndarray) -> np.ndarray:
     return view
 
 
+# Candidate solutions np.shares_memory may try before giving up: enough for
+# any strided input against a contiguous out in practice (a few thousand at
+# most), and a bound on the time of a pathological stride pattern, which is
+# refused instead (TooHardError).
+_OVERLAP_WORK = 1 << 16
+
+
+def _memory_of(obj):
+    """The memory of a caller's object as an array, without copying: the
+    array itself, or a view through the array interface or the buffer
+    protocol; None for an object that has no memory a caller could write
+    (a list, a scalar)."""
+    if obj is None or isinstance(obj, np.ndarray):
+        return obj
+    try:
+        if hasattr(obj, "__array_interface__") or hasattr(obj, "__array_struct__"):
+            return np.asarray(obj)
+        return np.asarray(memoryview(obj))
+    except (TypeError, ValueError):
+        return None
+
+
+def _check_disjoint(out, name: str, arg: str, arr) -> None:
+    """Refuse ``out`` when it shares memory with ``arr``. Disjoint extents
+    (the usual case) cost one bounds test; only overlapping extents, which
+    a strided input interleaved with ``out`` can have without sharing a
+    byte, are solved exactly, and a pattern too costly to solve is
+    refused."""
+    if not np.may_share_memory(out, arr):
+        return
+    try:
+        shared = np.shares_memory(out, arr, max_work=_OVERLAP_WORK)
+    except np.exceptions.TooHardError:
+        raise ValueError(f"{name} must not overlap the input {arg} (their memory "
+                         f"interleaves too intricately to prove them disjoint)") from None
+    if shared:
+        raise ValueError(f"{name} must not overlap the input {arg}")
+
+
 def output(out, shape: tuple, name: str = "out", dtype=np.float64, *, inputs=()) -> np.ndarray:
     """``out`` checked to be a writeable C-contiguous array of ``shape`` and
-    ``dtype`` sharing no memory with the arrays ``inputs`` (name -> array
-    the kernel reads), or a new empty one when ``out`` is None (refused
-    before allocating when it cannot fit in memory)."""
+    ``dtype`` sharing no memory with the inputs, or a new empty one when
+    ``out`` is None (refused before allocating when it cannot fit in memory).
+
+    ``inputs`` maps each input's argument name to the array the kernel
+    reads, or to a tuple of objects: the caller's own object first, then
+    the array(s) it was converted to. The caller's object is checked too
+    (when it is an array or exposes a buffer): a converted copy can be
+    disjoint from ``out`` while the caller's buffer, which the contract says
+    is never modified, is not."""
     if out is None:
         check_memory(math.prod(shape) * np.dtype(dtype).itemsize,
                      f"the result ({np.dtype(dtype).name}, shape {tuple(shape)})")
@@ -229,10 +274,11 @@ def output(out, shape: tuple, name: str = "out", dtype=np.float64, *, inputs=())
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {out.shape}")
     if not out.flags.c_contiguous or not out.flags.writeable:
         raise ValueError(f"{name} must be a writeable C-contiguous array")
-    for arg, arr in dict(inputs).items():
-        # both sides are contiguous, so overlapping extents mean shared memory
-        if arr is not None and np.may_share_memory(out, arr):
-            raise ValueError(f"{name} must not overlap the input {arg}")
+    for arg, objects in dict(inputs).items():
+        for obj in objects if isinstance(objects, tuple) else (objects,):
+            arr = _memory_of(obj)
+            if arr is not None:
+                _check_disjoint(out, name, arg, arr)
     return out
 
 

@@ -260,7 +260,9 @@ def auction_replay(pools, slots: int = 4, reserve: float = 0.0, capacity=None,
     array([[0., 1., 2., 1.]])
     """
     opts = _options(pools, slots, reserve, capacity, pricing, mode)
-    table = output(out, (pools.n_requests, 1 << pools.m))
+    table = output(out, (pools.n_requests, 1 << pools.m),
+                   inputs={f"pools.{f}": getattr(pools, f)
+                           for f in ("offsets", "ad_id", "score", "value", "prerank")})
     placeholder = np.empty((1, 1, 1), dtype=np.int64), np.empty((1, 1, 1))
     return _run(pools, *opts, table, *placeholder, threads, backend)
 

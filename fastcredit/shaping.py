@@ -205,8 +205,10 @@ def project_zero_sum(u, kappa=None, total=0.0, *, lower=None, upper=None, weight
         w, wrs = w.reshape(-1), (m if form == 2 else 0)
     impl = kernels("shaping", resolve("shaping.project", backend))
     threads = _parallel.n_threads(threads)
-    res = output(out, shape, inputs={"u": arr, "lower": lo, "upper": hi, "weights": w,
-                                     "total": tot})
+    # kappa before upper: a float64 kappa is read in place as the upper bounds
+    res = output(out, shape, inputs={"u": (u, arr), "kappa": kappa, "lower": (lower, lo),
+                                     "upper": (upper, hi), "weights": (weights, w),
+                                     "total": (total, tot)})
     if n_rows == 0:
         return res
     _check_feasible(lo, hi, brs, bcs, w, wrs, tot, n_rows, m, lead)
@@ -442,7 +444,8 @@ def shape_advantages(base, credit, *, beta=1.0, kappa=1.0, normalize="std", toke
                   else np.abs(u).max(axis=-1, keepdims=True))
         with np.errstate(invalid="ignore", divide="ignore"):
             u = np.where(spread > 0, u / spread, np.where(np.isnan(spread), np.nan, 0.0))
-    res = output(out, c.shape, inputs={"credit": c, "base": b, "token_counts": weights})
+    res = output(out, c.shape, inputs={"credit": (credit, c), "base": (base, b),
+                                       "token_counts": (token_counts, weights)})
     project_zero_sum(u, kappa, weights=weights, out=res, threads=threads, backend=backend)
     res *= beta
     res += b[..., None]
@@ -579,7 +582,8 @@ def token_advantages(base, action_adv, token_action, mask=None, *, out=None, thr
     impl = kernels("shaping", resolve("shaping.tokens", backend))
     threads = _parallel.n_threads(threads)
     res = output(out, ta.shape, dtype=np.float32,
-                 inputs={"base": b, "action_adv": adv, "token_action": ta, "mask": mk})
+                 inputs={"base": (base, b), "action_adv": (action_adv, adv),
+                         "token_action": (token_action, ta), "mask": (mask, mk)})
     n_seq = math.prod(lead)
     if n_seq == 0 or n_tok == 0:
         return res

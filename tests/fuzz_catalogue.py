@@ -16,8 +16,12 @@
    (dtypes, shapes, strides, read-only, unaligned, byte order, non-finite
    values, out-of-range and huge integers, wrong types, unknown options, bad
    callables and paths) plus call-level variants: two parameters sharing one
-   array, ``out=`` aliasing or partly overlapping an input. Each variant says
-   what is acceptable (``Case.expect``):
+   array, or interleaved in one buffer, or overlapping by one element (the
+   answer of their copies: inputs are never written); ``out=`` aliasing or
+   partly overlapping an input, or the buffer of an input the function
+   converts on the way in (another dtype, a strided view), which must be
+   refused with that input unchanged. Each variant says what is acceptable
+   (``Case.expect``):
 
    * ``refuse``: a ValueError/TypeError naming the parameter;
    * ``equal``: that, or success equal to the call on the repaired input;
@@ -661,7 +665,8 @@ class Case:
     backend: str | None = None
     kind: str = "param"       # "valid" | "example" | "param" | "alias" | "out"
     other: str | None = None  # the second parameter of alias/out cases
-    overlap: str = ""         # "same" | "partial"
+    overlap: str = ""         # out: "same" | "partial" | a CONVERTED label;
+    #                           alias: "" (one array) | "interleaved" | "overlapping"
 
 
 def _copy(x):
@@ -692,6 +697,52 @@ def _strided(x):
         return x.copy()
     big[..., ::2] = x
     return big[..., ::2]
+
+
+def place(value, stride, out_shape=(), out_dtype=None, out_at=0):
+    """``value`` copied into a fresh buffer one element every ``stride``
+    bytes from byte 0 (a C-order view, contiguous when ``stride`` is its
+    itemsize), and with ``out_dtype`` a C-contiguous ``out`` of
+    ``out_shape`` at byte ``out_at`` of the same buffer: (input, out or None)."""
+    value = np.asarray(value)
+    n_out = math.prod(out_shape) * np.dtype(out_dtype).itemsize if out_dtype else 0
+    raw = np.zeros(max(value.size * stride, out_at + n_out) + 8, dtype=np.uint8)
+    strides = [stride] * value.ndim
+    for i in range(value.ndim - 2, -1, -1):
+        strides[i] = strides[i + 1] * value.shape[i + 1]
+    inp = np.ndarray(value.shape, value.dtype, buffer=raw, strides=strides)
+    inp[...] = value
+    out = np.ndarray(out_shape, out_dtype, buffer=raw, offset=out_at) if out_dtype else None
+    return inp, out
+
+
+def converted(x):
+    """(label, value, stride): ``x`` as a function converts it on the way in,
+    laid out by :func:`place` (each an input whose memory a converted copy
+    no longer shows): another dtype, contiguous, and x itself every other
+    element."""
+    kind = x.dtype.kind
+    other = {"f": [("float32", x.astype(np.float32)), ("int64", np.round(x * 2).astype(np.int64))],
+             "i": [("int32", x.astype(np.int32))], "u": [("int32", x.astype(np.int32))],
+             "b": [("uint8", x.astype(np.uint8))]}.get(kind, [])
+    return [(label, y, y.itemsize) for label, y in other] + [("strided", x, 2 * x.itemsize)]
+
+
+def share(a, b, how):
+    """Arrays a and b (one dtype) in one buffer, (a view, b view) with their
+    values: every other element each ("interleaved": disjoint, extents
+    overlapping), or b starting on a's last element ("overlapping": b's first
+    value becomes a's last)."""
+    na, nb = a.size, b.size
+    if how == "interleaved":
+        buf = np.zeros(2 * max(na, nb), dtype=a.dtype)
+        av, bv = buf[0::2][:na].reshape(a.shape), buf[1::2][:nb].reshape(b.shape)
+    else:
+        buf = np.zeros(na + nb - 1, dtype=a.dtype)
+        av, bv = buf[:na].reshape(a.shape), buf[na - 1:].reshape(b.shape)
+    bv[...] = b
+    av[...] = a
+    return av, bv
 
 
 def _reversed(x):
@@ -1141,7 +1192,7 @@ def build_cases(target: Target, tmp: pathlib.Path) -> list[Case]:
     if has_backend:
         cases.append(Case(f"{target.name}:valid@numba", target, None, None, backend="numba",
                           kind="valid"))
-    arrays = {}
+    arrays, pools = {}, []
     for p in params:
         value, also = valid_value(target, p, ctx, base)
         if p.name not in base and p.default is None and value is not None:
@@ -1149,6 +1200,8 @@ def build_cases(target: Target, tmp: pathlib.Path) -> list[Case]:
                               kind="example"))
         if isinstance(value, np.ndarray):
             arrays[p.name] = value
+        if type(value).__name__ == "Pools":
+            pools.append(p.name)
         if p.name == "out" and value is None:
             variants = out_variants()
         else:
@@ -1160,19 +1213,32 @@ def build_cases(target: Target, tmp: pathlib.Path) -> list[Case]:
             if has_backend and p.name != "backend" and v.name in NUMBA_SAMPLE:
                 cases.append(Case(f"{target.name}:{p.name}:{v.name}@numba", target, p.name, v,
                                   backend="numba"))
-    # one array passed for two parameters; out= on top of an input
+    # one array passed for two parameters, or two sharing one buffer; out= on
+    # top of an input or of the caller's buffer of a converted input
     names = sorted(arrays)
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            if arrays[a].shape == arrays[b].shape and arrays[a].dtype == arrays[b].dtype:
+            if arrays[a].dtype != arrays[b].dtype or not arrays[a].size or not arrays[b].size:
+                continue
+            if arrays[a].shape == arrays[b].shape:
                 cases.append(Case(f"{target.name}:alias:{b}={a}", target, b, None,
                                   kind="alias", other=a))
+            for how in ("interleaved", "overlapping"):
+                cases.append(Case(f"{target.name}:alias-{how}:{b}={a}", target, b, None,
+                                  kind="alias", other=a, overlap=how))
     if "out" in ctx.params:
         for a in names:
-            if a != "out" and arrays[a].dtype == np.float64:
-                for overlap in ("same", "partial"):
-                    cases.append(Case(f"{target.name}:out:{overlap}-as-{a}", target, "out", None,
-                                      kind="out", other=a, overlap=overlap))
+            if a == "out":
+                continue
+            overlaps = ("same", "partial") if arrays[a].dtype == np.float64 else ()
+            overlaps += tuple(label for label, _, _ in converted(arrays[a]))
+            for overlap in overlaps:
+                cases.append(Case(f"{target.name}:out:{overlap}-as-{a}", target, "out", None,
+                                  kind="out", other=a, overlap=overlap))
+        for a in pools:
+            for field in POOL:
+                cases.append(Case(f"{target.name}:out:held-{field}-as-{a}", target, "out", None,
+                                  kind="out", other=a, overlap=f"held-{field}"))
     return cases
 
 
@@ -1424,13 +1490,37 @@ class Runner:
             ref = self.base(case.backend)
             for d in (kw, ref):
                 self._fill(d, case.param, case.other)
-            kw[case.param] = kw[case.other]
-            ref[case.param] = _copy(ref[case.other])
+            if case.overlap:
+                kw[case.other], kw[case.param] = share(kw[case.other], kw[case.param],
+                                                       case.overlap)
+                ref[case.other], ref[case.param] = kw[case.other].copy(), kw[case.param].copy()
+            else:
+                kw[case.param] = kw[case.other]
+                ref[case.param] = _copy(ref[case.other])
             return kw, ref, EQUAL, (case.param, case.other)
         if case.kind == "out":
             normal, raw = self.valid_result(case.backend)
             if not isinstance(raw, np.ndarray):
                 return None, None, None, ()
+            if case.overlap.startswith("held-"):
+                # out over a caller's array a Pools was built from: refused
+                # while the Pools reads it, else the answer of a separate out
+                field = case.overlap[len("held-"):]
+                arrays = {k: np.array(x, dtype=np.int64 if k in ("offsets", "ad_id") else
+                                      np.float64) for k, x in POOL.items()}
+                held, kw["out"] = place(arrays[field], arrays[field].itemsize, raw.shape,
+                                        raw.dtype)
+                ref = self.base(case.backend)
+                kw[case.other] = type(ref[case.other])(**{**arrays, field: held}, m=M)
+                ref[case.other] = type(ref[case.other])(**arrays, m=M)
+                return kw, ref, EQUAL, ("out", case.other)
+            if case.overlap not in ("same", "partial"):
+                # out over the caller's buffer of a converted input: refused
+                self._fill(kw, case.other)
+                value, stride = {label: (y, st) for label, y, st in
+                                 converted(np.asarray(kw[case.other]))}[case.overlap]
+                kw[case.other], kw["out"] = place(value, stride, raw.shape, raw.dtype)
+                return kw, None, REFUSE, ("out", case.other)
             ref = self.base(case.backend)
             for d in (kw, ref):
                 self._fill(d, case.other)
@@ -1488,7 +1578,7 @@ class Runner:
         if kwargs is None:
             return True, "not applicable"
         protected = {k: fingerprint(v) for k, v in kwargs.items() if k not in MUTABLE
-                     and not (case.kind == "out" and k == case.other)}
+                     and not (case.overlap in ("same", "partial") and k == case.other)}
         argv_stderr = io.StringIO()
         try:
             with contextlib.redirect_stderr(argv_stderr), contextlib.redirect_stdout(io.StringIO()):
@@ -1600,7 +1690,17 @@ def toy_good(v, *, out=None):
     """Row sums of a coalition table, validated like the library does."""
     from fastcredit._validation import coalition_table, output
     flat, m, lead = coalition_table(v)
-    res = output(out, lead)
+    res = output(out, lead, inputs={"v": (v, flat)})
+    res.reshape(-1)[...] = flat.sum(-1)
+    return res
+
+
+def toy_checks_the_copy(v, *, out=None):
+    """Checks out= against the converted table only, so an out over the
+    caller's int64 or strided table is accepted and overwrites it."""
+    from fastcredit._validation import coalition_table, output
+    flat, m, lead = coalition_table(v)
+    res = output(out, lead, inputs={"v": flat})
     res.reshape(-1)[...] = flat.sum(-1)
     return res
 
@@ -1648,7 +1748,8 @@ def toy_nan(v):
 
 TOYS = {"toy_good": (), "toy_crash": ("crash",), "toy_ignores_strides": ("differs",),
         "toy_modifies": ("modified",), "toy_unnamed": ("names none",),
-        "toy_index_error": ("IndexError",), "toy_nan": ("NaN",)}
+        "toy_index_error": ("IndexError",), "toy_nan": ("NaN",),
+        "toy_checks_the_copy": ("modified",)}
 
 
 # --------------------------------------------------------------------------
