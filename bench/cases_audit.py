@@ -3,6 +3,14 @@
 Time ratios, lower is better: `x stream` = kernel time / time to stream its
 input once; `x alternative` = kernel time / the alternative's time (the
 vectorised NumPy/SciPy code a user would write instead).
+
+Bare calls: the audit kernels the public call makes, in order, on the
+converted arrays (and, for a kernel that reads what an earlier step made,
+such as the sorted sample of a bootstrap, that input made once), split over
+threads as the public call splits them, into prepared outputs. NumPy steps
+between or after the kernels (centring and cosines in alignment, the
+percentile intervals of the bootstraps) are not in the bare call: the ratio
+counts them with the checks.
 """
 from __future__ import annotations
 
@@ -10,7 +18,9 @@ import numpy as np
 from scipy.stats import rankdata
 
 import fastcredit as fc
-from common import Alternative, Case, Limit
+from common import Alternative, Case, Limit, kernels
+from fastcredit import _parallel
+from fastcredit.audit import bootstrap, controls, spearman
 
 M = 5
 
@@ -73,6 +83,64 @@ def _numpy_mean_diff_bootstrap(vals, obs, resamples, seed):
     return low, high
 
 
+def _in_sequence(*bares):
+    """The bare call that makes the bare calls ``bares`` one after the other."""
+    def prepare(backend, threads):
+        calls = [bare(backend, threads) for bare in bares]
+        return lambda: [call() for call in calls]
+    return prepare
+
+
+def _bare_bootstrap(a, b, resamples, seed=0):
+    """fc_bootstrap_median over the resamples (the replicates of median(a),
+    or of median(a) - median(b) with pairs resampled together), on the
+    sorted samples bootstrap._median_bootstrap makes of the non-NaN items."""
+    keep = ~np.isnan(a) if b is None else ~(np.isnan(a) | np.isnan(b))
+    sorted_a, order_a = bootstrap._sorted(a[keep])
+    sorted_b, order_b = (np.empty(0), np.empty(0, dtype=np.int64)) if b is None else \
+        bootstrap._sorted(b[keep])
+
+    def prepare(backend, threads):
+        impl = kernels("audit.bootstrap_median", backend)
+        reps = np.empty(resamples)
+
+        def part(start, stop):
+            counts = np.empty(sorted_a.shape[0], dtype=np.int32)
+            impl.bootstrap_median(sorted_a, order_a, sorted_b, order_b, np.uint64(seed), start,
+                                  stop, counts, reps[start:stop])
+
+        def call():
+            _parallel.run(part, resamples, _parallel.n_threads(threads),
+                          min_items=bootstrap._MIN_RESAMPLES_PER_THREAD)
+            return reps
+
+        return call
+    return prepare
+
+
+def _bare_spearman(x, y, offsets, min_len):
+    """fc_spearman_groups over the groups, split as spearman._group_spearman
+    splits them, with its per-thread scratch."""
+    def prepare(backend, threads):
+        impl = kernels("audit.spearman", backend)
+        n_groups = offsets.shape[0] - 1
+        rho, status = np.empty(n_groups), np.empty(n_groups, dtype=np.int8)
+        longest = int(np.diff(offsets).max(initial=0))
+
+        def part(a, b):
+            idx, ranks = np.empty(max(longest, 1), dtype=np.int64), np.empty(max(3 * longest, 1))
+            impl.spearman_groups(offsets[a:b + 1], x, y, min_len, idx, ranks, rho[a:b],
+                                 status[a:b])
+
+        def call():
+            _parallel.run(part, n_groups, _parallel.n_threads(threads),
+                          min_items=spearman._MIN_GROUPS_PER_THREAD)
+            return rho
+
+        return call
+    return prepare
+
+
 def _request_cases(quick, rng):
     requests, resamples = 1_171, (1_000 if quick else 10_000)
     reference = rng.normal(size=(requests, M))
@@ -87,8 +155,13 @@ def _request_cases(quick, rng):
                "<100 ms 1 thread, >=20x NumPy",
                lambda r: ("yes" if r.t < 0.1 and r.t * 20 <= r.alt else "no")
                if r.threads == 1 else "",
-               threads=(1, 2), key="audit.bootstrap_median", repeats=7)
+               threads=(1, 2), key="audit.bootstrap_median", repeats=7,
+               bare=_bare_bootstrap(cos_a, cos_b, resamples))
     credit = reference + rng.normal(size=reference.shape)
+    # bare: the Spearman kernel on the centred vectors (alignment's cosines,
+    # signs and top actions are NumPy passes, counted by the ratio)
+    centred = [np.ascontiguousarray(x - x.mean(axis=1, keepdims=True)).reshape(-1)
+               for x in (credit, reference)]
     yield Case("alignment", f"{requests} requests x m={M}",
                lambda backend, threads: fc.alignment(credit, reference, threads=threads,
                                                      backend=backend),
@@ -97,7 +170,72 @@ def _request_cases(quick, rng):
                            lambda: [np.corrcoef(c, r)[0, 1]
                                     for c, r in zip(credit[:100], reference[:100])],
                            scale=requests / 100),
-               repeats=7)
+               repeats=7, bare=_bare_spearman(*centred, np.arange(0, credit.size + 1, M), 2))
+
+
+def _bare_shuffle(x, offsets, out):
+    """fc_shuffle_groups (seed 0, stream 0) over controls.shuffle_within's
+    group split, into ``out``."""
+    def prepare(backend, threads):
+        impl = kernels("audit.shuffle", backend)
+
+        def call():
+            _parallel.run(lambda a, b: impl.shuffle_groups(offsets[a:b + 1], x, np.uint64(0),
+                                                           np.uint64(a), out),
+                          offsets.shape[0] - 1, _parallel.n_threads(threads),
+                          min_items=controls._MIN_SHUFFLE_GROUPS_PER_THREAD)
+            return out
+
+        return call
+    return prepare
+
+
+def _bare_replay(factual, alternative, offsets):
+    """fc_replay_advantage (alpha 0.05) into prepared outputs; both arms on
+    the same CSR ``offsets``."""
+    def prepare(backend, threads):
+        impl = kernels("audit.replay_advantage", backend)
+        adv, noise, res = (np.empty(offsets.shape[0] - 1) for _ in range(3))
+
+        def call():
+            impl.replay_advantage(offsets, factual, offsets, alternative, 0.05, adv, noise, res)
+            return adv
+
+        return call
+    return prepare
+
+
+def _bare_derangement(n):
+    """fc_derangement (seed 0) into a prepared permutation."""
+    def prepare(backend, threads):
+        impl = kernels("audit.derangement", backend)
+        out = np.empty(n, dtype=np.int64)
+
+        def call():
+            impl.derangement(n, np.uint64(0), out)
+            return out
+
+        return call
+    return prepare
+
+
+def _bare_mean_diff(vals, obs, resamples):
+    """fc_bootstrap_mean_diff (seed 0) over contrastive._bootstrap_effects'
+    split of the steps (rows of ``vals``) into prepared replicates."""
+    def prepare(backend, threads):
+        impl = kernels("audit.bootstrap_mean_diff", backend)
+        flat, steps = vals.reshape(-1), vals.shape[0]
+        offsets = np.arange(steps + 1, dtype=np.int64) * vals.shape[1]
+        reps = np.empty((steps, resamples))
+
+        def call():
+            _parallel.run(lambda a, c: impl.bootstrap_mean_diff(
+                offsets[a:c + 1], flat, obs, resamples, np.uint64(0), np.uint64(a), reps[a:c]),
+                steps, _parallel.n_threads(threads))
+            return reps
+
+        return call
+    return prepare
 
 
 def _trajectory_cases(quick, rng):
@@ -115,9 +253,8 @@ def _trajectory_cases(quick, rng):
                limit,
                Alternative("scipy rankdata by length",
                            lambda: _numpy_within_spearman(credit, a_replay, offsets)),
-               "report", key="audit.spearman")
+               "report", key="audit.spearman", bare=_bare_spearman(credit, a_replay, offsets, 4))
     rho = fc.within_spearman(credit, a_replay, offsets)
-    rho = rho[~np.isnan(rho)]
     yield Case("spearman_audit", f"{case}, {resamples} resamples",
                lambda backend, threads: fc.spearman_audit(
                    credit, a_replay, offsets, resamples=resamples, threads=threads,
@@ -125,16 +262,20 @@ def _trajectory_cases(quick, rng):
                limit,
                Alternative("scipy rankdata + NumPy bootstrap",
                            lambda: (_numpy_within_spearman(credit, a_replay, offsets),
-                                    _numpy_bootstrap(rho, None, resamples, 0, 100)),
+                                    _numpy_bootstrap(rho[~np.isnan(rho)], None, resamples, 0,
+                                                     100)),
                            repeats=1),
-               "report", threads=(1, 2), repeats=3)
+               "report", threads=(1, 2), repeats=3,
+               bare=_in_sequence(_bare_spearman(credit, a_replay, offsets, 4),
+                                 _bare_bootstrap(rho, None, resamples)))
+    shuffled = np.empty_like(credit)
     yield Case("shuffle_within", case,
-               lambda backend, threads: fc.shuffle_within(credit, offsets, threads=threads,
-                                                          backend=backend),
+               lambda backend, threads: fc.shuffle_within(credit, offsets, out=shuffled,
+                                                          threads=threads, backend=backend),
                Limit(credit, offsets),
                Alternative("NumPy lexsort(group, random)",
                            lambda: _numpy_shuffle_within(credit, offsets, 0), repeats=5),
-               key="audit.shuffle", repeats=7)
+               key="audit.shuffle", repeats=7, bare=_bare_shuffle(credit, offsets, shuffled))
     f_off = np.arange(0, 8 * n + 1, 8)
     factual = (rng.random(8 * n) < 0.3).astype(float)
     alternative = (rng.random(8 * n) < 0.3).astype(float)
@@ -151,7 +292,7 @@ def _trajectory_cases(quick, rng):
                    backend=backend),
                Limit(factual, alternative, f_off),
                Alternative("NumPy add.reduceat", numpy_replay, repeats=5),
-               key="audit.replay_advantage")
+               key="audit.replay_advantage", bare=_bare_replay(factual, alternative, f_off))
 
 
 def _control_cases(quick, rng):
@@ -161,7 +302,7 @@ def _control_cases(quick, rng):
                Limit(np.empty(n, dtype=np.int64)),      # the permutation it writes
                Alternative("NumPy permutation until no fixed point",
                            lambda: _numpy_derangement(n, 0), repeats=5),
-               key="audit.derangement")
+               key="audit.derangement", bare=_bare_derangement(n))
     steps, k, resamples = (20, 16, 1_000) if quick else (200, 16, 10_000)
     vals = rng.normal(size=(steps, k))
     obs = rng.normal(size=k)
@@ -173,7 +314,8 @@ def _control_cases(quick, rng):
                Limit(vals, obs),
                Alternative("NumPy index matrices per step",
                            lambda: _numpy_mean_diff_bootstrap(vals, obs, resamples, 0)),
-               key="audit.bootstrap_mean_diff", repeats=3)
+               key="audit.bootstrap_mean_diff", repeats=3,
+               bare=_bare_mean_diff(vals, obs, resamples))
 
 
 def cases(quick: bool):
