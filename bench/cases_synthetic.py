@@ -22,13 +22,21 @@ Pools' validation ~35 ms, lengths and offsets ~8 ms: ~0.57M / 0.55M
 requests/s a core on a quiet machine; the realistic preset's values are its
 scores (no fourth array), ~0.7M. The wall time below also counts what other
 processes take of the core.
+
+The bare call is the two kernels as sponsored_search calls them, split over
+requests alike: the list lengths (into a scratch array), then the fill, on
+the catalogue and the offsets of the case's own pools (made once), into
+output arrays made once. So the ratio counts the argument checks, the
+catalogue draws, the running sum of the lengths, the fresh output pages and
+the validation of the Pools.
 """
 from __future__ import annotations
 
 import numpy as np
 
 import fastcredit as fc
-from common import Alternative, Case, Limit, sci
+from common import Alternative, Case, Limit, kernels, sci
+from fastcredit import _parallel
 
 M, K = 5, 20
 TARGET = 0.5e6   # requests/s on one core
@@ -72,6 +80,37 @@ def cases(quick: bool):
         yield from _preset_cases(b, sample, preset)
 
 
+def _bare(pools, params, seed=0):
+    """The bare call of fc.synthetic.sponsored_search(pools.n_requests,
+    seed=seed, preset=...) whose parameters are ``params`` and result
+    ``pools`` (see the module docstring)."""
+    def prepare(backend, threads):
+        kern = kernels("synthetic.sponsored_search", backend)
+        n_req, m, k = pools.n_requests, params["m"], params["k"]
+        per_topic, topics = params["catalogue"] // params["topics"], params["topics"]
+        catalogue = np.random.default_rng(seed)
+        bid = params["bid_scale"] * catalogue.lognormal(0.0, 0.8, per_topic * topics)
+        ctr = catalogue.beta(2.0, 10.0, per_topic * topics)
+        expected = params["value_model"] == "expected"
+        offsets, lengths = pools.offsets.copy(), np.empty(n_req * m, dtype=np.int64)
+        ad, score, prerank = np.empty_like(pools.ad_id), np.empty_like(pools.score), \
+            np.empty_like(pools.score)
+        value = score if expected else np.empty_like(score)
+        key, nt = np.uint64(seed), _parallel.n_threads(threads)
+
+        def call():
+            _parallel.run(lambda a, b: kern.search_lengths(
+                key, 0, m, k, params["empty"], params["short"], lengths, a, b),
+                n_req, nt, min_items=4096)
+            _parallel.run(lambda a, b: kern.search_fill(
+                key, 0, m, topics, per_topic, bid, ctr, params["noise"], int(expected),
+                offsets, ad, score, value, prerank, a, b), n_req, nt, min_items=4096)
+            return ad, score, value, prerank
+
+        return call
+    return prepare
+
+
 def _preset_cases(b, sample, preset):
     params = fc.synthetic.search_preset(preset).generator
     pools = fc.synthetic.sponsored_search(b, seed=0, preset=preset)
@@ -98,4 +137,4 @@ def _preset_cases(b, sample, preset):
                            scale=b / sample),
                lambda th: ">= 1.7x 1 thread" if th > 1 else f">= {TARGET / 1e6:.1f}M req/s",
                met, threads=(1, 2), key="synthetic.sponsored_search" if preset == "default"
-               else None, repeats=3)
+               else None, repeats=3, bare=_bare(pools, params))
