@@ -50,6 +50,10 @@ RULES = ("shapley", "banzhaf", "singleton", "leave_one_out")
 THREADS = 2
 STAGE = "score_parquet"
 
+#: Why these cases have no bare call (see bench/common.py's Case).
+NO_BARE = ("n/a: a Parquet-to-Parquet pipeline (I/O, decoding, many kernels); its own "
+           "stages are what its rows compare")
+
 
 def _pa():
     try:
@@ -152,7 +156,7 @@ def _end_to_end_cases(b, src, work):
     for case, run in zip(stages, stage_runs):
         yield Case(STAGE, f"{label}, {case}", run, threads=(THREADS,),
                    backends=("auto",), repeats=3,
-                   detail=lambda r: f"{b / r.t:,.0f} req/s, cpu {_cpu(r):.2f} s")
+                   detail=lambda r: f"{b / r.t:,.0f} req/s, cpu {_cpu(r):.2f} s", bare=NO_BARE)
 
     def stage_sum(r):
         return sum(r.time_of(f"{label}, {case}", THREADS) for case in stages)
@@ -182,7 +186,7 @@ def _end_to_end_cases(b, src, work):
         yield Case(STAGE, f"{label}, {text}", _NoWarmup(score(pipeline)),
                    target="<= 1.2x stages, >= 150k req/s" if pipeline else "",
                    met=met if pipeline else None, detail=detail,
-                   threads=(THREADS,), backends=("auto",), repeats=2)
+                   threads=(THREADS,), backends=("auto",), repeats=2, bare=NO_BARE)
 
 
 def _dask_case(b, src, work):
@@ -216,7 +220,7 @@ def _dask_case(b, src, work):
     yield Case("fastcredit.dask.score_parquet", f"{label}, LocalCluster 2 workers x 1 thread",
                _NoWarmup(run, setup=start), target=">= 0.85x single process", met=met,
                detail=lambda r: f"{b / r.t:,.0f} req/s", threads=(THREADS,),
-               backends=("auto",), repeats=2)
+               backends=("auto",), repeats=2, bare=NO_BARE)
 
 
 def _rss_case(src, work, copies=10):
@@ -253,7 +257,7 @@ def _rss_case(src, work, copies=10):
                _NoWarmup(run), target="peak RSS <= 1.5 GiB", met=met,
                detail=lambda r: f"{seen['rows'] / seen['seconds']:,.0f} req/s, "
                                 f"{seen['rss'] / 2**30:.2f} GiB",
-               threads=(THREADS,), backends=("auto",), repeats=1)
+               threads=(THREADS,), backends=("auto",), repeats=1, bare=NO_BARE)
 
 
 def _layouts(table):
@@ -319,7 +323,7 @@ def _layout_cases(src, quick, work):
                    alternative=first, target="report", met=lambda r: "reported",
                    detail=lambda r, size=size: f"{size / 2**20:,.0f} MiB, "
                                                f"{n / r.t:,.0f} req/s",
-                   threads=(THREADS,), backends=("auto",), repeats=5)
+                   threads=(THREADS,), backends=("auto",), repeats=5, bare=NO_BARE)
 
 
 def _synth_cases(b, quick, work):
@@ -350,7 +354,7 @@ def _synth_cases(b, quick, work):
                detail=lambda r: f"{b / r.t:,.0f} req/s, writing thread cpu "
                                 f"{min(writer_cpu) / b * 1e6:.2f} us/request, process cpu "
                                 f"{_cpu(r) / b * 1e6:.2f} us/request",
-               threads=(THREADS,), backends=("auto",), repeats=2)
+               threads=(THREADS,), backends=("auto",), repeats=2, bare=NO_BARE)
 
     n = 20_000 if quick else 262_144
     groups = [_synthetic_part(s, min(65_536, n - s), 5, 20, 0, True, THREADS)
@@ -366,7 +370,7 @@ def _synth_cases(b, quick, work):
     yield Case("pyarrow Parquet encode", f"{sci(n)} requests of synth's row groups and "
                "options, to /dev/null", encode, threads=(1,), backends=("auto",), repeats=3,
                detail=lambda r: f"{r.t / n * 1e6:.2f} us/request: one writing thread "
-                                f"writes at most {n / r.t:,.0f} req/s")
+                                f"writes at most {n / r.t:,.0f} req/s", bare=NO_BARE)
 
 
 def cases(quick: bool):

@@ -43,6 +43,9 @@ tables = fc.auction_replay(pools, slots=4)
 fc.shapley(tables)
 """
 
+#: Why these cases have no bare call (see bench/common.py's Case).
+NO_BARE = "n/a: a fresh process (import, compile or cache load), not a call"
+
 
 def _python(code: str, env: dict | None = None) -> float:
     """Wall seconds of a fresh interpreter running ``code``."""
@@ -76,21 +79,21 @@ def cases(quick: bool):
                    "import numpy", repeats)),
                measure=lambda b, t: _best("import fastcredit", repeats),
                target="<= 0.3 s", met=lambda r: "yes" if r.t <= 0.3 else "no",
-               backends=("auto",))
+               backends=("auto",), bare=NO_BARE)
     empty = tempfile.mkdtemp(prefix="fastcredit-bench-numba-")
     yield Case("README first examples", "first process after install (cold cache)", None,
                measure=lambda b, t: _python(README_EXAMPLES, {"NUMBA_CACHE_DIR": empty}),
                target="<= 2 s", met=lambda r: "yes" if r.t <= 2.0 else "no",
-               backends=("auto",))
+               backends=("auto",), bare=NO_BARE)
     if quick:
         return
     cache = tempfile.mkdtemp(prefix="fastcredit-bench-numba-")
     for key in FASTEST:
         yield Case(key, "Numba first compile (empty cache)", None,
                    measure=lambda b, t, key=key: _kernel_seconds(cache, "compile")[key],
-                   backends=("numba",))
+                   backends=("numba",), bare=NO_BARE)
     for key in FASTEST:
         yield Case(key, "Numba load from cache (later process)", None,
                    measure=lambda b, t, key=key: (_kernel_seconds(cache, "compile"),
                                                   _kernel_seconds(cache, "load"))[1][key],
-                   backends=("numba",))
+                   backends=("numba",), bare=NO_BARE)
