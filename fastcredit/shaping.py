@@ -237,9 +237,10 @@ def group_advantages(rewards, group_size=None, *, groups=None, scale="group", ep
     (``ddof=1``, like ``torch.std``) of the rewards of j's group. This is
     TRL's ``GRPOTrainer`` (``scale_rewards="group"``, eps 1e-4) and verl's
     GRPO estimator (eps 1e-6). NaN rewards count as 0 (TRL sums reward
-    functions with ``nansum``); an infinite reward makes its group's
-    advantages NaN, as NumPy arithmetic would; a group of one gets advantage 0
-    unless ``singleton="raw"``.
+    functions with ``nansum``); an infinite reward makes every advantage of
+    its group NaN, whatever ``scale`` (the group has no mean), and with
+    ``scale="batch"`` every advantage of the batch (the batch has no sd); a
+    group of one gets advantage 0 unless ``singleton="raw"``.
 
     verl's ``compute_grpo_outcome_advantage`` (both its trainers, see
     docs/trainers.md) is ``groups=uid, eps=1e-6, singleton="raw"``, with
@@ -362,7 +363,11 @@ def _grouped(r, inverse, scale, eps, ddof, singleton) -> np.ndarray:
     n = r.shape[0]
     counts = np.bincount(inverse, minlength=1).astype(np.float64)
     single = counts == 1
-    # an infinite reward makes its group NaN (inf - inf), as NumPy would
+    # A group of several rewards one of which is infinite has no mean: its
+    # infinite members get inf - inf = NaN, but the others r - inf = -+inf
+    # unless a NaN sd divides them (not with scale="none"), so the group is
+    # made NaN here. A group of one keeps its singleton rule.
+    undefined = (np.bincount(inverse, weights=np.isinf(r), minlength=1) > 0) & ~single
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.bincount(inverse, weights=r, minlength=1) / np.maximum(counts, 1)
         if singleton == "raw":
@@ -375,6 +380,7 @@ def _grouped(r, inverse, scale, eps, ddof, singleton) -> np.ndarray:
             adv = adv / (sd[inverse] + eps)
         elif scale == "batch" and n > ddof:
             adv = adv / (np.std(r, ddof=ddof) + eps)
+    adv[undefined[inverse]] = np.nan
     if singleton == "zero":
         adv[single[inverse]] = 0.0
     return adv

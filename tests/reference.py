@@ -179,15 +179,20 @@ def project_box(u, lower, upper, weights=None, total=0.0) -> np.ndarray:
 
 
 def group_advantages(rewards, groups, eps=1e-4, scale="group") -> np.ndarray:
-    """(r - group mean) / (group sd, ddof 1, + eps); NaN -> 0; groups of one 0."""
+    """(r - group mean) / (group sd, ddof 1, + eps); NaN -> 0; groups of one 0;
+    a group holding an infinite reward has no mean: NaN."""
     r = [0.0 if math.isnan(x) else float(x) for x in rewards]
     out = np.zeros(len(r))
-    batch_sd = float(np.std(r, ddof=1))
+    with np.errstate(invalid="ignore"):     # an infinite reward: the batch has no sd
+        batch_sd = float(np.std(r, ddof=1))
     for g in set(groups):
         idx = [j for j, x in enumerate(groups) if x == g]
         if len(idx) < 2:
             continue
         vals = [r[j] for j in idx]
+        if any(math.isinf(x) for x in vals):
+            out[idx] = math.nan
+            continue
         mean = sum(vals) / len(vals)
         sd = math.sqrt(sum((x - mean) ** 2 for x in vals) / (len(vals) - 1))
         for j in idx:

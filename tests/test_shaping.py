@@ -449,6 +449,28 @@ def test_group_advantages_match_reference(rng):
                                rtol=1e-13)
 
 
+@pytest.mark.parametrize("scale", ["group", "batch", "none"])
+def test_an_infinite_reward_makes_its_group_nan(scale):
+    """Issue 26, defect 6: with scale="none" the group [nan, 1] | [inf, 0]
+    gave [-0.5, 0.5, nan, -inf], the finite member -inf, while the docstring
+    says an infinite reward makes its group NaN; with scale="batch" the
+    batch has no sd and every group of several is NaN."""
+    got = fc.group_advantages(np.array([np.nan, 1, np.inf, 0]), 2, scale=scale)
+    want = {"group": [-1 / (np.sqrt(0.5) + 1e-4) / 2, 1 / (np.sqrt(0.5) + 1e-4) / 2],
+            "batch": [np.nan, np.nan], "none": [-0.5, 0.5]}[scale]
+    np.testing.assert_allclose(got, want + [np.nan, np.nan], rtol=1e-15)
+    # -inf, two infinities, an infinite reward alone (the singleton rule)
+    r = np.array([np.nan, 1.0, np.inf, 0.0, -np.inf, 2.0, np.inf, np.inf, 4.0, 5.0, np.inf])
+    ids = [0, 0, 1, 1, 2, 2, 3, 3, 5, 5, 4]
+    got = fc.group_advantages(r, groups=ids, scale=scale)
+    np.testing.assert_allclose(got, ref.group_advantages(r, ids, scale=scale), rtol=1e-13)
+    assert np.isnan(got[2:8]).all() and got[10] == 0.0
+    raw = fc.group_advantages(r, groups=ids, scale=scale, singleton="raw")
+    assert np.isnan(raw[2:8]).all()
+    # a reward alone, taken with mean 0 and sd 1: inf, unless the batch sd divides
+    assert np.isnan(raw[10]) if scale == "batch" else raw[10] == np.inf
+
+
 def grpo_by_definition(r, ids, scale, ddof, eps):
     """(r_j - mean of j's group) / (sd + eps), sd over j's group (scale
     "group") or the whole batch ("batch") with n - ddof in the denominator;
