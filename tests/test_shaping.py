@@ -578,6 +578,28 @@ def test_shape_advantages_hand_example(backend):
     np.testing.assert_array_equal(flat, [[0.5, 0.5, 0.5]])
 
 
+@pytest.mark.parametrize("normalize", ["std", "maxabs", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_shape_advantages_nan_credit_gives_a_nan_row(backend, normalize, weighted):
+    """Kills the mutant: NaN credit in shape_advantages replaced by 0 (its
+    row's spread taken as 0, or the credit NaN-to-numbered) goes unnoticed:
+    the row would get its base for every action. NaN in, NaN out (DESIGN):
+    the row of a NaN credit is NaN in every action, the other rows are
+    what they are without it."""
+    base = np.array([0.5, -1.0, 2.0])
+    credit = np.array([[2.0, 0.0, 1.0], [1.0, np.nan, 3.0], [0.0, 4.0, -1.0]])
+    counts = np.array([[1.0, 2.0, 3.0]] * 3) if weighted else None
+    adv = fc.shape_advantages(base, credit, beta=0.5, normalize=normalize,
+                              token_counts=counts, backend=backend)
+    assert np.isnan(adv[1]).all()
+    keep = [0, 2]
+    alone = fc.shape_advantages(base[keep], credit[keep], beta=0.5, normalize=normalize,
+                                token_counts=None if counts is None else counts[keep],
+                                backend=backend)
+    np.testing.assert_array_equal(adv[keep], alone)
+    assert not np.isnan(alone).any()
+
+
 def test_token_weighted_shaping_keeps_token_mean(backend, rng):
     G, T, m = 16, 64, 4
     ta = rng.integers(-1, m, size=(G, T))
