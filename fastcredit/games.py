@@ -10,7 +10,10 @@ game in one of these forms:
 ``"callable"``
     a vectorised Python function on a batch of coalitions: a uint64 mask
     array ``(n,)``, or a bool matrix ``(n, m)`` (``coalitions="bool"``, the
-    layout shapiq games take; always when m > 64), returning n real values;
+    layout shapiq games take; always when m > 64), returning n real values.
+    Nothing says a Python function returns the same value twice (a replay of
+    an agent is one), so it counts as deterministic only when its caller
+    declares it so with :func:`deterministic`;
 ``"jitted"``
     an ``@njit`` function ``fn(mask: uint64) -> float``, evaluated inside
     compiled loops with no Python call;
@@ -36,8 +39,8 @@ from ._backend import resolve
 from ._params import BACKEND, COALITIONS, TABLE_PLAYERS, Integer
 from ._validation import as_array, check_bool, check_int, coalition_table, int_array
 
-__all__ = ["Game", "as_game", "is_jitted", "masks_to_bool", "bool_to_masks", "walk_cost",
-           "table_lookup"]
+__all__ = ["Game", "Deterministic", "as_game", "deterministic", "is_jitted", "masks_to_bool",
+           "bool_to_masks", "walk_cost", "table_lookup"]
 
 TABLE, CALLABLE, JITTED, STOCHASTIC = "table", "callable", "jitted", "stochastic"
 #: Most players of a game whose coalitions fit in uint64 masks.
@@ -65,6 +68,11 @@ class Game:
     backend : {"c", "numba"}
         The backend that evaluates the game's kernel ("numba" for @njit
         games, whose compiled loops only Numba can run).
+    deterministic : bool
+        Whether v(S) is known to be the same at every evaluation, so that
+        a sampler may cache it: tables and @njit ``fn(mask)`` games by their
+        form, Python callables only when declared with
+        :func:`deterministic`, stochastic games never.
     """
 
     kind: str
@@ -73,10 +81,56 @@ class Game:
     lead: tuple
     coalitions: str
     backend: str
+    deterministic: bool = True
 
     @property
     def stochastic(self) -> bool:
         return self.kind == STOCHASTIC
+
+
+@dataclass(frozen=True)
+class Deterministic:
+    """A Python value function its caller declared deterministic (see
+    :func:`deterministic`); calling it calls ``fn``."""
+
+    fn: object
+
+    def __call__(self, coalitions):
+        return self.fn(coalitions)
+
+
+def deterministic(fn) -> Deterministic:
+    """Declare a vectorised Python game deterministic, so samplers may cache it.
+
+    A Python callable game is evaluated afresh every time by default, since
+    caching v(S) of a game that is random (a replay of an agent, a noisy
+    simulator) would reuse one draw across permutations and report false
+    certainty. A function that returns the same v(S) at every call is
+    declared once, where it is defined::
+
+        game = fc.games.deterministic(lambda masks: table[masks.astype(np.int64)])
+
+    and :func:`fastcredit.permutation_shapley` then caches it as it caches a
+    table (``cache=None``); ``cache=False`` still turns caching off for one
+    call.
+
+    Parameters
+    ----------
+    fn : callable
+        A vectorised Python game (uint64 masks or bool rows -> n values).
+        Declaring a declared function again returns it unchanged.
+
+    Returns
+    -------
+    Deterministic
+        A callable wrapper that :func:`as_game` recognises.
+    """
+    if isinstance(fn, Deterministic):
+        return fn
+    if not callable(fn) or is_jitted(fn):
+        raise TypeError(f"fn must be a vectorised Python callable (an @njit fn(mask) is "
+                        f"already deterministic by its form), got {type(fn).__name__}")
+    return Deterministic(fn)
 
 
 def is_jitted(fn) -> bool:
@@ -127,14 +181,17 @@ def as_game(game, m: int | None = None, *, coalitions: str = "mask", kernels=Non
         if backend == "c":
             raise ValueError("backend='c' cannot run an @njit game; use backend=None or "
                              "'numba'")
-        return Game(kind, m, game, (), "mask", resolve(kernels.get(kind, kind), "numba"))
+        return Game(kind, m, game, (), "mask", resolve(kernels.get(kind, kind), "numba"),
+                    kind == JITTED)
     if callable(game):
         if m is None:
             raise ValueError("m (the number of players) is required for a callable game")
         m = FUNCTION_PLAYERS.check(m)
         if m > MAX_MASK_PLAYERS:
             coalitions = "bool"
-        return Game(CALLABLE, m, game, (), coalitions, _resolve(kernels, CALLABLE, backend))
+        declared = isinstance(game, Deterministic)
+        return Game(CALLABLE, m, game.fn if declared else game, (), coalitions,
+                    _resolve(kernels, CALLABLE, backend), declared)
     flat, m_table, lead = coalition_table(game, "game", max_m=max_table_players)
     if m is not None and m != m_table:
         raise ValueError(f"m = {m} does not match the table game: its last axis has "

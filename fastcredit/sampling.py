@@ -305,7 +305,9 @@ def _python(game, options, seed):
     m = game.m
     if options["crn"]:
         raise ValueError("crn=True needs a stochastic @njit game fn(mask, key)")
-    cache = options["cache"] is not False
+    # a plain Python callable may be random (an agent's replay): cached only
+    # when declared deterministic (fc.games.deterministic) or cache=True
+    cache = game.deterministic if options["cache"] is None else options["cache"]
     antithetic = options["antithetic"]
     max_walks, budget, cost = _plan(m, options["permutations"], options["budget"], antithetic,
                                     cache)
@@ -391,7 +393,12 @@ def permutation_shapley(game, m: int | None = None, *, permutations: int | None 
           array ``(n,)``, or a bool matrix ``(n, m)`` with
           ``coalitions="bool"`` (as shapiq games take; always when m > 64),
           returning n finite real values (m <= 4096). It is called with all the prefixes
-          of many walks at once (about ``chunk`` coalitions per call).
+          of many walks at once (about ``chunk`` coalitions per call), in
+          the same order for a seed, and evaluated afresh every time unless
+          declared deterministic (see ``cache``), so it may be random (one
+          draw per coalition, e.g. a replay of an agent): its values are
+          then one draw each and the interval is the plain t interval over
+          the samples.
     m : int
         Number of players (taken from the table for table games).
     permutations : int, optional
@@ -405,12 +412,18 @@ def permutation_shapley(game, m: int | None = None, *, permutations: int | None 
     antithetic : bool
         Pair each order with its reverse.
     cache : bool, optional
-        None: cache deterministic games, never stochastic ones. Caching reads
-        v({}) and v(N) once (2 evaluations; a walk then costs m - 1) and, for
-        Python callables with m <= 64, evaluates each distinct coalition once
-        over the whole run. Without it a walk costs m + 1. ``cache=True`` on
-        a stochastic game raises ValueError: reusing one draw of v(S) across
-        permutations collapses the variance and reports false confidence.
+        None: cache only games known to be deterministic: tables, @njit
+        ``fn(mask)`` games, and Python callables their caller declared
+        deterministic with :func:`fastcredit.games.deterministic`; never a
+        plain Python callable (it may be a replay of an agent, whose cached
+        draw would fake certainty) and never a stochastic game. ``True``
+        caches a Python callable for this call. Caching reads v({}) and v(N)
+        once (2 evaluations; a walk then costs m - 1) and, for Python
+        callables with m <= 64, evaluates each distinct coalition once over
+        the whole run. Without it a walk costs m + 1. ``cache=True`` on a
+        stochastic @njit game raises ValueError: reusing one draw of v(S)
+        across permutations collapses the variance and reports false
+        confidence.
     tol : float, optional
         Stop early once every stderr is <= tol (checked after each sample
         from ``min_samples`` on; after each batch for Python callables).

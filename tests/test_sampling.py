@@ -83,23 +83,29 @@ def test_every_game_kind_walks_the_same_permutations(rng):
         np.testing.assert_allclose(est.stderr, table.stderr, rtol=1e-9)
         assert est.n_permutations == 400
     assert fc.permutation_shapley(jitted, m, permutations=400, seed=3).n_evals == 2 + 400 * 5
-    # a Python game with the memo evaluates each distinct coalition once
-    calls = []
-    fc.permutation_shapley(lambda s: calls.append(s.copy()) or v[s.astype(np.int64)], m,
-                           permutations=400, seed=3)
-    seen = np.concatenate(calls)
-    assert len(seen) == len(np.unique(seen)) <= 1 << m
+    # a Python game declared deterministic (or cache=True) is memoised: each
+    # distinct coalition once
+    for declare, kw in ((fc.games.deterministic, {}), (lambda fn: fn, {"cache": True})):
+        calls = []
+        fc.permutation_shapley(declare(lambda s: calls.append(s.copy()) or v[s.astype(np.int64)]),
+                               m, permutations=400, seed=3, **kw)
+        seen = np.concatenate(calls)
+        assert len(seen) == len(np.unique(seen)) <= 1 << m
+    # a plain one is evaluated afresh (it may be random): m + 1 per walk
     uncached = fc.permutation_shapley(lambda s: v[s.astype(np.int64)], m, permutations=400,
-                                      seed=3, cache=False)
+                                      seed=3)
     assert uncached.n_evals == 400 * (m + 1)
     np.testing.assert_allclose(uncached.values, table.values, rtol=1e-12, atol=1e-12)
+    declared = fc.games.deterministic(lambda s: v[s.astype(np.int64)])
+    assert fc.permutation_shapley(declared, m, permutations=400, seed=3,
+                                  cache=False).n_evals == 400 * (m + 1)
 
 
 def test_more_players_than_a_mask_holds():
     m = 90
     w = np.linspace(0.0, 1.0, m)
-    est = fc.permutation_shapley(lambda b: b @ w + 2.0 * b[:, 3] * b[:, 80], m,
-                                 permutations=200, seed=1)      # bool rows: m > 64
+    game = fc.games.deterministic(lambda b: b @ w + 2.0 * b[:, 3] * b[:, 80])
+    est = fc.permutation_shapley(game, m, permutations=200, seed=1)      # bool rows: m > 64
     want = w.copy()
     want[[3, 80]] += 1.0                     # the interaction splits equally
     np.testing.assert_allclose(est.values.sum(), want.sum(), rtol=1e-12)
@@ -370,8 +376,8 @@ def _one_sample_games(backend):
     return [(v, None, {"backend": backend}),
             (np.stack([v, v[::-1]]), None, {"backend": backend}),
             (_one_sample_jitted, 3, {}),
+            (fc.games.deterministic(lambda s: v[s.astype(np.int64)]), 3, {}),
             (lambda s: v[s.astype(np.int64)], 3, {}),
-            (lambda s: v[s.astype(np.int64)], 3, {"cache": False}),
             (_one_sample_stochastic, 3, {}),
             (_one_sample_stochastic, 3, {"bounds": (0.0, 1.5)}),
             (_one_sample_stochastic, 3, {"crn": True})]
@@ -410,7 +416,7 @@ def test_one_sample_gives_the_whole_real_line(backend, antithetic):
                                      seed=3, **kw)
         assert np.all(two.n_samples == 2) and np.all(np.isfinite(two.ci()[0]))
         # the budget of one sample: v({}) and v(N) when cached, then whole walks
-        cache = kw.get("cache", game is not _one_sample_stochastic)
+        cache = kw.get("cache", fc.games.as_game(game, m).deterministic)
         unit_cost = unit * fc.games.walk_cost(3, cache=cache, crn=kw.get("crn", False))
         first = 2 * cache + unit_cost
         for budget in (first, first + unit_cost - 1):
