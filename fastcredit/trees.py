@@ -21,8 +21,8 @@ import numpy as np
 from ._backend import kernels, resolve
 from ._constants import ALLOC_AGENT_UCT, ALLOC_UCT, ALLOC_UNIFORM
 from ._params import BASELINE, SEED
-from ._validation import (as_array, check_bool, check_float, check_int, csr_offsets,
-                          float64_array, int_array, output)
+from ._validation import (as_array, check_bool, check_float, check_int, check_memory,
+                          csr_offsets, float64_array, int_array, output)
 
 __all__ = ["TreeCredit", "actor_centered_credit", "Uniform", "UCT", "AgentUCT"]
 
@@ -156,36 +156,65 @@ def _check_actions(actions, off):
 
 
 class _Allocator:
-    """Shared ask/tell bookkeeping of the allocation rules."""
+    """Shared ask/tell bookkeeping of the allocation rules. The state the
+    kernel reads (the counts, sums and costs) is private: the properties
+    hand out copies, so only ``tell`` changes it, with checked values."""
 
     _rule = ALLOC_UNIFORM
 
     def __init__(self, n_actions: int, *, seed: int = 0, backend=None):
-        self.n_actions = check_int(n_actions, "n_actions", lo=1, hi=2**32)
-        self.seed = SEED.check(seed)
-        self.counts = np.zeros(self.n_actions, dtype=np.int64)
-        self.sums = np.zeros(self.n_actions)
-        self._costs = np.zeros(self.n_actions)
+        n_actions = check_int(n_actions, "n_actions", lo=1, hi=2**32)
+        self._seed = SEED.check(seed)
+        check_memory(24 * n_actions, f"n_actions = {n_actions:,} (a count, a sum and a cost "
+                                     f"per action)")
+        self._counts = np.zeros(n_actions, dtype=np.int64)
+        self._sums = np.zeros(n_actions)
+        self._costs = np.zeros(n_actions)
         self._c = 0.0
         self._c_tok = 0.0
         self._impl = kernels("trees", resolve("trees.allocation", backend))
         self._step = 0
 
     @property
+    def n_actions(self) -> int:
+        """Legal actions of the state."""
+        return self._counts.shape[0]
+
+    @property
+    def seed(self) -> int:
+        """The seed the draws of ``ask`` are keyed by."""
+        return self._seed
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Trials told of each action (a copy)."""
+        return self._counts.copy()
+
+    @property
+    def sums(self) -> np.ndarray:
+        """Sum of the values told of each action (a copy)."""
+        return self._sums.copy()
+
+    @property
     def n_trials(self) -> int:
         """Trials told so far."""
-        return int(self.counts.sum())
+        return int(self._counts.sum())
 
     @property
     def means(self) -> np.ndarray:
         """Mean value of each action (NaN where untried)."""
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(self.counts > 0, self.sums / np.maximum(self.counts, 1), np.nan)
+            return np.where(self._counts > 0, self._sums / np.maximum(self._counts, 1), np.nan)
 
     def ask(self) -> int:
         """The action to try next (every call draws from a fresh stream)."""
-        a = self._impl.allocation_pick(self._rule, self.counts, self.sums, self._costs, self._c,
-                                       self._c_tok, np.uint64(self.seed), self._step)
+        a = self._impl.allocation_pick(self._rule, self._counts, self._sums, self._costs,
+                                       self._c, self._c_tok, np.uint64(self._seed), self._step)
+        if a < 0:
+            # Numba's answer where C refuses: no score equals the best one
+            raise ValueError("no action can be picked: a score is NaN (the mean value, "
+                             "c * sqrt(log(N + 1) / n) and c_tok * cost overflowed to "
+                             "opposite infinities); use smaller c, c_tok, costs or values")
         self._step += 1
         return a
 
@@ -193,8 +222,8 @@ class _Allocator:
         """Record the value of one trial of ``action``."""
         action = check_int(action, "action", lo=0, hi=self.n_actions - 1)
         value = check_float(value, "value")
-        self.counts[action] += 1
-        self.sums[action] += value
+        self._counts[action] += 1
+        self._sums[action] += value
 
     def run(self, evaluate, budget: int):
         """Spend ``budget`` trials: ``tell(a, evaluate(a))`` for each asked a.

@@ -160,3 +160,15 @@ def test_allocation_errors():
         fc.Uniform(2, seed=-1)
     with pytest.raises(ValueError, match="budget must be >= 0"):
         fc.Uniform(2).run(lambda a: 0.0, budget=-1)
+
+
+def test_allocator_state_is_checked_before_it_is_allocated(monkeypatch):
+    """Mutant: the counts, sums and costs of n_actions actions allocated
+    unchecked: fc.Uniform(2**32) took 3 x 32 GiB from NumPy (a MemoryError,
+    or memory it could not back). The available memory is fixed at 16 GiB
+    so that the 96 GiB asked for exceed it on every machine."""
+    from fastcredit import _validation
+    monkeypatch.setattr(_validation, "_available_memory", lambda: 16 << 30)
+    with pytest.raises(ValueError, match=r"n_actions = 4,294,967,296 \(a count, a sum and a "
+                                         r"cost per action\) needs 96\.0 GiB, more than"):
+        fc.Uniform(2**32)
