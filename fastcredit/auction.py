@@ -35,6 +35,7 @@ coalition costs O(n log P) for n candidates.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,7 +43,8 @@ import numpy as np
 from . import _constants, _parallel
 from ._backend import kernels, resolve
 from ._params import ACTIONS, CAPACITY, MODE, PRICING, RESERVE, SLOTS
-from ._validation import csr_offsets, float64_array, int_array, output, read_only, real_array
+from ._validation import (check_memory, csr_offsets, float64_array, int_array, output,
+                          read_only, real_array)
 
 __all__ = ["Pools", "auction_replay", "auction_winners", "AuctionWinners", "MAX_ACTIONS"]
 
@@ -52,6 +54,35 @@ _PRICING = {"first": _constants.PRICING_FIRST, "gsp": _constants.PRICING_GSP}
 _MODE = {"filter": _constants.MODE_FILTER, "rerun": _constants.MODE_RERUN}
 # Requests per thread below which splitting a replay is not worth a thread.
 _MIN_REQUESTS_PER_THREAD = 256
+
+
+def _owned(arr: np.ndarray, given, what: str) -> np.ndarray:
+    """``arr``, the array validation made of the caller's ``given``, as one
+    the caller cannot reach: ``arr`` itself when it provably shares no
+    memory with ``given`` (built from a list or tuple, or converted to a new
+    array), else a copy, refused (naming ``what``) when it cannot fit in
+    memory. Objects that are not arrays (buffers, pandas, torch, ...) may
+    hand NumPy their own memory, so they are asked for it again and
+    compared."""
+    if isinstance(given, (list, tuple)):
+        return arr
+    if not np.may_share_memory(arr, given if isinstance(given, np.ndarray)
+                               else np.asarray(given)):
+        return arr
+    check_memory(arr.nbytes, what)
+    return arr.copy()
+
+
+def _frozen(arr: np.ndarray) -> np.ndarray:
+    """A read-only view of ``arr`` whose memory is made read-only too (the
+    array that owns it), so that the view cannot be made writeable again, as
+    NumPy allows on a view of writeable memory. ``arr`` must be memory no one
+    else writes (``_owned``, or an array the library just made)."""
+    owner = arr
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    owner.flags.writeable = False
+    return read_only(arr)
 
 
 class Pools:
@@ -76,9 +107,11 @@ class Pools:
     prerank : array_like of float, shape (n,), optional
         Pre-ranking score used by ``capacity``; finite. Default: the score.
 
-    Float arrays are stored as float64 (float32 input is converted once);
-    the stored arrays are read-only views. Validation happens here, once;
-    errors name the first offending request.
+    Float arrays are stored as float64 (float32 input is converted once).
+    The instance owns what it stores: an array that may share memory with
+    the caller's is copied (a converted one already is a new array), and
+    every stored array is read-only, so what was validated here, once, is
+    what every replay reads; errors name the first offending request.
 
     Examples
     --------
@@ -92,23 +125,48 @@ class Pools:
     __slots__ = ("offsets", "ad_id", "score", "value", "prerank", "m")
 
     def __init__(self, offsets, ad_id, score, value, m: int = 5, prerank=None):
+        self._fill(offsets, ad_id, score, value, m, prerank, adopt=False)
+
+    @classmethod
+    def _adopt(cls, offsets, ad_id, score, value, m: int, prerank=None) -> "Pools":
+        """Pools over arrays that nothing else will write (new arrays the
+        library made, or views of another Pools' arrays): validated as by the
+        constructor, but not copied."""
+        pools = object.__new__(cls)
+        pools._fill(offsets, ad_id, score, value, m, prerank, adopt=True)
+        return pools
+
+    def __reduce__(self):
+        # unpickled arrays are new and writeable: adopt them, read-only again
+        return Pools._adopt, (self.offsets, self.ad_id, self.score, self.value, self.m,
+                              self.prerank)
+
+    def _fill(self, offsets, ad_id, score, value, m, prerank, adopt):
         m = ACTIONS.check(m)
         ad = int_array(ad_id, "ad_id")
         if ad.ndim != 1:
             raise ValueError(f"ad_id must be 1-D, got shape {ad.shape}")
         n = ad.shape[0]
-        arrays = {}
-        for name, x in (("score", score), ("value", value), ("prerank", prerank)):
-            if x is None and name == "prerank":
+        given = {"ad_id": ad_id, "score": score, "value": value, "prerank": prerank,
+                 "offsets": offsets}
+        arrays = {"ad_id": ad}
+        for name in ("score", "value", "prerank"):
+            if given[name] is None and name == "prerank":
                 continue
-            arr = float64_array(x, name)
+            arr = float64_array(given[name], name)
             if arr.shape != (n,):
                 raise ValueError(f"{name} must have shape ({n},) like ad_id, got {arr.shape}")
             arrays[name] = arr
         off = int_array(offsets, "offsets")
         if off.ndim != 1 or off.shape[0] < 1 or (off.shape[0] - 1) % m:
             raise ValueError(f"offsets must have shape (B*m + 1,) for m = {m}, got {off.shape}")
-        off = csr_offsets(off, off.shape[0] - 1, n, values="instances",
+        arrays["offsets"] = off
+        # the checks below read the arrays the replays will read, never the
+        # caller's, which could change after them
+        for name, arr in arrays.items():
+            arrays[name] = arr if adopt else _owned(arr, given[name], f"{name} (the copy "
+                                                   f"Pools keeps of its {arr.size:,} entries)")
+        off = csr_offsets(arrays["offsets"], off.shape[0] - 1, n, values="instances",
                           row_label=lambda j: f"request {j // m} (action {j % m})")
         for name in ("score", "prerank"):
             # a finite sum proves every term finite in one pass (it is rarely
@@ -124,11 +182,11 @@ class Pools:
                     row = int(np.searchsorted(off, x, side="right")) - 1
                     raise ValueError(f"{name} must be finite: request {row // m} (action "
                                      f"{row % m}) has {name}[{x}] = {arrays[name][x]}")
-        self.offsets = read_only(off)
-        self.ad_id = read_only(ad)
-        self.score = read_only(arrays["score"])
-        self.value = read_only(arrays["value"])
-        self.prerank = read_only(arrays["prerank"]) if "prerank" in arrays else None
+        self.offsets = _frozen(off)
+        self.ad_id = _frozen(arrays["ad_id"])
+        self.score = _frozen(arrays["score"])
+        self.value = _frozen(arrays["value"])
+        self.prerank = _frozen(arrays["prerank"]) if "prerank" in arrays else None
         self.m = m  # last: it marks the instance as complete (see __setattr__)
 
     def __setattr__(self, name, value):
@@ -175,8 +233,9 @@ class Pools:
             flat[name] = arr[keep]
         offsets = np.zeros(ad.shape[0] * ad.shape[1] + 1, dtype=np.int64)
         np.cumsum(keep.sum(axis=2).ravel(), out=offsets[1:])
-        return cls(offsets, ad[keep], flat["score"], flat["value"], m=ad.shape[1],
-                   prerank=flat.get("prerank"))
+        # the boolean gathers are new arrays: nothing to copy
+        return cls._adopt(offsets, ad[keep], flat["score"], flat["value"], m=ad.shape[1],
+                          prerank=flat.get("prerank"))
 
 
 @dataclass(frozen=True)
@@ -286,6 +345,9 @@ def auction_winners(pools, slots: int = 4, reserve: float = 0.0, capacity=None,
     """
     opts = _options(pools, slots, reserve, capacity, pricing, mode)
     shape = (pools.n_requests, 1 << pools.m)
+    check_memory(8 * math.prod(shape) * (1 + 2 * opts[0]),
+                 f"slots = {opts[0]:,} (the tables, and the winners' ad ids and earnings "
+                 f"in {opts[0]:,} slots of each of their {math.prod(shape):,} coalitions)")
     table = np.empty(shape)
     win_ad = np.empty(shape + (opts[0],), dtype=np.int64)
     win_earn = np.empty(shape + (opts[0],))

@@ -66,7 +66,7 @@ from ._params import (ACTIONS, BATCH, BETA, CAPACITY, CREDIT, EVAL_SAMPLES, GROU
                       KAPPA, LEARNING_RATE, MODE, PRICING, RESERVE, REWRITES, RUNS, SEED,
                       SLOTS, STEPS, THREADS)
 from ._validation import as_sequence, check_memory, float64_array, int_array, real_array
-from .auction import Pools, auction_replay
+from .auction import Pools, _frozen, _owned, auction_replay
 from .shaping import group_advantages, shape_advantages
 from .tables import banzhaf, leave_one_out, shapley, singleton
 
@@ -155,6 +155,10 @@ class LearningTask:
     slots, reserve, capacity, pricing
         The auction of the filter evaluator (:func:`fastcredit.auction_replay`).
 
+    The task is immutable and owns its arrays, as :class:`fastcredit.Pools`
+    does: ``values`` and ``features`` are stored read-only, copied when they
+    may share memory with the caller's.
+
     Examples
     --------
     >>> import fastcredit as fc, numpy as np
@@ -168,6 +172,18 @@ class LearningTask:
 
     def __init__(self, values, features, pools=None, *, slots: int = 4, reserve: float = 0.0,
                  capacity=None, pricing: str = "first"):
+        self._fill(values, features, pools, slots, reserve, capacity, pricing, adopt=False)
+
+    @classmethod
+    def _adopt(cls, values, features, pools, slots, reserve, capacity,
+               pricing) -> "LearningTask":
+        """The task of arrays nothing else will write (the library's new
+        arrays, or views of another task's): validated, not copied."""
+        task = object.__new__(cls)
+        task._fill(values, features, pools, slots, reserve, capacity, pricing, adopt=True)
+        return task
+
+    def _fill(self, values, features, pools, slots, reserve, capacity, pricing, adopt):
         v = float64_array(values, "values")
         if v.ndim != 2 or v.shape[1] < 4 or v.shape[1] & (v.shape[1] - 1):
             raise ValueError(f"values must have shape (B, 2**K) with K >= 2, got {v.shape}")
@@ -177,6 +193,11 @@ class LearningTask:
         if f.ndim != 3 or f.shape[:2] != (v.shape[0], k) or f.shape[2] < 1:
             raise ValueError(f"features must have shape ({v.shape[0]}, {k}, d) with d >= 1 "
                              f"(values is {v.shape}), got {f.shape}")
+        if not adopt:
+            # checked below and read by every training step: never the caller's memory
+            v = _owned(v, values, f"values (the copy the task keeps of its {v.size:,} entries)")
+            f = _owned(f, features, f"features (the copy the task keeps of its {f.size:,} "
+                                    f"entries)")
         for name, arr in (("values", v), ("features", f)):
             if not np.isfinite(arr).all():
                 raise ValueError(f"{name} must be finite")
@@ -186,11 +207,21 @@ class LearningTask:
             if (pools.n_requests, pools.m) != (v.shape[0], k):
                 raise ValueError(f"pools must hold {v.shape[0]} requests of m = {k} rewrites "
                                  f"like values, got {pools.n_requests} of m = {pools.m}")
-        self.values, self.features, self.pools = v, f, pools
+        self.values, self.features, self.pools = _frozen(v), _frozen(f), pools
         self.slots = SLOTS.check(slots)
         self.reserve = RESERVE.check(reserve)
         self.capacity = CAPACITY.check(capacity)
-        self.pricing = PRICING.check(pricing)
+        self.pricing = PRICING.check(pricing)  # last: it marks the task complete
+
+    def __setattr__(self, name, value):
+        if hasattr(self, "pricing"):
+            raise AttributeError("LearningTask is immutable")
+        object.__setattr__(self, name, value)
+
+    def __reduce__(self):
+        # unpickled arrays are new and writeable: adopt them, read-only again
+        return LearningTask._adopt, (self.values, self.features, self.pools, self.slots,
+                                     self.reserve, self.capacity, self.pricing)
 
     @classmethod
     def from_pools(cls, pools, *, slots: int = 4, reserve: float = 0.0, capacity=None,
@@ -213,8 +244,8 @@ class LearningTask:
                                 threads=threads)
         if not np.isfinite(values).all():
             raise ValueError("pools must have finite values (a set value is not finite)")
-        return cls(values, rewrite_features(pools, slots), pools, slots=slots, reserve=reserve,
-                   capacity=capacity, pricing=pricing)
+        return cls._adopt(values, rewrite_features(pools, slots), pools, slots=slots,
+                          reserve=reserve, capacity=capacity, pricing=pricing)
 
     @property
     def n_requests(self) -> int:
@@ -249,11 +280,11 @@ class LearningTask:
             k, p = self.rewrites, self.pools
             off = p.offsets[start * k:stop * k + 1]
             lo, hi = int(off[0]), int(off[-1])
-            pools = Pools(off - lo, p.ad_id[lo:hi], p.score[lo:hi], p.value[lo:hi], m=k,
-                          prerank=None if p.prerank is None else p.prerank[lo:hi])
-        return LearningTask(self.values[start:stop], self.features[start:stop], pools,
-                            slots=self.slots, reserve=self.reserve, capacity=self.capacity,
-                            pricing=self.pricing)
+            pools = Pools._adopt(off - lo, p.ad_id[lo:hi], p.score[lo:hi], p.value[lo:hi], m=k,
+                                 prerank=None if p.prerank is None else p.prerank[lo:hi])
+        return LearningTask._adopt(self.values[start:stop], self.features[start:stop], pools,
+                                   slots=self.slots, reserve=self.reserve,
+                                   capacity=self.capacity, pricing=self.pricing)
 
     def __repr__(self) -> str:
         return (f"LearningTask(n_requests={self.n_requests}, rewrites={self.rewrites}, "
@@ -442,8 +473,8 @@ def _sub_tables(task, req, chosen, evaluator, threads):
     offsets = np.zeros(rows.shape[0] + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     take = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
-    sets = Pools(offsets, p.ad_id[take], p.score[take], p.value[take], m=m,
-                 prerank=None if p.prerank is None else p.prerank[take])
+    sets = Pools._adopt(offsets, p.ad_id[take], p.score[take], p.value[take], m=m,
+                        prerank=None if p.prerank is None else p.prerank[take])
     return auction_replay(sets, task.slots, task.reserve, task.capacity, task.pricing,
                           mode="filter", threads=threads)
 
@@ -533,6 +564,8 @@ def train_policy(task, credit: str = "shapley", *, m: int = 5, steps: int = 300,
     seed, threads = SEED.check(seed), THREADS.check(threads)
     check_memory(8 * batch * group * (task.rewrites * (task.n_features + 3) + (1 << m)),
                  f"batch = {batch:,} and group = {group:,} (the sampled sets of an update)")
+    check_memory(8 * steps * (task.n_features + 1),
+                 f"steps = {steps:,} (the weights and mean reward after each update)")
     kern = _kernels()
     scale = _feature_scale(task.features)
     features = task.features / scale

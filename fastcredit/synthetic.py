@@ -246,7 +246,8 @@ def sponsored_search(n_requests: int, m: int | None = None, k: int | None = None
                                                 noise, int(expected_value), offsets, ad,
                                                 score, value, prerank, a, b),
                   n_requests, nt, min_items=4096)
-    return Pools(offsets, ad, score, value, m=m, prerank=prerank)
+    # new arrays nothing else holds: validated, not copied
+    return Pools._adopt(offsets, ad, score, value, m=m, prerank=prerank)
 
 
 # --- agent-trajectory SCMs (permutation sampling) ---------------------------
@@ -293,6 +294,7 @@ class TrajectorySCM:
         if self.n_steps > SCM_TABLE_MAX_STEPS:
             raise ValueError(f"the exact table of {self.n_steps} steps has 2**{self.n_steps} "
                              f"entries; at most {SCM_TABLE_MAX_STEPS} steps are tabulated")
+        _check_memory(8 << self.n_steps, f"the exact table of {self.n_steps} steps")
         out = _np.empty(1 << self.n_steps)
         self._exact(out)
         return out
@@ -304,16 +306,19 @@ class TrajectorySCM:
 
 
 def _step_probs(p, n_steps, name):
-    """A probability per step from a scalar or a length-n_steps sequence."""
+    """A probability per step from a scalar or a length-n_steps sequence, as
+    a new array: the SCM's game and table read it after it was checked, so it
+    must not be the caller's."""
     arr = _float64_array(p, name)
     if arr.ndim == 0:
         _check_float(float(arr), name, lo=0.0, hi=1.0)
         arr = _np.full(n_steps, float(arr))
     if arr.shape != (n_steps,):
         raise ValueError(f"{name} must be a scalar or have shape ({n_steps},), got {arr.shape}")
+    arr = _np.array(arr, order="C")   # at most 64 entries: copied, not compared
     if not _np.all((arr >= 0.0) & (arr <= 1.0)):
         raise ValueError(f"{name} must hold probabilities in [0, 1]")
-    return _np.ascontiguousarray(arr)
+    return arr
 
 
 def _steps(steps, n_steps, name="steps"):
