@@ -4,8 +4,10 @@ Every public callable (``__all__`` of fastcredit and of its public
 submodules, constructors of classes that validate, public methods) gets a
 valid call built from examples keyed by parameter name, then a generated
 catalogue of malformed inputs for each parameter: dtypes, shapes, strides,
-read-only, unaligned and overlapping arrays, non-finite values, out-of-range
-and huge integers, unknown options, bad callables and paths. Each case runs in
+read-only, unaligned and overlapping arrays (two inputs sharing a buffer;
+``out=`` over an input, or over the caller's buffer of an input the function
+converts), non-finite values, out-of-range and huge integers, unknown
+options, bad callables and paths. Each case runs in
 a subprocess worker and must raise ValueError/TypeError naming the argument,
 or succeed with the answer of the repaired input; a crash, a hang, another
 exception, an error naming no argument, a modified input or a NaN from finite
