@@ -70,10 +70,10 @@ def _out_targets():
 OUT_TARGETS = _out_targets()
 
 
-def test_every_out_function_is_here():
-    """The functions this file covers; a new one appears in OUT_TARGETS by
-    itself, and this list says which ones that is."""
-    assert set(OUT_TARGETS) == {
+def test_discovery_finds_the_out_functions():
+    """Discovery finds at least the functions with out= known today (a new
+    one is covered by the tests below without an edit)."""
+    assert set(OUT_TARGETS) >= {
         "fastcredit.shapley", "fastcredit.banzhaf", "fastcredit.semivalue",
         "fastcredit.singleton", "fastcredit.leave_one_out", "fastcredit.size_resolved",
         "fastcredit.pair_interactions", "fastcredit.moebius", "fastcredit.from_moebius",
@@ -102,7 +102,7 @@ def _cases():
     for name, target in OUT_TARGETS.items():
         kwargs, arrays, _ = _array_inputs(target, tmp)
         for param in arrays:
-            yield pytest.param(name, param, id=f"{name.rsplit('.', 1)[1]}-{param}")
+            yield pytest.param(name, param, id=f"{name.removeprefix('fastcredit.')}-{param}")
 
 
 @pytest.mark.parametrize("name, param", list(_cases()))
@@ -143,7 +143,8 @@ def test_out_over_a_converted_input_is_refused(name, param, tmp_path):
 
 def test_functions_without_array_inputs_are_the_known_ones(tmp_path):
     """table_from_function reads no array (its fn is the caller's code) and
-    auction_replay reads only its Pools (tested below)."""
+    auction_replay reads only its Pools (tested below); a new function with
+    out= and no array input needs a test of its own, like the Pools one."""
     bare = {name for name, t in OUT_TARGETS.items() if not _array_inputs(t, tmp_path)[1]}
     assert bare == {"fastcredit.table_from_function", "fastcredit.auction_replay"}
     assert [p.name for p in fz.parameters(OUT_TARGETS["fastcredit.auction_replay"])
