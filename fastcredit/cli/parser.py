@@ -49,7 +49,11 @@ def main(argv=None) -> int:
     """Run the command line; returns the exit status: 0, 2 for a user error
     (one line on stderr: ``fastcredit COMMAND: message``), 130 when
     interrupted, 141 when stdout is a closed pipe."""
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except KeyboardInterrupt:   # before a command is known
+        print("fastcredit: interrupted", file=sys.stderr)
+        return 130
     command = COMMANDS[args.command]
     try:
         status = command.run(args)
