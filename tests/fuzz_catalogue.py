@@ -436,7 +436,6 @@ EXAMPLES: dict[str, object] = {
     "policy": lambda c: __import__("fastcredit.learning").learning.Policy.initial(
         _learning_task()),
     "logits": lambda c: _rng(23).normal(size=(B, 5)),
-    "order": lambda c: np.array([[4, 0], [1, 2], [3, 4], [0, 1]]),
     "argv": lambda c: ["synth", c.path("synth", ".parquet"), "--requests", "3", "--m", "3",
                        "--k", "4", "--seed", "1", "--row-group", "2"],
 }
@@ -468,6 +467,9 @@ OVERRIDES: dict[str, object] = {
     "fastcredit.learning.LearningTask.requests.start": 0,
     "fastcredit.learning.LearningTask.requests.stop": 1,
     "fastcredit.learning.plackett_luce.weights": lambda c: _rng(24).normal(size=(B, 2)),
+    # the ranked actions of each row (EXAMPLES' "order" is an interaction order)
+    "fastcredit.learning.plackett_luce.order": lambda c: np.array([[4, 0], [1, 2], [3, 4],
+                                                                  [0, 1]]),
     "fastcredit.learning.train_policy.m": 1,
     "fastcredit.learning.train_policy.steps": 2,
     "fastcredit.learning.train_policy.batch": 2,
