@@ -15,50 +15,58 @@ Optional integrations: :mod:`fastcredit.scoring` (Parquet), :mod:`fastcredit.das
 :mod:`fastcredit.shapiq`, :mod:`fastcredit.trl` (per-action advantages in TRL's
 ``GRPOTrainer``; verl recipes in docs/trainers.md).
 """
-from . import audit
-from . import games, learning, synthetic
-from ._backend import available_backends
-from ._native import get_include, get_library, get_library_dir
-from .auction import AuctionWinners, Pools, auction_replay, auction_winners
-from .audit import (Alignment, BootstrapCI, Calibration, ContrastiveEffects,
-                    EdgeAgreement, Fidelity, HolmResult, InteractionDistribution,
-                    PairAgreement, ReplayAdvantage, RuleAgreement, SizeAgreement,
-                    SpearmanAudit, alignment, alignment_controls, audit_controls,
-                    bootstrap_median, calibration, contrastive_effects, derangement,
-                    edge_agreement, evaluator_fidelity, holm, interaction_distribution,
-                    newcombe_interval, pair_agreement, paired_bootstrap, replay_advantage,
-                    rule_agreement, shuffle_within, size_agreement, spearman_audit,
-                    wilson_interval, within_spearman)
-from .games import masks_to_bool
-from .interactions import (Interactions, LeastCore, egalitarian_least_core, interactions,
-                           subset_players, subset_position)
-from .sampling import ShapleyEstimate, permutation_shapley
-from .shaping import (group_advantages, project_zero_sum, shape_advantages, token_advantages,
-                      token_counts)
-from .tables import (banzhaf, banzhaf_weights, from_moebius, leave_one_out, moebius,
-                     pair_interactions, semivalue, shapley, shapley_weights, singleton,
-                     size_resolved, table_from_function)
-from .trees import UCT, AgentUCT, TreeCredit, Uniform, actor_centered_credit
+import importlib as _importlib
+import importlib.util  # noqa: F401  (find_spec below)
 
 __version__ = "0.1.0"
 
-__all__ = ["available_backends",
-           # the C library: headers and libfastcredit.so for C/C++ programs
-           "get_include", "get_library", "get_library_dir",
-           # tables
-           "banzhaf", "banzhaf_weights", "from_moebius", "leave_one_out", "masks_to_bool",
-           "moebius", "pair_interactions", "semivalue", "shapley", "shapley_weights",
-           "singleton", "size_resolved", "table_from_function",
-           # interactions
-           "Interactions", "LeastCore", "egalitarian_least_core", "interactions",
-           "subset_players", "subset_position",
-           # sampling
-           "ShapleyEstimate", "permutation_shapley",
-           # auction
-           "AuctionWinners", "Pools", "auction_replay", "auction_winners",
-           # shaping
-           "group_advantages", "project_zero_sum", "shape_advantages", "token_advantages",
-           "token_counts",
-           # trees
-           "AgentUCT", "TreeCredit", "UCT", "Uniform", "actor_centered_credit",
-           "games", "learning", "synthetic"] + audit.__all__
+# The public names and the module each comes from. They are imported on first
+# use (PEP 562), so that ``import fastcredit`` costs almost nothing: the
+# command line installs its interrupt handling before numpy and the kernels
+# load (a Ctrl-C in the first second is then one line and exit 130), and a
+# program that uses one family loads that family only.
+_PUBLIC = {
+    "._backend": ("available_backends",),
+    # the C library: headers and libfastcredit.so for C/C++ programs
+    "._native": ("get_include", "get_library", "get_library_dir"),
+    ".tables": ("banzhaf", "banzhaf_weights", "from_moebius", "leave_one_out", "moebius",
+                "pair_interactions", "semivalue", "shapley", "shapley_weights", "singleton",
+                "size_resolved", "table_from_function"),
+    ".games": ("masks_to_bool",),
+    ".interactions": ("Interactions", "LeastCore", "egalitarian_least_core", "interactions",
+                      "subset_players", "subset_position"),
+    ".sampling": ("ShapleyEstimate", "permutation_shapley"),
+    ".auction": ("AuctionWinners", "Pools", "auction_replay", "auction_winners"),
+    ".shaping": ("group_advantages", "project_zero_sum", "shape_advantages",
+                 "token_advantages", "token_counts"),
+    ".trees": ("AgentUCT", "TreeCredit", "UCT", "Uniform", "actor_centered_credit"),
+    # fastcredit.audit's __all__ (tests/test_package.py checks the two agree)
+    ".audit": ("Alignment", "BootstrapCI", "ContrastiveEffects", "Fidelity", "HolmResult",
+               "ReplayAdvantage", "SpearmanAudit", "alignment", "alignment_controls",
+               "audit_controls", "bootstrap_median", "contrastive_effects", "derangement",
+               "evaluator_fidelity", "holm", "newcombe_interval", "paired_bootstrap",
+               "replay_advantage", "shuffle_within", "spearman_audit", "wilson_interval",
+               "within_spearman", "Calibration", "EdgeAgreement", "InteractionDistribution",
+               "PairAgreement", "RuleAgreement", "SizeAgreement", "calibration",
+               "edge_agreement", "interaction_distribution", "pair_agreement",
+               "rule_agreement", "size_agreement"),
+}
+_HOME = {name: module for module, names in _PUBLIC.items() for name in names}
+_SUBMODULES = ("audit", "games", "learning", "synthetic")
+
+__all__ = [name for names in _PUBLIC.values() for name in names] + list(_SUBMODULES)
+
+
+def __getattr__(name: str):
+    if name in _HOME:
+        value = getattr(_importlib.import_module(_HOME[name], __name__), name)
+    elif _importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        value = _importlib.import_module(f".{name}", __name__)   # any submodule
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

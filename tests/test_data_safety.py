@@ -154,17 +154,9 @@ def mapped(proc, library, timeout=60.0):
     raise AssertionError(f"{library} was never loaded")
 
 
-# While `import fastcredit` runs (numpy first, a third of a second) the
-# console script has run no code of the command line yet: only an entry
-# point outside the package, catching KeyboardInterrupt around that import,
-# can answer a SIGINT there with one line and status 130.
-_BEFORE_MAIN = pytest.mark.xfail(strict=True, reason="the console script's entry point, "
-                                 "fastcredit.cli:main, runs only after `import fastcredit`")
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/PID/maps")
 @pytest.mark.parametrize("stage", [
-    pytest.param("_multiarray_umath", marks=_BEFORE_MAIN, id="importing numpy"),
+    pytest.param("_multiarray_umath", id="importing numpy"),
     pytest.param("libarrow", id="importing pyarrow"),
     pytest.param(None, id="scoring")])
 def test_sigint_at_any_time_of_the_start_is_one_line_and_status_130(tmp_path, requests,
