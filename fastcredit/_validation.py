@@ -251,6 +251,35 @@ def _check_disjoint(out, name: str, arg: str, arr) -> None:
         raise ValueError(f"{name} must not overlap the input {arg}")
 
 
+def owned(arr: np.ndarray, given, what: str) -> np.ndarray:
+    """``arr``, the array validation made of the caller's ``given``, as one
+    the caller cannot reach: ``arr`` itself when it provably shares no
+    memory with ``given`` (built from a list or tuple, or converted to a new
+    array), else a copy, refused (naming ``what``) when it cannot fit in
+    memory. Objects that are not arrays (buffers, pandas, torch, ...) may
+    hand NumPy their own memory, so they are asked for it again and
+    compared."""
+    if isinstance(given, (list, tuple)):
+        return arr
+    if not np.may_share_memory(arr, given if isinstance(given, np.ndarray)
+                               else np.asarray(given)):
+        return arr
+    check_memory(arr.nbytes, what)
+    return arr.copy()
+
+
+def frozen(arr: np.ndarray) -> np.ndarray:
+    """A read-only view of ``arr`` whose memory is made read-only too (the
+    array that owns it), so that the view cannot be made writeable again, as
+    NumPy allows on a view of writeable memory. ``arr`` must be memory no one
+    else writes (:func:`owned`, or an array the library just made)."""
+    owner = arr
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    owner.flags.writeable = False
+    return read_only(arr)
+
+
 def output(out, shape: tuple, name: str = "out", dtype=np.float64, *, inputs=()) -> np.ndarray:
     """``out`` checked to be a writeable C-contiguous array of ``shape`` and
     ``dtype`` sharing no memory with the inputs, or a new empty one when

@@ -43,8 +43,8 @@ import numpy as np
 from . import _constants, _parallel
 from ._backend import kernels, resolve
 from ._params import ACTIONS, CAPACITY, MODE, PRICING, RESERVE, SLOTS
-from ._validation import (check_memory, csr_offsets, float64_array, int_array, output,
-                          read_only, real_array)
+from ._validation import (check_memory, csr_offsets, float64_array, frozen, int_array, output,
+                          owned, real_array)
 
 __all__ = ["Pools", "auction_replay", "auction_winners", "AuctionWinners", "MAX_ACTIONS"]
 
@@ -54,35 +54,6 @@ _PRICING = {"first": _constants.PRICING_FIRST, "gsp": _constants.PRICING_GSP}
 _MODE = {"filter": _constants.MODE_FILTER, "rerun": _constants.MODE_RERUN}
 # Requests per thread below which splitting a replay is not worth a thread.
 _MIN_REQUESTS_PER_THREAD = 256
-
-
-def _owned(arr: np.ndarray, given, what: str) -> np.ndarray:
-    """``arr``, the array validation made of the caller's ``given``, as one
-    the caller cannot reach: ``arr`` itself when it provably shares no
-    memory with ``given`` (built from a list or tuple, or converted to a new
-    array), else a copy, refused (naming ``what``) when it cannot fit in
-    memory. Objects that are not arrays (buffers, pandas, torch, ...) may
-    hand NumPy their own memory, so they are asked for it again and
-    compared."""
-    if isinstance(given, (list, tuple)):
-        return arr
-    if not np.may_share_memory(arr, given if isinstance(given, np.ndarray)
-                               else np.asarray(given)):
-        return arr
-    check_memory(arr.nbytes, what)
-    return arr.copy()
-
-
-def _frozen(arr: np.ndarray) -> np.ndarray:
-    """A read-only view of ``arr`` whose memory is made read-only too (the
-    array that owns it), so that the view cannot be made writeable again, as
-    NumPy allows on a view of writeable memory. ``arr`` must be memory no one
-    else writes (``_owned``, or an array the library just made)."""
-    owner = arr
-    while isinstance(owner.base, np.ndarray):
-        owner = owner.base
-    owner.flags.writeable = False
-    return read_only(arr)
 
 
 class Pools:
@@ -164,7 +135,7 @@ class Pools:
         # the checks below read the arrays the replays will read, never the
         # caller's, which could change after them
         for name, arr in arrays.items():
-            arrays[name] = arr if adopt else _owned(arr, given[name], f"{name} (the copy "
+            arrays[name] = arr if adopt else owned(arr, given[name], f"{name} (the copy "
                                                    f"Pools keeps of its {arr.size:,} entries)")
         off = csr_offsets(arrays["offsets"], off.shape[0] - 1, n, values="instances",
                           row_label=lambda j: f"request {j // m} (action {j % m})")
@@ -182,11 +153,11 @@ class Pools:
                     row = int(np.searchsorted(off, x, side="right")) - 1
                     raise ValueError(f"{name} must be finite: request {row // m} (action "
                                      f"{row % m}) has {name}[{x}] = {arrays[name][x]}")
-        self.offsets = _frozen(off)
-        self.ad_id = _frozen(arrays["ad_id"])
-        self.score = _frozen(arrays["score"])
-        self.value = _frozen(arrays["value"])
-        self.prerank = _frozen(arrays["prerank"]) if "prerank" in arrays else None
+        self.offsets = frozen(off)
+        self.ad_id = frozen(arrays["ad_id"])
+        self.score = frozen(arrays["score"])
+        self.value = frozen(arrays["value"])
+        self.prerank = frozen(arrays["prerank"]) if "prerank" in arrays else None
         self.m = m  # last: it marks the instance as complete (see __setattr__)
 
     def __setattr__(self, name, value):

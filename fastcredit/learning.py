@@ -65,8 +65,9 @@ from . import _params, synthetic
 from ._params import (ACTIONS, BATCH, BETA, CAPACITY, CREDIT, EVAL_SAMPLES, GROUP, HELD_OUT,
                       KAPPA, LEARNING_RATE, MODE, PRICING, RESERVE, REWRITES, RUNS, SEED,
                       SLOTS, STEPS, THREADS)
-from ._validation import as_sequence, check_memory, float64_array, int_array, real_array
-from .auction import Pools, _frozen, _owned, auction_replay
+from ._validation import (as_sequence, check_memory, float64_array, frozen, int_array, owned,
+                          real_array)
+from .auction import Pools, auction_replay
 from .shaping import group_advantages, shape_advantages
 from .tables import banzhaf, leave_one_out, shapley, singleton
 
@@ -195,8 +196,8 @@ class LearningTask:
                              f"(values is {v.shape}), got {f.shape}")
         if not adopt:
             # checked below and read by every training step: never the caller's memory
-            v = _owned(v, values, f"values (the copy the task keeps of its {v.size:,} entries)")
-            f = _owned(f, features, f"features (the copy the task keeps of its {f.size:,} "
+            v = owned(v, values, f"values (the copy the task keeps of its {v.size:,} entries)")
+            f = owned(f, features, f"features (the copy the task keeps of its {f.size:,} "
                                     f"entries)")
         for name, arr in (("values", v), ("features", f)):
             if not np.isfinite(arr).all():
@@ -207,7 +208,7 @@ class LearningTask:
             if (pools.n_requests, pools.m) != (v.shape[0], k):
                 raise ValueError(f"pools must hold {v.shape[0]} requests of m = {k} rewrites "
                                  f"like values, got {pools.n_requests} of m = {pools.m}")
-        self.values, self.features, self.pools = _frozen(v), _frozen(f), pools
+        self.values, self.features, self.pools = frozen(v), frozen(f), pools
         self.slots = SLOTS.check(slots)
         self.reserve = RESERVE.check(reserve)
         self.capacity = CAPACITY.check(capacity)

@@ -69,12 +69,12 @@ def test_pools_copy_only_what_the_caller_can_reach():
     caller's array, or of a buffer such as array.array), by `arr.base is
     None` (keeps the array an __array__ object hands over), or a copy of
     every array (a second copy of one validation already converted)."""
-    from fastcredit.auction import _owned
+    from fastcredit._validation import owned
     given = np.arange(4.0)
-    assert not np.shares_memory(_owned(given, given, "x"), given)
-    assert not np.shares_memory(_owned(given.view(), given, "x"), given)
+    assert not np.shares_memory(owned(given, given, "x"), given)
+    assert not np.shares_memory(owned(given.view(), given, "x"), given)
     buf = array.array("d", [1.0, 2.0])
-    got = _owned(np.asarray(buf), buf, "x")
+    got = owned(np.asarray(buf), buf, "x")
     buf[0] = 9.0
     assert got[0] == 1.0
     class Holder:   # hands NumPy its own array, as pandas can
@@ -84,13 +84,13 @@ def test_pools_copy_only_what_the_caller_can_reach():
             return self.data
 
     holder = Holder()
-    got = _owned(np.asarray(holder), holder, "x")
+    got = owned(np.asarray(holder), holder, "x")
     holder.data[0] = 9.0
     assert got[0] == 0.0
     converted = np.asarray(np.arange(4, dtype=np.float32), dtype=np.float64)
-    assert _owned(converted, np.arange(4, dtype=np.float32), "x") is converted
+    assert owned(converted, np.arange(4, dtype=np.float32), "x") is converted
     listed = np.asarray([1.0, 2.0])
-    assert _owned(listed, [1.0, 2.0], "x") is listed
+    assert owned(listed, [1.0, 2.0], "x") is listed
 
 
 @needs_c
