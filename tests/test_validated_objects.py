@@ -222,3 +222,12 @@ def test_scm_table_is_checked(monkeypatch):
     monkeypatch.setattr(_validation, "_available_memory", lambda: 64 << 20)
     with pytest.raises(ValueError, match="the exact table of 24 steps needs 0.1 GiB"):
         fc.synthetic.and_failure(0.3, n_steps=24).table()
+
+
+def test_derangement_refuses_what_cannot_fit(monkeypatch):
+    """Mutant: the permutation of n = 2**32 (32 GiB) allocated unchecked:
+    NumPy's MemoryError, or the machine thrashing, instead of an error
+    naming n."""
+    monkeypatch.setattr(_validation, "_available_memory", lambda: 16 << 30)
+    with pytest.raises(ValueError, match=r"n = 4,294,967,296 .* needs 32\.0 GiB, more than"):
+        fc.derangement(2**32)

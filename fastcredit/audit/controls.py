@@ -8,8 +8,8 @@ from .. import _parallel
 from .._backend import kernels, resolve
 from .._constants import RNG_MAX_RANGE
 from .._params import CONTROLS, MIN_STEPS, SEED
-from .._validation import (as_sequence, check_int, dense_offsets, float64_array, output,
-                           row_offsets)
+from .._validation import (as_sequence, check_int, check_memory, dense_offsets, float64_array,
+                           output, row_offsets)
 from ._data import check_rng_rows, float64_vector, trajectories
 from .agreement import alignment
 from .bootstrap import check_resamples
@@ -95,6 +95,7 @@ def derangement(n, *, seed=0, backend=None) -> np.ndarray:
     (True, [0, 1, 2, 3, 4])
     """
     n = check_int(n, "n", lo=2, hi=RNG_MAX_RANGE)
+    check_memory(8 * n, f"n = {n:,} (the permutation, int64)")
     out = np.empty(n, dtype=np.int64)
     kernels("audit", resolve("audit.derangement", backend)).derangement(
         n, np.uint64(SEED.check(seed)), out)
