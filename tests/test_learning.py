@@ -17,6 +17,7 @@ from scipy import stats
 
 import fastcredit as fc
 from fastcredit import learning as L
+from fastcredit.learning import policies, set_benchmark, update
 
 K, M = 4, 2
 
@@ -90,7 +91,7 @@ def test_gumbel_top_m_samples_plackett_luce():
     logits = np.array([0.8, -0.3, 0.1, 0.5])
     draws = 40_000
     noise = np.random.default_rng(11).gumbel(size=(1, draws, K))
-    order = L._sample(logits[None], M, noise)[0]
+    order = policies._sample(logits[None], M, noise)[0]
     orders = _orderings(K, M)
     code = order[:, 0] * K + order[:, 1]
     counts = np.bincount(code, minlength=K * K)[orders[:, 0] * K + orders[:, 1]]
@@ -133,9 +134,9 @@ def test_filter_evaluator_replays_the_chosen_pools(task):
     k, m = task.rewrites, 3
     req = rng.integers(0, task.n_requests, 20)
     chosen = np.sort(np.array([rng.permutation(k)[:m] for _ in req]), axis=1)
-    table = L._sub_tables(task, req, chosen, "filter", threads=1)
+    table = update._sub_tables(task, req, chosen, "filter", threads=1)
     # at the full set both evaluators give the reward: the set's rerun value
-    np.testing.assert_allclose(table[:, -1], task.values[req, L._set_masks(chosen)],
+    np.testing.assert_allclose(table[:, -1], task.values[req, policies._set_masks(chosen)],
                                rtol=1e-12)
     p = task.pools
     for n in (0, 7):   # one set by hand: its own pools, replayed in filter mode
@@ -146,7 +147,7 @@ def test_filter_evaluator_replays_the_chosen_pools(task):
         own = fc.Pools(offsets, p.ad_id[take], p.score[take], p.value[take], m=m,
                        prerank=p.prerank[take])
         np.testing.assert_array_equal(table[n], fc.auction_replay(own, mode="filter")[0])
-    rerun = L._sub_tables(task, req, chosen, "rerun", threads=1)
+    rerun = update._sub_tables(task, req, chosen, "rerun", threads=1)
     sub = [sum(1 << int(chosen[0, t]) for t in range(m) if s >> t & 1) for s in range(1 << m)]
     np.testing.assert_array_equal(rerun[0], task.values[req[0], sub])
 
@@ -190,12 +191,12 @@ def test_benchmark_reports_every_credit_and_repeats(task):
         np.testing.assert_array_equal(res.values[c], again.values[c])
         # a run is train_policy with its documented seed
         one = L.train_policy(task.__class__.from_pools(pools).requests(0, res.n_train), c,
-                             m=3, steps=4, batch=8, group=4, seed=L._derived_seed(0, 1))
+                             m=3, steps=4, batch=8, group=4, seed=set_benchmark._derived_seed(0, 1))
         np.testing.assert_array_equal(one.theta, res.policies[c][1].theta)
     # the curve: each run scored after 1 and 4 updates on the held-out noise
     assert res.checkpoints == (1, 4)
     test = L.LearningTask.from_pools(pools).requests(res.n_train, 50)
-    seed = L._derived_seed(0, 2)
+    seed = set_benchmark._derived_seed(0, 2)
     early = L.policy_value(test, res.policies["banzhaf"][0].after(1), m=3, samples=8, seed=seed)
     assert res.curves["banzhaf"][0, 0] == early
     assert res.initial == L.policy_value(test, L.Policy.initial(test), m=3, samples=8, seed=seed)
