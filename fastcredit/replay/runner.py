@@ -3,8 +3,8 @@
 A rollout is written once, as a generator that yields the calls it needs
 (``(role, step, fn, args)``: the policy, a tool, a context edit, the outcome)
 and receives their results; a driver makes the calls. The synchronous driver
-calls them directly (rollouts spread over a thread pool, for blocking
-clients), the asynchronous one awaits those that return awaitables
+calls them directly (rollouts spread over a thread pool of
+``max_concurrency`` threads, kept between calls, for blocking clients), the asynchronous one awaits those that return awaitables
 (rollouts as tasks of one event loop, for async clients). Either way at most
 ``max_concurrency`` rollouts are in flight and results come back in index
 order, so with streams keyed by the rollout index (:mod:`._streams`) the
@@ -142,12 +142,32 @@ def run_many(make, n: int, *, max_concurrency: int, is_async: bool) -> list:
     limit = min(max_concurrency, n)
     if is_async:
         return _run_coroutine(_gather(make, n, limit))
-    if limit == 1:
+    if limit == 1 or getattr(_worker, "active", False):
+        # inside a pool thread (an agent that runs replays itself), waiting on
+        # the pool could deadlock it: run in this thread
         return [_drive(make(i)) for i in range(n)]
-    with ThreadPoolExecutor(max_workers=limit, thread_name_prefix="fastcredit-replay") as pool:
-        futures = [pool.submit(_drive, make(i)) for i in range(n)]
-        try:
-            return [f.result() for f in futures]   # index order: the first failure by index
-        finally:
-            for f in futures:
-                f.cancel()
+    pool = _pool(limit)
+    futures = [pool.submit(_drive, make(i)) for i in range(n)]
+    try:
+        return [f.result() for f in futures]       # index order: the first failure by index
+    finally:
+        for f in futures:
+            f.cancel()
+
+
+_worker = threading.local()
+_pools: dict = {}
+_pools_lock = threading.Lock()
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """A thread pool of ``workers`` threads, kept for the next call: starting
+    64 threads costs tens of milliseconds on a loaded machine, as much as the
+    rollouts they run."""
+    with _pools_lock:
+        pool = _pools.get(workers)
+        if pool is None:
+            pool = _pools[workers] = ThreadPoolExecutor(
+                max_workers=workers, thread_name_prefix="fastcredit-replay",
+                initializer=lambda: setattr(_worker, "active", True))
+        return pool
