@@ -137,6 +137,9 @@ MIN_STEPS = Integer("min_steps", 2, 2**63 - 1,
 ATOL = Real("atol", 0.0, None,
             "tolerance of a comparison: values within atol of 0 are zero, and within atol "
             "of each other tied")
+AGREEMENT_OVER = Options("over", ("audit_nonzero", "both_nonzero", "either_nonzero", "all"),
+                         "which items a sign agreement is a share of: those nonzero under "
+                         "the audit (reference) evaluator, under both, under either, or all")
 EFFECT_KIND = Options("kind", ("auto", "binary", "continuous"),
                       "outcome kind of contrastive effects (auto: binary when all are 0/1)")
 

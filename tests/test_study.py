@@ -169,27 +169,41 @@ def test_interaction_distribution_against_the_definition(seed):
 def test_edge_agreement_known_counts():
     # m = 2: edges (k=0): v(i) - v(0) for i = 0, 1; (k=1): v(N) - v(j).
     # HAND[0] vs HAND[2]: k=0 edges + + in both; k=1: 0, 0 against 1, 1.
-    e = fc.edge_agreement(HAND[0], HAND[2])
+    e = fc.edge_agreement(HAND[0], HAND[2], over="all")
     assert e.rate == 0.5 and e.count == 4
     np.testing.assert_array_equal(e.by_size, [1.0, 0.0])
     np.testing.assert_array_equal(e.count_by_size, [2, 2])
     np.testing.assert_array_equal(e.train_signs, [[0, 0, 1], [0, 1, 0]])
     np.testing.assert_array_equal(e.audit_signs, [[0, 0, 1], [0, 0, 1]])
-    assert e.rate_nonzero == 0.5
+    assert fc.edge_agreement(HAND[0], HAND[2], over="either_nonzero").rate == 0.5
+    # the paper's denominator: the audit's k = 1 edges move, train's do not
+    e = fc.edge_agreement(HAND[0], HAND[2])
+    assert e.over == "audit_nonzero" and e.rate == 0.5 and e.count == 4
+    e = fc.edge_agreement(HAND[2], HAND[0])   # now the audit's zero edges are not counted
+    assert e.rate == 1.0 and e.count == 2 and e.rate_all == 0.5 and e.count_all == 4
+    np.testing.assert_array_equal(e.count_by_size, [2, 0])
+    assert e.by_size[0] == 1.0 and np.isnan(e.by_size[1])
     same = fc.edge_agreement(HAND, HAND)
     assert same.rate == 1.0 and same.low == 1.0 and same.high == 1.0
 
 
+COUNTED = {"audit_nonzero": lambda x, y: y != 0, "both_nonzero": lambda x, y: x != 0 and y != 0,
+           "either_nonzero": lambda x, y: x != 0 or y != 0, "all": lambda x, y: True}
+
+
+@pytest.mark.parametrize("over", list(COUNTED))
 @pytest.mark.parametrize("seed", range(3))
-def test_edge_agreement_against_the_definition(seed):
+def test_edge_agreement_against_the_definition(seed, over):
     t, a = integer_landscape(seed), integer_landscape(seed + 10)
     m = 4
-    e = fc.edge_agreement(t, a, level=0.9)
-    per_req = [[(kt, sign(x) == sign(y)) for (kt, x), (_, y) in zip(edges(rt, m), edges(ra, m))]
-               for rt, ra in zip(t, a)]
+    e = fc.edge_agreement(t, a, level=0.9, over=over)
+    keep = COUNTED[over]
+    per_req = [[(kt, sign(x) == sign(y)) for (kt, x), (_, y) in zip(edges(rt, m), edges(ra, m))
+                if keep(sign(x), sign(y))] for rt, ra in zip(t, a)]
     hits = [sum(s for _, s in r) for r in per_req]
     counts = [len(r) for r in per_req]
     rate, low, high = clustered(hits, counts, 0.9)
+    assert e.over == over and e.count == sum(counts)
     assert e.rate == pytest.approx(rate, abs=1e-15)
     assert e.low == pytest.approx(low, abs=1e-12) and e.high == pytest.approx(high, abs=1e-12)
     for k in range(m):
@@ -203,9 +217,34 @@ def test_edge_agreement_against_the_definition(seed):
         signs_t = [sign(x) for rt in t for kk, x in edges(rt, m) if kk == k]
         assert e.train_signs[k].tolist() == pytest.approx(
             [signs_t.count(s) / len(signs_t) for s in (-1, 0, 1)])
-    either = [(sign(x), sign(y)) for rt, ra in zip(t, a)
-              for (_, x), (_, y) in zip(edges(rt, m), edges(ra, m)) if sign(x) or sign(y)]
-    assert e.rate_nonzero == pytest.approx(np.mean([x == y for x, y in either]))
+    every = [sign(x) == sign(y) for rt, ra in zip(t, a)
+             for (_, x), (_, y) in zip(edges(rt, m), edges(ra, m))]
+    assert e.rate_all == pytest.approx(np.mean(every), abs=1e-15) and e.count_all == len(every)
+
+
+@pytest.mark.parametrize("over", list(COUNTED))
+def test_pair_agreement_against_the_definition(over):
+    t, a = integer_landscape(1), integer_landscape(11)
+    p = fc.pair_agreement(t, a, over=over, level=0.9)
+    keep = COUNTED[over]
+    per_req = [[sign(x) == sign(y) for x, y in zip(pair_values(rt, 4), pair_values(ra, 4))
+                if keep(sign(x), sign(y))] for rt, ra in zip(t, a)]
+    rate, low, high = clustered([sum(r) for r in per_req], [len(r) for r in per_req], 0.9)
+    assert p.over == over and p.count == sum(len(r) for r in per_req)
+    assert p.rate == pytest.approx(rate, abs=1e-15)
+    assert p.low == pytest.approx(low, abs=1e-12) and p.high == pytest.approx(high, abs=1e-12)
+
+
+def test_fidelity_is_computed_by_the_agreement_functions():
+    """evaluator_fidelity's signs are edge_agreement's and pair_agreement's
+    (one definition each), on a landscape with exact zeros on both sides."""
+    t, a = integer_landscape(2), integer_landscape(12)
+    fid = fc.evaluator_fidelity(t, a)
+    e = fc.edge_agreement(t, a)
+    np.testing.assert_array_equal(fid.edge_sign, e.by_size)
+    np.testing.assert_array_equal(fid.edge_count, e.count_by_size)
+    assert fid.pair_sign == fc.pair_agreement(t, a, over="all").rate
+    assert fid.pair_sign_nonzero == fc.pair_agreement(t, a, over="audit_nonzero").rate
 
 
 def test_edge_interval_covers_at_the_stated_rate():
@@ -321,7 +360,9 @@ def test_realistic_preset_within_the_documented_bands():
            "positive_share": c.interactions.positive_share,
            "zero_share": c.interactions.zero_share,
            "median_abs_nonzero": c.interactions.median_abs_nonzero,
-           "edge_rate": c.edges.rate, "pair_rate": c.pairs.rate}
+           # the preset was calibrated on all edges (docs/study.md: the paper's
+           # denominator, nonzero replay edges, gives 0.54, below the band)
+           "edge_rate": c.edges.rate_all, "pair_rate": c.pairs.rate}
     for name, (lo, hi) in BANDS.items():
         assert lo <= got[name] <= hi, (name, got[name])
 
@@ -335,7 +376,8 @@ def test_nan_propagates():
     e = fc.edge_agreement(v, HAND)
     assert e.by_size[0] == 1.0 and np.isnan(e.by_size[1]) and np.isnan(e.rate)
     assert np.isnan(e.train_signs[1]).all() and not np.isnan(e.train_signs[0]).any()
-    assert np.isnan(e.rate_nonzero)
+    assert np.isnan(fc.edge_agreement(v, HAND, over="either_nonzero").rate)
+    assert np.isnan(fc.edge_agreement(HAND, v).rate)   # a NaN audit edge is always counted
     p = fc.pair_agreement(v, HAND)
     assert np.isnan(p.rate) and np.isnan(p.rate_all)
 

@@ -42,15 +42,24 @@ def test_terminal_tables_are_the_library_analyses(run):
     rows = {r[0]: r[1:] for r in cells(text, titles["calibration"])}
     assert rows["I_ij > 0, complements (rerun)"][0] == \
         f"{100 * cal.interactions.positive_share:.1f} %"
-    assert rows["edge sign agreement, filter vs rerun"][0] == \
+    assert rows["edge sign agreement, filter vs rerun (nonzero rerun edges)"][0] == \
         f"{cal.edges.rate:.4f} [{cal.edges.low:.4f}, {cal.edges.high:.4f}]"
+    assert rows["edge sign agreement, all edges"][0] == \
+        f"{cal.edges.rate_all:.4f} (n={cal.edges.count_all:,})"
     assert rows["pair sign agreement, nonzero in both"][0] == \
-        f"{cal.pairs.rate:.4f} (n={cal.pairs.count:,})"
+        f"{cal.pairs.rate:.4f} [{cal.pairs.low:.4f}, {cal.pairs.high:.4f}] (n={cal.pairs.count:,})"
     size = fc.size_agreement(t, a)
     for k, row in enumerate(cells(text, titles["table1"])):
         assert row == [str(k), f"{size.sign_nonzero[k]:.3f}", f"{size.median_spearman[k]:.3f}",
                        f"{size.top_rate[k]:.3f}", f"{size.median_cosine[k]:.3f}"]
-    for key, (train, audit) in (("table2", (t, a)), ("table6", (a, t))):
+    full = {r[0]: r[1:] for r in cells(text, titles["table6"])}
+    rules = fc.rule_agreement(t, a, resamples=RESAMPLES, seed=SEED)
+    for rule, label in _study_report.RULE_LABELS.items():   # Table 6: Sign_all printed
+        al = rules.alignment[rule]
+        assert full[label] == [f"{al.median_cosine:.4f}", f"{al.mean_sign:.3f}",
+                               f"{al.mean_sign_nonzero:.3f}", f"{al.median_spearman:.3f}",
+                               f"{al.top_rate:.3f}"]
+    for key, (train, audit) in (("table2", (t, a)), ("swapped", (a, t))):
         rules = fc.rule_agreement(train, audit, resamples=RESAMPLES, seed=SEED)
         got = {r[0]: r[1:] for r in cells(text, titles[key])}
         for rule, label in _study_report.RULE_LABELS.items():

@@ -11,8 +11,8 @@ import dataclasses
 import numpy as np
 
 from .._params import ATOL
-from .._validation import as_array, check_bool, dense_offsets, float64_array
-from ..tables import pair_interactions, size_resolved
+from .._validation import check_bool, dense_offsets, float64_array
+from ..tables import size_resolved
 from .spearman import _group_spearman
 
 __all__ = ["Alignment", "Fidelity", "alignment", "evaluator_fidelity"]
@@ -189,15 +189,19 @@ class Fidelity:
     ----------
     pair_sign : float
         Fraction of pairs i < j (over all requests) whose pair interactions
-        I_ij = v(ij) - v(i) - v(j) + v(0) have the same sign.
+        I_ij = v(ij) - v(i) - v(j) + v(0) have the same sign (-, 0, +):
+        :func:`~fastcredit.audit.pair_agreement` with ``over="all"``.
     pair_sign_nonzero : float
-        The same over the pairs with a nonzero reference interaction.
+        The same over the pairs with a nonzero reference interaction
+        (``over="audit_nonzero"``).
     edge_sign : ndarray (m,)
         ``[k]``: over insertion edges (S, i), i not in S, |S| = k, where the
         reference marginal v(S+i) - v(S) is nonzero, the fraction whose
-        marginals have the same sign (NaN when there is no such edge).
+        marginals have the same sign (NaN when there is no such edge): the
+        ``by_size`` of :func:`~fastcredit.audit.edge_agreement` (its
+        default ``over="audit_nonzero"``, the paper's denominator).
     edge_count : ndarray (m,) int64
-        The number of such edges per k.
+        The number of such edges per k (its ``count_by_size``).
     size_resolved : tuple of Alignment, one per k = 0..m-1
         The size-resolved credit (the m-vector of mean marginals into
         coalitions of size k, :func:`fastcredit.size_resolved`) compared
@@ -210,24 +214,26 @@ class Fidelity:
     size_resolved: tuple
 
 
-def _rate(hits, count) -> float:
-    """hits / count; NaN when there is nothing to count."""
-    return float(hits / count) if count else float("nan")
-
-
-def evaluator_fidelity(v, reference, *, threads=None, backend=None) -> Fidelity:
+def evaluator_fidelity(v, reference, *, atol=1e-9, threads=None, backend=None) -> Fidelity:
     r"""How faithfully one evaluator's coalition tables reproduce another's.
 
     For the same requests scored by two evaluators (e.g. auction replay with
     ``mode="filter"`` against ``mode="rerun"``), compares pair-interaction
     signs, insertion-edge signs :math:`\operatorname{sign}(v(S+i) - v(S))`
-    stratified by :math:`|S|`, and the size-resolved credit per :math:`|S|`.
+    stratified by :math:`|S|` over the edges the reference moves, and the
+    size-resolved credit per :math:`|S|`. The sign statistics are those of
+    :func:`~fastcredit.audit.edge_agreement` and
+    :func:`~fastcredit.audit.pair_agreement` (``v`` as train, ``reference``
+    as audit), computed by them: one definition of each.
 
     Parameters
     ----------
     v, reference : array_like, shape (..., 2**m), 2 <= m <= 16
         Coalition tables of the same requests; ``reference`` is the trusted
         evaluator.
+    atol : float
+        Signs: a marginal or interaction with :math:`|x| \le` atol is 0
+        (the default of the study's functions).
     threads, backend
         As in :func:`~fastcredit.audit.bootstrap_median`.
 
@@ -243,44 +249,23 @@ def evaluator_fidelity(v, reference, *, threads=None, backend=None) -> Fidelity:
     1.0
     >>> fc.evaluator_fidelity(np.array([0., 1., 1., 1.]), v).pair_sign   # substitutes
     0.0
+    >>> fc.evaluator_fidelity(np.array([0., 1., 1., 1.]), v).edge_sign.tolist()
+    [1.0, 0.0]
     """
-    # shapes first: a huge (e.g. broadcast) table is refused before it is copied
-    a, ref = as_array(v, "v"), as_array(reference, "reference")
-    if a.shape != ref.shape:
-        raise ValueError(f"v and reference must have the same shape, got {a.shape} and "
-                         f"{ref.shape}")
-    n = a.shape[-1] if a.ndim else 0
-    if n < 4 or n & (n - 1) or n > 1 << 16:
-        raise ValueError(f"v must have a last axis of length 2**m with 2 <= m <= 16, got "
-                         f"shape {a.shape}")
-    a, ref = float64_array(a, "v"), float64_array(ref, "reference")
-    m = n.bit_length() - 1
-    a = a.reshape(-1, n)
-    ref = ref.reshape(-1, n)
-    iu = np.triu_indices(m, 1)
-    pa = pair_interactions(a, threads=threads, backend=backend)[:, iu[0], iu[1]]
-    pr = pair_interactions(ref, threads=threads, backend=backend)[:, iu[0], iu[1]]
-    same = np.sign(pa) == np.sign(pr)
-    masks = np.arange(n)
-    sizes = np.bitwise_count(masks)
-    hits = np.zeros(m, dtype=np.int64)
-    count = np.zeros(m, dtype=np.int64)
-    for i in range(m):
-        s = masks[(masks >> i & 1) == 0]
-        da = a[:, s | 1 << i] - a[:, s]
-        dr = ref[:, s | 1 << i] - ref[:, s]
-        edge = dr != 0
-        k = np.broadcast_to(sizes[s], dr.shape)
-        count += np.bincount(k[edge], minlength=m)
-        hits += np.bincount(k[edge & (np.sign(da) == np.sign(dr))], minlength=m)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        edge_sign = hits / count
+    # the study's functions check and convert the tables (naming them train
+    # and audit); an error is re-raised naming this function's arguments
+    from .study import edge_agreement, pair_agreement, _pair
+    try:
+        a, ref, m = _pair(v, reference)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("train", "v").replace("audit", "reference")) from None
+    edges = edge_agreement(a, ref, atol=atol)
+    pair_all = pair_agreement(a, ref, over="all", atol=atol, threads=threads, backend=backend)
+    pair_nz = pair_agreement(a, ref, over="audit_nonzero", atol=atol, threads=threads,
+                             backend=backend)
     sa = size_resolved(a, threads=threads, backend=backend)
     sr = size_resolved(ref, threads=threads, backend=backend)
     per_size = tuple(alignment(np.ascontiguousarray(sa[:, :, k]),
                                np.ascontiguousarray(sr[:, :, k]), threads=threads,
                                backend=backend) for k in range(m))
-    nz = pr != 0
-    return Fidelity(_rate(np.count_nonzero(same), same.size),
-                    _rate(np.count_nonzero(same & nz), np.count_nonzero(nz)),
-                    edge_sign, count, per_size)
+    return Fidelity(pair_all.rate, pair_nz.rate, edges.by_size, edges.count_by_size, per_size)

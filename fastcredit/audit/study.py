@@ -49,7 +49,7 @@ import dataclasses
 
 import numpy as np
 
-from .._params import ATOL
+from .._params import AGREEMENT_OVER, ATOL
 from .._validation import as_array, as_sequence, check_memory, check_open_unit, float64_array
 from ..tables import banzhaf, leave_one_out, pair_interactions, shapley, singleton, size_resolved
 from .agreement import alignment
@@ -200,35 +200,42 @@ def interaction_distribution(v, *, atol=1e-9, threads=None,
 @dataclasses.dataclass(frozen=True)
 class EdgeAgreement:
     r"""Sign agreement of the insertion edges :math:`v(S + i) - v(S)` of two
-    evaluators, over all edges and by predecessor size k = |S|.
+    evaluators, over the edges ``over`` selects and by predecessor size
+    k = |S|.
 
     Attributes
     ----------
+    over : str
+        The denominator: "audit_nonzero" (edges whose audit marginal is
+        nonzero, the paper's), "both_nonzero", "either_nonzero" or "all".
     rate : float
-        Share of all edges (every request, i, S not holding i) whose signs
-        (-, 0, +) agree.
+        Share of the counted edges (every request, i, S not holding i) whose
+        signs (-, 0, +) agree.
     low, high : float
         Its request-clustered interval at ``level``.
     level : float
     count : int
-        Edges: requests x m 2**(m-1).
-    rate_nonzero : float
-        The agreement over the edges nonzero under either evaluator.
+        Edges counted.
+    rate_all, count_all : float, int
+        The agreement over all edges (requests x m 2**(m-1)), 0 a sign.
     by_size : ndarray (m,)
-        ``[k]``: the agreement over the edges with |S| = k.
+        ``[k]``: the agreement over the counted edges with |S| = k.
     by_size_low, by_size_high : ndarray (m,)
         Their request-clustered intervals.
     count_by_size : ndarray (m,) int64
+        Counted edges per k.
     train_signs, audit_signs : ndarray (m, 3)
         ``[k]``: the shares of negative, zero and positive marginals of each
-        evaluator among the edges with |S| = k.
+        evaluator among all edges with |S| = k.
     """
+    over: str
     rate: float
     low: float
     high: float
     level: float
     count: int
-    rate_nonzero: float
+    rate_all: float
+    count_all: int
     by_size: np.ndarray
     by_size_low: np.ndarray
     by_size_high: np.ndarray
@@ -258,23 +265,52 @@ def _clustered_interval(hits, counts, level):
     return rate, np.clip(rate - z * se, 0.0, 1.0), np.clip(rate + z * se, 0.0, 1.0)
 
 
-def edge_agreement(train, audit, *, atol=1e-9, level=0.95) -> EdgeAgreement:
+def _counted(st, sa, over):
+    """Which items (signs ``st`` of train, ``sa`` of audit) a share ``over``
+    counts. An item with a NaN sign is always counted, so that a rate over
+    it is NaN (NumPy's propagation)."""
+    nan = np.isnan(st) | np.isnan(sa)
+    if over == "audit_nonzero":
+        return (sa != 0) | nan
+    if over == "both_nonzero":
+        return (st != 0) & (sa != 0) | nan
+    if over == "either_nonzero":
+        return (st != 0) | (sa != 0)
+    return np.ones(st.shape, dtype=bool)
+
+
+def edge_agreement(train, audit, *, over="audit_nonzero", atol=1e-9,
+                   level=0.95) -> EdgeAgreement:
     r"""Insertion-edge sign agreement of two evaluators, by predecessor size
     (the paper's Table 4).
 
     For every request, player i and coalition S not holding i, the signs
     (-, 0, + with :math:`|x| \le` atol as 0) of
     :math:`v_{train}(S + i) - v_{train}(S)` and
-    :math:`v_{audit}(S + i) - v_{audit}(S)`; agreement is the share of edges
-    whose signs are equal, over all edges and per k = |S|. The interval
-    treats the request as the unit (edges of one request are not
-    independent): the linearised variance of a ratio of sums over requests,
-    a normal interval at ``level``.
+    :math:`v_{audit}(S + i) - v_{audit}(S)`; agreement is the share of the
+    counted edges whose signs are equal, over all sizes and per k = |S|:
+
+    .. math:: \text{agreement} = \frac{\#\{(S, i) \in E :
+              \operatorname{sign} \Delta^{train}_{S,i} = \operatorname{sign}
+              \Delta^{audit}_{S,i}\}}{\# E}
+
+    with E the edges ``over`` selects: ``"audit_nonzero"`` (default, the
+    paper's: :math:`\Delta^{audit} \ne 0`, so the training evaluator's
+    exact zeros where the replay moves count as errors and two zeros are
+    not an agreement), ``"both_nonzero"``, ``"either_nonzero"`` or
+    ``"all"`` (0 a sign like the others). This is the one definition of
+    edge agreement: :func:`~fastcredit.audit.evaluator_fidelity`'s
+    ``edge_sign`` is this function's ``by_size``. The interval treats the
+    request as the unit (edges of one request are not independent): the
+    linearised variance of a ratio of sums over requests, a normal interval
+    at ``level``.
 
     Parameters
     ----------
     train, audit : array_like, shape (..., 2**m), 2 <= m <= 16
-        The same requests' tables under the two evaluators.
+        The same requests' tables under the two evaluators (``audit`` is
+        the reference).
+    over : {"audit_nonzero", "both_nonzero", "either_nonzero", "all"}
     atol : float
     level : float in (0, 1)
 
@@ -286,41 +322,47 @@ def edge_agreement(train, audit, *, atol=1e-9, level=0.95) -> EdgeAgreement:
     --------
     >>> import fastcredit as fc
     >>> e = fc.edge_agreement([0., 1., 1., 1.], [0., 1., 1., 2.])
-    >>> e.rate, e.by_size.tolist()
-    (0.5, [1.0, 0.0])
+    >>> e.rate, e.by_size.tolist(), e.count
+    (0.5, [1.0, 0.0], 4)
+    >>> e = fc.edge_agreement([0., 1., 1., 1.], [0., 1., 1., 1.], over="audit_nonzero")
+    >>> e.rate, e.count, e.rate_all, e.count_all   # the two zero edges are not counted
+    (1.0, 2, 1.0, 4)
     """
     t, a, m = _pair(train, audit)
+    over = AGREEMENT_OVER.check(over)
     atol = ATOL.check(atol)
     level = check_open_unit(level, "level")
     # the marginals and signs of both evaluators, and their agreement
-    check_memory(5 * 8 * t.shape[0] * m << (m - 1),
+    check_memory(6 * 8 * t.shape[0] * m << (m - 1),
                  f"train and audit ({t.shape[0]:,} requests of m = {m}: their "
                  f"{t.shape[0] * m << (m - 1):,} insertion edges)")
     st, k = _edges(t, m)
     sa, _ = _edges(a, m)
     st, sa = _sign(st, atol), _sign(sa, atol)
     same = _agree(st, sa)
+    counted = _counted(st, sa, over)
     onehot = (k[:, None] == np.arange(m)).astype(np.float64)   # edge -> its size
     # per request and size (a matrix product would spread one NaN over all sizes)
-    hits = np.stack([same[:, k == j].sum(axis=1) for j in range(m)], axis=1)   # (B, m)
-    counts = np.broadcast_to(onehot.sum(axis=0), hits.shape)
+    hits = np.stack([np.where(counted[:, k == j], same[:, k == j], 0.0).sum(axis=1)
+                     for j in range(m)], axis=1)   # (B, m)
+    counts = np.stack([counted[:, k == j].sum(axis=1) for j in range(m)], axis=1)
     by, lo, hi = _clustered_interval(hits, counts, level)
     rate, low, high = _clustered_interval(hits.sum(axis=1, keepdims=True),
                                           counts.sum(axis=1, keepdims=True), level)
-    either = (st != 0) | (sa != 0)
+    all_counts = onehot.sum(axis=0) * t.shape[0]
 
     def signs(s):
         out = np.empty((m, 3))
         for j, sign in enumerate((-1.0, 0.0, 1.0)):
             with np.errstate(invalid="ignore", divide="ignore"):
-                out[:, j] = (s == sign).sum(axis=0) @ onehot / counts.sum(axis=0)
+                out[:, j] = (s == sign).sum(axis=0) @ onehot / all_counts
         out[np.isnan(s).sum(axis=0) @ onehot > 0] = np.nan   # NaN marginals of size k
         return out
 
     return EdgeAgreement(
-        float(rate[0]), float(low[0]), float(high[0]), level, int(same.size),
-        _share(float(same[either].sum()), int(np.count_nonzero(either))), by, lo, hi,
-        (onehot.sum(axis=0) * t.shape[0]).astype(np.int64), signs(st), signs(sa))
+        over, float(rate[0]), float(low[0]), float(high[0]), level, int(counts.sum()),
+        _share(float(same.sum()), same.size), int(same.size), by, lo, hi,
+        counts.sum(axis=0).astype(np.int64), signs(st), signs(sa))
 
 
 # --- pair interactions -------------------------------------------------------------
@@ -331,30 +373,47 @@ class PairAgreement:
 
     Attributes
     ----------
+    over : str
+        The denominator, as in :class:`EdgeAgreement` (default here
+        "both_nonzero").
     rate : float
-        Share of the pairs nonzero under both whose signs agree.
+        Share of the counted pairs whose signs agree.
+    low, high : float
+        Its request-clustered interval at ``level`` (the pairs of one
+        request are not independent).
+    level : float
     count : int
-        Pairs nonzero under both.
+        Pairs counted.
     rate_all : float
         Share of all pairs whose signs (-, 0, +) agree.
     count_all : int
     """
+    over: str
     rate: float
+    low: float
+    high: float
+    level: float
     count: int
     rate_all: float
     count_all: int
 
 
-def pair_agreement(train, audit, *, atol=1e-9, threads=None, backend=None) -> PairAgreement:
+def pair_agreement(train, audit, *, over="both_nonzero", atol=1e-9, level=0.95, threads=None,
+                   backend=None) -> PairAgreement:
     r"""Pair-interaction sign agreement of two evaluators:
     :math:`\operatorname{sign} I^{train}_{ij} = \operatorname{sign} I^{audit}_{ij}`
-    over the pairs i < j (of every request) where both are nonzero
-    (:math:`|I| >` atol), and over all pairs with 0 as a sign.
+    over the pairs i < j (of every request) that ``over`` selects (by
+    default those nonzero under both, :math:`|I| >` atol: do the two
+    evaluators agree on substitutes versus complements where both see an
+    interaction), and over all pairs with 0 as a sign. The interval is the
+    request-clustered one of :func:`edge_agreement`.
 
     Parameters
     ----------
     train, audit : array_like, shape (..., 2**m), 2 <= m <= 16
+    over : {"both_nonzero", "audit_nonzero", "either_nonzero", "all"}
     atol : float
+    level : float in (0, 1)
     threads, backend
         Of :func:`fastcredit.pair_interactions`.
 
@@ -371,14 +430,19 @@ def pair_agreement(train, audit, *, atol=1e-9, threads=None, backend=None) -> Pa
     (1.0, 1, 0.5)
     """
     t, a, m = _pair(train, audit)
+    over = AGREEMENT_OVER.check(over)
     atol = ATOL.check(atol)
+    level = check_open_unit(level, "level")
     st = _sign(_pairs(t, m, threads, backend), atol)
     sa = _sign(_pairs(a, m, threads, backend), atol)
     same = _agree(st, sa)
-    both = (st != 0) & (sa != 0)   # NaN counts as nonzero, so a NaN rate shows it
-    n_both = int(np.count_nonzero(both))
-    return PairAgreement(_share(float(same[both].sum()), n_both), n_both,
-                         _share(float(same.sum()), same.size), int(same.size))
+    counted = _counted(st, sa, over)
+    hits = np.where(counted, same, 0.0).sum(axis=1, keepdims=True)
+    counts = counted.sum(axis=1, keepdims=True)
+    rate, low, high = _clustered_interval(hits, counts, level)
+    return PairAgreement(over, float(rate[0]), float(low[0]), float(high[0]), level,
+                         int(counts.sum()), _share(float(same.sum()), same.size),
+                         int(same.size))
 
 
 # --- calibration ---------------------------------------------------------------------
@@ -434,7 +498,7 @@ def calibration(train, audit, *, atol=1e-9, level=0.95, threads=None,
     kw = dict(atol=atol, threads=threads, backend=backend)
     return Calibration(interaction_distribution(a, **kw), interaction_distribution(t, **kw),
                        edge_agreement(t, a, atol=atol, level=level),
-                       pair_agreement(t, a, **kw), t.shape[0])
+                       pair_agreement(t, a, level=level, **kw), t.shape[0])
 
 
 # --- Table 1: agreement by predecessor size ------------------------------------------
