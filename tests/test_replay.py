@@ -437,3 +437,17 @@ def test_bad_arguments_name_the_argument():
     for call, error, word in cases:
         with pytest.raises(error, match=word):
             call()
+
+
+def test_the_language_model_example_says_what_it_needs():
+    """fastcredit.replay.lm imports without torch; calling it without torch
+    and transformers names them (tests/test_replay_lm.py runs it with them)."""
+    from fastcredit.replay import lm
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+        pytest.skip("torch and transformers are installed")
+    except ImportError:
+        pass
+    with pytest.raises(ImportError, match="needs torch and transformers"):
+        lm.tiny_agent()
