@@ -4,8 +4,9 @@ A rollout is written once, as a generator that yields the calls it needs
 (``(role, step, fn, args)``: the policy, a tool, a context edit, the outcome)
 and receives their results; a driver makes the calls. The synchronous driver
 calls them directly (rollouts spread over a thread pool of
-``max_concurrency`` threads, kept between calls, for blocking clients), the asynchronous one awaits those that return awaitables
-(rollouts as tasks of one event loop, for async clients). Either way at most
+``max_concurrency`` threads, kept between calls, for blocking clients), the
+asynchronous one awaits those that return awaitables (rollouts as tasks of
+one event loop, for async clients). Either way at most
 ``max_concurrency`` rollouts are in flight and results come back in index
 order, so with streams keyed by the rollout index (:mod:`._streams`) the
 results do not depend on the concurrency.
