@@ -9,7 +9,11 @@ own policy, which PPO consumes like an advantage:
   and per-batch standardisation PPO code needs;
 * :class:`Uniform`, :class:`UCT`, :class:`AgentUCT` - ask/tell rules that
   spend a budget of trials over one state's legal actions, seeded with the
-  counter-based RNG every fastcredit kernel uses.
+  counter-based RNG every fastcredit kernel uses;
+* the engine that drives an environment to produce Q (counterfactual trees
+  over recoverable prefixes with a prefix cache and a ledger, decision
+  records, diagnostics) lives in :mod:`fastcredit.treesearch`; its public
+  names are importable from here too (loaded on first use).
 """
 from __future__ import annotations
 
@@ -24,7 +28,22 @@ from ._params import BASELINE, SEED
 from ._validation import (as_array, check_bool, check_float, check_int, check_memory,
                           csr_offsets, float64_array, int_array, output)
 
-__all__ = ["TreeCredit", "actor_centered_credit", "Uniform", "UCT", "AgentUCT"]
+#: fastcredit.treesearch's names, served from here on first use (PEP 562):
+#: the engine imports this module's kernels, so it cannot be imported here.
+_ENGINE = ("JitEnvironment", "SoftmaxActor", "PrefixCache", "Ledger", "RunLedger",
+           "TreeResult", "DecisionRecords", "counterfactual_tree", "monte_carlo_value",
+           "exact_q", "decision_records", "state_seed", "ALLOCATORS", "CREDIT_SOURCES",
+           "Repeatability", "repeatability", "j_search", "centring_sign_flips",
+           "cost_adjusted_value")
+
+__all__ = ["TreeCredit", "actor_centered_credit", "Uniform", "UCT", "AgentUCT", *_ENGINE]
+
+
+def __getattr__(name: str):
+    if name in _ENGINE:
+        from . import treesearch
+        return getattr(treesearch, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)

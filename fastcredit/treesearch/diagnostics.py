@@ -1,0 +1,161 @@
+r"""Diagnostics of counterfactual trees: how repeatable their Q and credit
+are at fixed states, what acting on them would gain, how much the actor
+centring changes, and value net of the search's cost.
+
+* **Repeat Q SD**: at a fixed state, the SD over R independent trees
+  (seeds) of :math:`\hat Q(s, a)`, averaged over actions;
+* **credit-sign repeat agreement**: the share of pairs of repeats whose
+  credit of an action has the same sign (0 counted as a sign), averaged
+  over actions: 1 is perfectly repeatable, about 0.5 is a coin;
+* **J_search** (as defined here): :math:`Q(s, \arg\max_a \hat Q(s, a)) -
+  \sum_b \pi(b \mid s) Q(s, b)` with Q the reference (exact) values: what
+  acting greedily on the tree's estimate gains over the actor;
+* **centring sign flips**: the share of actions whose credit changes sign
+  between the actor centring and the uniform one;
+* **cost-adjusted value**: mean utility minus :math:`c_{tok}` times the mean
+  auxiliary cost per episode.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._params import SEED, Integer
+from .._validation import check_float, float64_array
+from .search import counterfactual_tree
+
+__all__ = ["Repeatability", "repeatability", "j_search", "centring_sign_flips",
+           "cost_adjusted_value"]
+
+_REPEATS = Integer("repeats", 2, 1 << 20, "independent trees per state")
+
+
+@dataclass(frozen=True)
+class Repeatability:
+    """Repeated trees at fixed states.
+
+    q : (n_states, repeats, A) the trees' Q (NaN padded / untried).
+    credit : (n_states, repeats, A) their actor-centred credit.
+    q_sd : (n_states,) mean over actions of the SD (ddof 1) over repeats.
+    sign_agreement : (n_states,) mean over actions of the share of repeat
+        pairs whose credit signs agree.
+    """
+    q: np.ndarray
+    credit: np.ndarray
+    q_sd: np.ndarray
+    sign_agreement: np.ndarray
+
+
+def _pair_agreement(signs):
+    """Share of pairs (r < r') with equal entries, per column."""
+    r = signs.shape[0]
+    same = 0.0
+    for v in (-1.0, 0.0, 1.0):
+        k = (signs == v).sum(axis=0)
+        same = same + k * (k - 1) / 2
+    return same / (r * (r - 1) / 2)
+
+
+def repeatability(env, root, prefixes, actor=None, *, repeats: int = 8, seed: int = 0,
+                  **tree) -> Repeatability:
+    """Repeat Q SD and credit-sign repeat agreement of ``repeats`` trees at
+    each state ``prefixes[i]`` reaches from ``root`` (repeat r seeded
+    ``seed + r``; ``tree``: options of :func:`counterfactual_tree`).
+
+    Examples
+    --------
+    >>> import fastcredit.treesearch as ts
+    >>> from fastcredit.learning import workflow
+    >>> rep = ts.repeatability(workflow.environment(), workflow.root(0, 3), [[], [1]],
+    ...                        repeats=4, budget=10)
+    >>> rep.q.shape
+    (2, 4, 5)
+    """
+    repeats = _REPEATS.check(repeats)
+    seed = SEED.check(seed)
+    if seed > 2**64 - 1 - repeats:
+        raise ValueError(f"seed must leave room for {repeats} repeats (seed + r < 2**64)")
+    if isinstance(prefixes, (str, bytes)) or not hasattr(prefixes, "__len__"):
+        raise TypeError("prefixes must be a sequence of action prefixes")
+    rows = []
+    for p in prefixes:
+        rows.append([counterfactual_tree(env, root, p, actor, seed=seed + r, **tree)
+                     for r in range(repeats)])
+    a = max((res.q.shape[0] for row in rows for res in row), default=0)
+    q = np.full((len(rows), repeats, a), np.nan)
+    credit = np.full_like(q, np.nan)
+    for i, row in enumerate(rows):
+        for r, res in enumerate(row):
+            q[i, r, :res.q.shape[0]] = res.q
+            credit[i, r, :res.credit.shape[0]] = res.credit
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # all-NaN columns: untried actions
+        sd = np.nanmean(np.nanstd(q, axis=1, ddof=1), axis=1) if q.size else np.zeros(len(rows))
+        agree = np.array([np.nanmean(_pair_agreement(np.sign(c))) for c in credit]) \
+            if q.size else np.zeros(len(rows))
+    return Repeatability(q, credit, sd, agree)
+
+
+def _qpi(q_hat, q, pi):
+    qh, qe, p = (float64_array(x, n) for x, n in ((q_hat, "q_hat"), (q, "q"), (pi, "pi")))
+    if qh.ndim != 1 or qe.shape != qh.shape or p.shape != qh.shape or qh.size == 0:
+        raise ValueError(f"q_hat, q and pi must have one shape (n,), n >= 1; got {qh.shape}, "
+                         f"{qe.shape}, {p.shape}")
+    return qh, qe, p
+
+
+def j_search(q_hat, q, pi) -> float:
+    r"""What acting greedily on a tree's estimate gains over the actor:
+    :math:`Q(s, \arg\max_a \hat Q(s, a)) - \sum_b \pi(b \mid s) Q(s, b)`
+    (untried actions, NaN in ``q_hat``, are not picked).
+
+    Examples
+    --------
+    >>> import fastcredit.treesearch as ts
+    >>> ts.j_search([1.0, 2.0], [1.0, 3.0], [0.5, 0.5])
+    1.0
+    """
+    qh, qe, p = _qpi(q_hat, q, pi)
+    if np.isnan(qh).all():
+        return float("nan")
+    return float(qe[int(np.nanargmax(qh))] - p @ qe)
+
+
+def centring_sign_flips(q, pi, *, atol: float = 0.0) -> float:
+    """Share of actions whose credit sign differs between the actor centring
+    (Q - pi . Q) and the uniform one (Q - mean Q); credits within ``atol``
+    of 0 have sign 0.
+
+    Examples
+    --------
+    >>> import fastcredit.treesearch as ts
+    >>> ts.centring_sign_flips([0.0, 1.0, 5.0], [0.1, 0.1, 0.8])
+    0.3333333333333333
+    """
+    qe, _, p = _qpi(q, q, pi)
+    atol = check_float(atol, "atol", lo=0.0)
+
+    def sign(x):
+        return np.where(np.abs(x) <= atol, 0.0, np.sign(x))
+    return float(np.mean(sign(qe - p @ qe) != sign(qe - qe.mean())))
+
+
+def cost_adjusted_value(utility, cost, c_tok: float = 1.0) -> float:
+    r"""Mean utility minus ``c_tok`` times the mean auxiliary cost per
+    episode, :math:`\bar u - c_{tok} \bar c`.
+
+    Examples
+    --------
+    >>> import fastcredit.treesearch as ts
+    >>> ts.cost_adjusted_value([1.0, 3.0], [10.0, 30.0], c_tok=0.01)
+    1.8
+    """
+    u, cst = float64_array(utility, "utility"), float64_array(cost, "cost")
+    if u.ndim != 1 or cst.shape != u.shape or u.size == 0:
+        raise ValueError(f"utility and cost must have one shape (n,), n >= 1; got {u.shape} "
+                         f"and {cst.shape}")
+    c_tok = check_float(c_tok, "c_tok", lo=0.0)
+    return float(u.mean() - c_tok * cst.mean()) if math.isfinite(c_tok) else float("nan")

@@ -1,0 +1,613 @@
+r"""The counterfactual tree at an actor-visited state, Monte-Carlo state
+values, exact Q by enumeration, and the decision records of an episode.
+
+**One tree** (:func:`counterfactual_tree`) at the state s reached by
+``prefix`` from ``root`` spends ``budget`` trials. Trial i:
+
+1. picks a root action :math:`a_0` by the rule (``fastcredit._numba.trees``'s
+   allocation kernel with stream (seed, i)): ``"uniform"`` (fewest trials),
+   ``"uct"`` (:math:`\bar Q_a + c\sqrt{\log(N+1)/n_a}`) or ``"agent_uct"``
+   (that minus :math:`c_{tok} \hat c_a`, :math:`\hat c_a` the predicted
+   uncached cost of a trial of a: the predicted cost of its first step while
+   that step is not cached, then the uncached cost its last trial realized).
+   Every rule tries every action once before repeating one, so the root is
+   covered when budget >= |A(s)|; with fewer trials AgentUCT first draws its
+   ``budget`` candidates without replacement with weights
+   :math:`e^{-c_{tok} \hat c_a}` (Gumbel-top-k, stream (seed, 2**63));
+2. continues with the actor: each later action is drawn from
+   :math:`\pi(\cdot \mid s_t)` with the stream (seed, 2**62 + i), until a
+   terminal state; the trial's return is its utility.
+
+:math:`Q(s, a)` is the mean of a's trial returns, with standard error
+sd / sqrt(n_a) (ddof 1). Every step goes through the prefix cache: a prefix
+already executed is restored, not executed, and only the uncached suffix
+costs. With ``use_cache=False`` every trial replays its prefix from the root
+and executes every step: the results are the same bits, only the ledger
+differs.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._backend import kernels, resolve
+from .._constants import ALLOC_AGENT_UCT, ALLOC_UCT, ALLOC_UNIFORM
+from .._params import BASELINE, SEED, Integer, Options, Real
+from .._validation import check_bool
+from ..trees import actor_centered_credit
+from .env import JitEnvironment, Ledger, PrefixCache, RunLedger, SoftmaxActor, _prefix
+
+__all__ = ["TreeResult", "DecisionRecords", "counterfactual_tree", "monte_carlo_value",
+           "exact_q", "decision_records", "ALLOCATORS", "CREDIT_SOURCES"]
+
+#: Allocation rules of a tree's trials.
+ALLOCATORS = ("uniform", "uct", "agent_uct")
+#: Where a decision's credit comes from (:func:`decision_records`).
+CREDIT_SOURCES = ("asct", "vine", "return")
+
+ALLOCATOR = Options("rule", ALLOCATORS, "allocation rule of a tree's trials over root actions")
+CREDIT_SOURCE = Options("credit", CREDIT_SOURCES,
+                        "decision credit: counterfactual tree (ASCT), Monte-Carlo state values "
+                        "(VinePPO) or the episode's return")
+BUDGET = Integer("budget", 1, 1 << 24, "trials of a tree")
+SAMPLES = Integer("k", 1, 1 << 24, "Monte-Carlo continuations per state")
+EXPLORE = Real("c", 0.0, None, "UCT exploration constant")
+PRICE = Real("c_tok", 0.0, None, "price of one unit of cost, in utility units (AgentUCT)")
+_CODES = {"uniform": ALLOC_UNIFORM, "uct": ALLOC_UCT, "agent_uct": ALLOC_AGENT_UCT}
+
+
+def _jit():
+    from .._jit import trees
+    return trees
+
+
+@dataclass(frozen=True)
+class TreeResult:
+    """One counterfactual tree.
+
+    q, stderr : (n,) float64
+        Mean trial return of each root action and its standard error (NaN
+        when untried; stderr NaN below 2 trials).
+    counts : (n,) int64
+    pi : (n,) float64
+        The actor's probabilities at the state.
+    credit : (n,) float64
+        Q(s, a) minus the baseline over the tried actions (the actor's
+        probabilities renormalised over them, or their plain mean); NaN when
+        untried.
+    baseline : float
+    trial_action, trial_return : (budget,)
+        Each trial's root action and return, in order.
+    ledger : Ledger
+    """
+    q: np.ndarray
+    stderr: np.ndarray
+    counts: np.ndarray
+    pi: np.ndarray
+    credit: np.ndarray
+    baseline: float
+    trial_action: np.ndarray
+    trial_return: np.ndarray
+    ledger: Ledger
+
+
+def _theta(env, actor):
+    if actor is None:
+        return np.zeros(env.n_features) if isinstance(env, JitEnvironment) else None
+    if not isinstance(actor, SoftmaxActor):
+        raise TypeError(f"actor must be a fastcredit.treesearch.SoftmaxActor or None (uniform), "
+                        f"got {type(actor).__name__}")
+    if isinstance(env, JitEnvironment) and actor.theta.shape[0] != env.n_features:
+        raise ValueError(f"actor must have env.n_features = {env.n_features} weights, got "
+                         f"{actor.theta.shape[0]}")
+    return np.ascontiguousarray(actor.theta)
+
+
+def _cache_for(env, root, cache):
+    if cache is None:
+        if root is None:
+            raise TypeError("give root (the episode's start state) or cache")
+        return PrefixCache(env, root)
+    if not isinstance(cache, PrefixCache):
+        raise TypeError(f"cache must be a fastcredit.treesearch.PrefixCache, got "
+                        f"{type(cache).__name__}")
+    if cache.env is not env:
+        raise ValueError("cache must belong to env (it was built for another environment)")
+    return cache
+
+
+_STATUS = {2: "prefix leads to a terminal state (no legal actions to search)",
+           3: "prefix holds an action that is not legal where it is taken",
+           4: "the environment broke its contract: n_actions outside 0..max_actions, or a "
+              "non-finite or negative cost or step_cost, or a non-finite utility"}
+
+
+def _call_grow(cache, need, call):
+    """Run a kernel that adds trie nodes; when the trie fills, roll the
+    additions back, grow it and run again (so nothing it did counts)."""
+    while True:
+        cache._grow(need)
+        old = int(cache.n_nodes[0])
+        status = call()
+        if status != 1:
+            return status
+        cache.n_nodes[0] = old
+        child = cache.node_child[:old]
+        child[child >= old] = -1
+        need = 2 * max(need, cache.node_state.shape[0])
+
+
+def _jit_restore(cache, prefix, stats):
+    env, trees = cache.env, _jit()
+    counts, sums = np.zeros(1, dtype=np.int64), np.zeros(1)
+    trial = [np.zeros(0, dtype=d) for d in (np.int64, np.float64, np.float64, np.float64,
+                                            np.float64)]
+    restore = np.zeros(3)
+    # a zero-trial tree is the restore alone
+    status = _call_grow(cache, prefix.shape[0] + 1, lambda: trees.tree(
+        env.n_actions, env.step, env.utility, env.features, env.step_cost, *cache.arrays(),
+        prefix, np.zeros(env.n_features), ALLOC_UNIFORM, 0, 0.0, 0.0, np.uint64(0), True,
+        counts, sums, *trial, restore))
+    if status not in (0, 2):
+        raise ValueError(_STATUS[status])
+    stats[0], stats[1], stats[2] = restore[0], restore[1], restore[2]
+    node = 0
+    for a in prefix.tolist():
+        node = int(cache.node_child[node, a])
+    return int(cache.node_state[node])
+
+
+def _tree_jit(cache, prefix, theta, rule, budget, c, c_tok, seed, use_cache):
+    env, trees = cache.env, _jit()
+    n = env.max_actions
+    counts, sums = np.zeros(n, dtype=np.int64), np.zeros(n)
+    t_action = np.zeros(budget, dtype=np.int64)
+    t_ret, t_exec, t_reused, t_cost = (np.zeros(budget) for _ in range(4))
+    restore = np.zeros(3)
+    status = _call_grow(cache, prefix.shape[0] + 8 * budget, lambda: trees.tree(
+        env.n_actions, env.step, env.utility, env.features, env.step_cost, *cache.arrays(),
+        prefix, theta, rule, budget, c, c_tok, np.uint64(seed), use_cache, counts, sums,
+        t_action, t_ret, t_exec, t_reused, t_cost, restore))
+    if status:
+        raise ValueError(_STATUS[status])
+    node = 0
+    for a in prefix.tolist():
+        node = int(cache.node_child[node, a])
+    n = int(cache.node_nact[node])
+    state = int(cache.node_state[node])
+    pi = np.zeros(n)
+    trees.probs(env.features, theta, np.int64(state), n, np.empty(env.n_features), pi)
+    return (counts[:n], sums[:n], pi, t_action, t_ret,
+            Ledger(t_exec.astype(np.int64), t_reused.astype(np.int64), t_cost,
+                   int(restore[0]), int(restore[1]), float(restore[2])))
+
+
+def _probs(env, actor, state, n):
+    return [1.0 / n] * n if actor is None else actor.probs(env, state, n)
+
+
+def _tree_python(cache, prefix, actor, rule, budget, c, c_tok, seed, use_cache, backend):
+    from .._numba.rng import key, uniform
+    trees = _jit()
+    env = cache.env
+    pick = kernels("trees", resolve("trees.allocation", backend)).allocation_pick
+    seed = np.uint64(seed)
+    stats = [0, 0, 0.0, 0.0]
+    node, state = 0, cache.root
+    for t, a in enumerate(prefix.tolist()):
+        if not 0 <= a < cache.nact[node]:
+            raise ValueError(f"{_STATUS[3]} (prefix[{t}] = {a}; that state has "
+                             f"{cache.nact[node]})")
+        node, state = cache.advance(node, state, a, not use_cache, stats)
+    restore = stats[:3]
+    visited, root_state = node, state
+    n = cache.nact[visited]
+    if n == 0:
+        raise ValueError(_STATUS[2])
+    p = _probs(env, actor, root_state, n)
+    step_cost = getattr(env, "step_cost", None)
+    costs = np.zeros(n)
+    for a in range(n):
+        if (visited, a) not in cache.child and step_cost is not None:
+            costs[a] = float(step_cost(root_state, a))
+            if not (math.isfinite(costs[a]) and costs[a] >= 0):
+                raise ValueError(f"env.step_cost returned {costs[a]}; it must be finite "
+                                 f"and >= 0")
+    cand = list(range(n))
+    if rule == ALLOC_AGENT_UCT and budget < n:
+        rs = key(seed, trees.CANDIDATES)
+        g = []
+        for a in range(n):
+            rs, u = uniform(np.uint64(rs))
+            g.append(-c_tok * costs[a] - math.log(-math.log(u + 1e-300) + 1e-300))
+        cand = sorted(sorted(range(n), key=lambda a: (-g[a], a))[:budget])
+    cand = np.array(cand, dtype=np.int64)
+    counts, sums = np.zeros(n, dtype=np.int64), np.zeros(n)
+    t_action = np.zeros(budget, dtype=np.int64)
+    t_ret, t_cost = np.zeros(budget), np.zeros(budget)
+    t_exec, t_reused = np.zeros(budget, dtype=np.int64), np.zeros(budget, dtype=np.int64)
+    for i in range(budget):
+        stats = [0, 0, 0.0, 0.0]
+        cs = key(seed, trees.CONTINUE + np.uint64(i))
+        if rule == trees.ROOT_ACTOR:
+            cs, u = uniform(np.uint64(cs))
+            a0 = trees.draw(np.array(p), n, u)
+        else:
+            j = pick(rule, counts[cand], sums[cand], costs[cand], c, c_tok, seed, i)
+            if j < 0:
+                raise ValueError(_STATUS[4])
+            a0 = int(cand[j])
+        node, state = visited, root_state
+        if not use_cache and i > 0:
+            node, state = 0, cache.root
+            for a in prefix.tolist():
+                node, state = cache.advance(node, state, a, True, stats)
+        elif use_cache:
+            stats[1] += prefix.shape[0]
+        a = a0
+        while True:
+            node, state = cache.advance(node, state, a, not use_cache, stats)
+            na = cache.nact[node]
+            if na == 0:
+                break
+            pc = _probs(env, actor, state, na)
+            cs, u = uniform(np.uint64(cs))
+            a = _draw(pc, na, u)
+        value = float(env.utility(state))
+        if not math.isfinite(value):
+            raise ValueError(f"env.utility returned {value}; it must be finite")
+        counts[a0] += 1
+        sums[a0] += value
+        costs[a0] = stats[3]
+        t_action[i], t_ret[i] = a0, value
+        t_exec[i], t_reused[i], t_cost[i] = stats[0], stats[1], stats[2]
+    return (counts, sums, np.array(p), t_action, t_ret,
+            Ledger(t_exec, t_reused, t_cost, int(restore[0]), int(restore[1]),
+                   float(restore[2])))
+
+
+def _draw(p, n, u):
+    """fastcredit._jit.trees.draw in Python (the same float operations)."""
+    for b in range(n - 1):
+        u -= p[b]
+        if u < 0.0:
+            return b
+    return n - 1
+
+
+def _search(env, root, prefix, actor, rule, budget, c, c_tok, seed, cache, use_cache,
+            backend):
+    cache = _cache_for(env, root, cache)
+    prefix = _prefix(prefix)
+    theta = _theta(env, actor)
+    seed = SEED.check(seed)
+    use_cache = check_bool(use_cache, "use_cache")
+    if cache.jit:
+        return _tree_jit(cache, prefix, theta, rule, budget, c, c_tok, seed, use_cache)
+    return _tree_python(cache, prefix, actor, rule, budget, c, c_tok, seed, use_cache, backend)
+
+
+def _stderr(t_action, t_ret, n):
+    se = np.full(n, np.nan)
+    for a in range(n):
+        r = t_ret[t_action == a]
+        if r.size > 1:
+            se[a] = r.std(ddof=1) / math.sqrt(r.size)
+    return se
+
+
+def counterfactual_tree(env, root=None, prefix=(), actor=None, *, budget: int = 48,
+                        rule: str = "uniform", c: float = math.sqrt(2), c_tok: float = 1.0,
+                        baseline: str = "actor", seed: int = 0, cache=None,
+                        use_cache: bool = True, backend=None) -> TreeResult:
+    r"""Q(s, a) of every legal action at the state ``prefix`` reaches, by a
+    budgeted tree of trials continued by the actor (module docstring), and
+    the actor-centred credit
+
+    .. math:: \text{credit}(a) = Q(s, a) - \sum_b \pi(b \mid s) Q(s, b).
+
+    Parameters
+    ----------
+    env : JitEnvironment or a Python environment (fastcredit.treesearch.env)
+    root : the episode's start state (or give ``cache``)
+    prefix : sequence of int
+        The actions from ``root`` to the searched state.
+    actor : SoftmaxActor or None
+        The policy that continues trials (None: uniform).
+    budget : int
+        Trials (>= 1).
+    rule : {"uniform", "uct", "agent_uct"}
+    c, c_tok : float
+        UCT's exploration constant; AgentUCT's price of a unit of cost.
+    baseline : {"actor", "uniform"}
+        The centring of ``credit``.
+    seed : int
+    cache : PrefixCache, optional
+        Shared by the trees of one episode (the default is a fresh one).
+    use_cache : bool
+        False: every step is executed (the ledger without reuse; the
+        results are the same bits).
+    backend : {"c", "numba"}, optional
+        The allocation kernel of a Python environment's tree (a
+        JitEnvironment's runs compiled, on Numba's).
+
+    Returns
+    -------
+    TreeResult
+
+    Examples
+    --------
+    >>> import fastcredit.treesearch as ts
+    >>> from fastcredit.learning import workflow
+    >>> env = workflow.environment()
+    >>> res = ts.counterfactual_tree(env, workflow.root(kind=0, level=3), budget=48, seed=1)
+    >>> res.counts.tolist(), int(res.q.argmax())
+    ([10, 10, 10, 9, 9], 2)
+    """
+    rule = ALLOCATOR.check(rule)
+    budget = BUDGET.check(budget)
+    c, c_tok = EXPLORE.check(c), PRICE.check(c_tok)
+    baseline = BASELINE.check(baseline)
+    counts, sums, pi, t_action, t_ret, ledger = _search(
+        env, root, prefix, actor, _CODES[rule], budget, c, c_tok, seed, cache, use_cache,
+        backend)
+    n = counts.shape[0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    tried = np.flatnonzero(counts > 0)
+    w = pi[tried] / pi[tried].sum() if pi[tried].sum() > 0 else np.full(tried.size,
+                                                                         1.0 / tried.size)
+    res = actor_centered_credit(q[tried], w, [0, tried.size], baseline=baseline, atol=1e-9)
+    credit = np.full(n, np.nan)
+    credit[tried] = res.credit
+    return TreeResult(q, _stderr(t_action, t_ret, n), counts.copy(), pi, credit,
+                      float(res.baseline[0]), t_action, t_ret, ledger)
+
+
+def monte_carlo_value(env, root=None, prefix=(), actor=None, *, k: int = 16, seed: int = 0,
+                      cache=None, use_cache: bool = True):
+    r"""VinePPO's state value: the mean return of ``k`` continuations of the
+    actor from the state ``prefix`` reaches (the first action drawn from the
+    actor too), :math:`\hat V(s) = \frac1k \sum_j R_j`.
+
+    Returns ``(value, stderr, ledger)``; a terminal state's value is its
+    utility (no continuations, an empty ledger).
+
+    Examples
+    --------
+    >>> import fastcredit.treesearch as ts
+    >>> from fastcredit.learning import workflow
+    >>> env = workflow.environment()
+    >>> v, se, _ = ts.monte_carlo_value(env, workflow.root(kind=3, level=0), k=64)
+    >>> round(v, 3)
+    -1.402
+    """
+    k = SAMPLES.check(k)
+    cache = _cache_for(env, root, cache)
+    pre = _prefix(prefix)
+    node = _node(cache, pre)
+    if _nact(cache, node) == 0:
+        value = float(env.utility(_state(cache, node)))
+        return value, 0.0, Ledger(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0),
+                                  0, 0, 0.0)
+    _, _, _, t_action, t_ret, ledger = _search(env, None, pre, actor, _jit().ROOT_ACTOR, k,
+                                               0.0, 0.0, seed, cache, use_cache, None)
+    se = t_ret.std(ddof=1) / math.sqrt(k) if k > 1 else float("nan")
+    return float(t_ret.mean()), float(se), ledger
+
+
+def _node(cache, prefix):
+    """The trie node of ``prefix``, restoring it (through the cache) when
+    it is not there yet."""
+    node = 0
+    for t, a in enumerate(prefix.tolist()):
+        nxt = int(cache.node_child[node, a]) if cache.jit else cache.child.get((node, a), -1)
+        if nxt < 0:
+            cache.restore(prefix)
+            return _node(cache, prefix)
+        node = nxt
+    return node
+
+
+def _nact(cache, node):
+    return int(cache.node_nact[node]) if cache.jit else cache.nact[node]
+
+
+def _state(cache, node):
+    return np.int64(cache.node_state[node]) if cache.jit else cache.state[node]
+
+
+def exact_q(env, root, prefix=(), actor=None) -> np.ndarray:
+    r"""Q(s, a) of every legal action under the actor, by enumerating every
+    continuation: :math:`Q(s, a) = V(s')` with :math:`V(s) = u(s)` at a
+    terminal state and :math:`\sum_b \pi(b \mid s) Q(s, b)` elsewhere.
+    Exponential in the depth: for small environments and tests.
+
+    Examples
+    --------
+    >>> import fastcredit.treesearch as ts
+    >>> from fastcredit.learning import workflow
+    >>> ts.exact_q(workflow.environment(), workflow.root(kind=3, level=0)).round(3)
+    array([-1.437, -1.409, -1.896, -1.387, -0.   ])
+    """
+    cache = PrefixCache(env, root)
+    prefix = _prefix(prefix)
+    state, _ = cache.restore(prefix)
+    theta = _theta(env, actor)
+    if cache.jit:
+        q = np.zeros(env.max_actions)
+        n = _jit().exact_q(env.n_actions, env.step, env.utility, env.features,
+                           np.int64(state), theta, q)
+        return q[:n]
+
+    def value(s, depth):
+        n = env.n_actions(s)
+        if n == 0:
+            return float(env.utility(s))
+        p = _probs(env, actor, s, n)
+        v = 0.0
+        for a in range(n):
+            v += p[a] * value(env.step(s, a)[0], depth + 1)
+        return v
+
+    n = env.n_actions(state)
+    return np.array([value(env.step(state, a)[0], 1) for a in range(n)])
+
+
+@dataclass(frozen=True)
+class DecisionRecords:
+    """The actor's own decisions of one episode, with their credit
+    (auxiliary branches are not in them).
+
+    states : list, the visited states (s_0 .. s_{T-1}).
+    actions : (T,) int64, the sampled actions.
+    behaviour : (T,) float64, pi(a_t | s_t) when they were sampled.
+    credit : (T,) float64, the decision's credit (NaN when a tree did not
+        try the actor's action).
+    features : (T, A, d) float64, phi(s_t, b) of every legal b (zero padded).
+    n_legal : (T,) int64
+    q : (T, A) float64, the trees' Q (NaN padded; NaN for other sources).
+    utility : float, the episode's return.
+    ledger : RunLedger
+    """
+    states: list
+    actions: np.ndarray
+    behaviour: np.ndarray
+    credit: np.ndarray
+    features: np.ndarray
+    n_legal: np.ndarray
+    q: np.ndarray
+    utility: float
+    ledger: RunLedger
+
+
+def _rollout(cache, actor, seed):
+    """The actor's episode from the root: actions and their probabilities,
+    drawn with the stream (seed, 0), every step executed."""
+    env = cache.env
+    if cache.jit:
+        theta = _theta(env, actor)
+        actions, probs = np.zeros(4096, dtype=np.int64), np.zeros(4096)
+        stats = np.zeros(4)
+        box = []
+
+        def call():
+            stats[:] = 0
+            t, status = _jit().rollout(env.n_actions, env.step, env.utility, env.features,
+                                       *cache.arrays(), theta, np.uint64(seed), actions,
+                                       probs, stats)
+            box[:] = [t]
+            return status
+        status = _call_grow(cache, 64, call)
+        if status:
+            raise ValueError(_STATUS[4] if status == 4 else "episode longer than 4096 steps")
+        t = box[0]
+        return actions[:t].copy(), probs[:t].copy(), int(stats[0]), float(stats[2])
+    from .._numba.rng import key, uniform
+    rs = key(np.uint64(seed), np.uint64(0))
+    node, state, acts, probs = 0, cache.root, [], []
+    stats = [0, 0, 0.0, 0.0]
+    while cache.nact[node] > 0:
+        n = cache.nact[node]
+        p = _probs(env, actor, state, n)
+        rs, u = uniform(np.uint64(rs))
+        a = _draw(p, n, u)
+        acts.append(a)
+        probs.append(p[a])
+        node, state = cache.advance(node, state, a, True, stats)
+    return np.array(acts, dtype=np.int64), np.array(probs), int(stats[0]), float(stats[2])
+
+
+def _features(env, state, n, a_max, d):
+    out = np.zeros((a_max, d))
+    for b in range(n):
+        if isinstance(env, JitEnvironment):
+            env.features(np.int64(state), np.int64(b), out[b])
+        else:
+            out[b] = env.features(state, b)
+    return out
+
+
+def state_seed(seed: int, t: int) -> int:
+    """The seed of the search at step t of an episode seeded ``seed``."""
+    from .._numba.rng import key
+    return int(key(np.uint64(seed), np.uint64(t + 1)))
+
+
+def decision_records(env, root, actor=None, *, credit: str = "asct", rule: str = "uniform",
+                     budget: int = 16, k: int = 16, c: float = math.sqrt(2),
+                     c_tok: float = 1.0, baseline: str = "actor", seed: int = 0,
+                     use_cache: bool = True, backend=None) -> DecisionRecords:
+    r"""Run the actor's episode from ``root`` and credit each of its
+    decisions.
+
+    * ``"asct"``: a counterfactual tree of ``budget`` trials at every
+      visited state; credit :math:`Q(s_t, a_t) - \sum_b \pi(b|s_t) Q(s_t, b)`;
+    * ``"vine"`` (VinePPO): :math:`\hat V(s_{t+1}) - \hat V(s_t)` with
+      :math:`\hat V` the mean of ``k`` actor continuations
+      (:func:`monte_carlo_value`) and :math:`\hat V(s_T)` the utility;
+    * ``"return"``: the episode's return (centre it over a batch).
+
+    The episode's action t is drawn with the stream (seed, 0); the search at
+    step t is seeded :func:`state_seed` (seed, t). The trees share one
+    prefix cache per episode (the actor's own steps are in it).
+
+    Examples
+    --------
+    >>> import fastcredit.treesearch as ts
+    >>> from fastcredit.learning import workflow
+    >>> rec = ts.decision_records(workflow.environment(), workflow.root(kind=1, level=2),
+    ...                           budget=16, seed=3)
+    >>> rec.actions.shape == rec.credit.shape, rec.ledger.n_states == rec.actions.size
+    (True, True)
+    """
+    credit = CREDIT_SOURCE.check(credit)
+    rule = ALLOCATOR.check(rule)
+    budget, k = BUDGET.check(budget), SAMPLES.check(k)
+    seed = SEED.check(seed)
+    use_cache = check_bool(use_cache, "use_cache")
+    cache = _cache_for(env, root, None)
+    actions, behaviour, executed, cost = _rollout(cache, actor, seed)
+    ledger = RunLedger(executed, cost)
+    T = actions.shape[0]
+    a_max = env.max_actions if cache.jit else None
+    states, legal, qs = [], np.zeros(T, dtype=np.int64), []
+    values = np.zeros(T + 1)
+    cr = np.full(T, np.nan)
+    node = 0
+    for t in range(T):
+        states.append(_state(cache, node))
+        legal[t] = _nact(cache, node)
+        node = int(cache.node_child[node, actions[t]]) if cache.jit else \
+            cache.child[(node, int(actions[t]))]
+    utility = float(env.utility(_state(cache, node)))
+    for t in range(T):
+        pre = actions[:t]
+        s = state_seed(seed, t)
+        if credit == "asct":
+            res = counterfactual_tree(env, None, pre, actor, budget=budget, rule=rule, c=c,
+                                      c_tok=c_tok, baseline=baseline, seed=s, cache=cache,
+                                      use_cache=use_cache, backend=backend)
+            cr[t] = res.credit[actions[t]]
+            qs.append(res.q)
+            ledger = ledger.add_tree(res.ledger)
+        elif credit == "vine":
+            values[t], _, led = monte_carlo_value(env, None, pre, actor, k=k, seed=s,
+                                                  cache=cache, use_cache=use_cache)
+            ledger = ledger.add_tree(led)
+    if credit == "vine":
+        values[T] = utility
+        cr = values[1:] - values[:-1]
+    elif credit == "return":
+        cr[:] = utility
+    if a_max is None:
+        a_max = int(legal.max()) if T else 1
+    d = getattr(env, "n_features", 0)
+    features = np.stack([_features(env, states[t], legal[t], a_max, d) for t in range(T)]) \
+        if T else np.zeros((0, a_max, d))
+    q = np.full((T, a_max), np.nan)
+    for t, row in enumerate(qs):
+        q[t, :row.shape[0]] = row
+    return DecisionRecords(states, actions, behaviour, cr, features, legal, q, utility, ledger)
