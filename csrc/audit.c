@@ -309,3 +309,129 @@ int fc_replay_advantage(const int64_t *f_offsets, const double *f_values,
     }
     return FC_OK;
 }
+
+/* Average ranks of the tallied draws, item by item (see
+ * fc_bootstrap_spearman_diff); items drawn 0 times get their run's rank. */
+static void tallied_ranks(const double *sorted, const int64_t *order, const int32_t *counts,
+                          int64_t n, double *ranks)
+{
+    int64_t p = 0, q, seen = 0;
+    while (p < n) {
+        int64_t total = 0;
+        double rank;
+        for (q = p; q < n && sorted[q] == sorted[p]; q++) total += counts[order[q]];
+        rank = (double)seen + (double)(total + 1) * 0.5;
+        for (; p < q; p++) ranks[order[p]] = rank;
+        seen += total;
+    }
+}
+
+int fc_bootstrap_spearman_diff(const double *sorted_x, const int64_t *order_x,
+                               const double *sorted_y, const int64_t *order_y,
+                               const double *sorted_z, const int64_t *order_z, int64_t n,
+                               uint64_t seed, int64_t start, int64_t stop, int32_t *counts,
+                               double *ranks, double *out)
+{
+    uint32_t idx[2 * FC_BOOTSTRAP_DRAW_BLOCK];
+    int64_t r, j, c, i;
+    if (n < 1 || n > FC_BOOTSTRAP_MAX_ITEMS || start < 0 || stop < start || !sorted_x ||
+        !order_x || !sorted_y || !order_y || !sorted_z || !order_z || !counts || !ranks ||
+        (stop > start && !out))
+        return FC_EINVAL;
+    for (r = start; r < stop; r++) {
+        const uint64_t key = fc_rng_key(seed, (uint64_t)r);
+        const int64_t draws = (n + 1) / 2;
+        const double mid = (double)(n + 1) * 0.5;
+        double *rx = ranks, *ry = ranks + n, *rz = ranks + 2 * n;
+        double sxx = 0.0, syy = 0.0, szz = 0.0, sxz = 0.0, syz = 0.0, rho_x, rho_y;
+        memset(counts, 0, (size_t)n * sizeof(int32_t));
+        for (c = 0; c < draws; c += FC_BOOTSTRAP_DRAW_BLOCK) {
+            const int64_t block =
+                draws - c < FC_BOOTSTRAP_DRAW_BLOCK ? draws - c : FC_BOOTSTRAP_DRAW_BLOCK;
+            const int64_t used = 2 * c + 2 * block > n ? n - 2 * c : 2 * block;
+            draw_index_pairs(key, (uint64_t)c, block, (uint64_t)n, idx);
+            for (j = 0; j < used; j++) counts[idx[j]]++;
+        }
+        tallied_ranks(sorted_x, order_x, counts, n, rx);
+        tallied_ranks(sorted_y, order_y, counts, n, ry);
+        tallied_ranks(sorted_z, order_z, counts, n, rz);
+        for (i = 0; i < n; i++) {
+            const double w = (double)counts[i];
+            const double dx = rx[i] - mid, dy = ry[i] - mid, dz = rz[i] - mid;
+            sxx += w * dx * dx;
+            syy += w * dy * dy;
+            szz += w * dz * dz;
+            sxz += w * dx * dz;
+            syz += w * dy * dz;
+        }
+        if (szz == 0.0) {
+            out[r - start] = NAN;
+            continue;
+        }
+        rho_x = sxx == 0.0 ? 0.0 : sxz / sqrt(sxx * szz);
+        rho_y = syy == 0.0 ? 0.0 : syz / sqrt(syy * szz);
+        out[r - start] = rho_x - rho_y;
+    }
+    return FC_OK;
+}
+
+static int8_t tol_sign(double x, double atol)
+{
+    return x > atol ? 1 : (x < -atol ? -1 : 0);
+}
+
+int fc_null_worlds(int64_t n, int64_t n_edges, int64_t n_pairs, int64_t n_players,
+                   const double *scale, const double *edge_audit, const int8_t *edge_sign,
+                   const double *edge_resid, const double *pair_audit,
+                   const int8_t *pair_sign, const double *pair_resid,
+                   const double *phi_audit, const double *phi_resid, double atol,
+                   uint64_t seed, int64_t start, int64_t stop, int32_t *edge_hits,
+                   int32_t *pair_hits, int32_t *pair_count, double *cosine)
+{
+    int64_t w, r, e, i;
+    if (n < 2 || n - 1 > FC_RNG_MAX_RANGE || n_edges < 0 || n_pairs < 0 || n_players < 1 ||
+        !(atol >= 0.0) || start < 0 || stop < start || !scale || !edge_audit ||
+        !edge_sign || !edge_resid || !pair_audit || !pair_sign || !pair_resid ||
+        !phi_audit || !phi_resid || (stop > start && (!edge_hits || !pair_hits ||
+                                                     !pair_count || !cosine)))
+        return FC_EINVAL;
+    for (w = start; w < stop; w++) {
+        uint64_t state = fc_rng_key(seed, (uint64_t)w);
+        for (r = 0; r < n; r++) {
+            const int64_t o = (w - start) * n + r;
+            int64_t d = (int64_t)fc_rng_below(&state, (uint64_t)(n - 1));
+            const double s = scale[r];
+            const double *ea = edge_audit + r * n_edges, *er = edge_resid;
+            const double *pa = pair_audit + r * n_pairs, *pr;
+            const double *fa = phi_audit + r * n_players, *fr;
+            const int8_t *es = edge_sign + r * n_edges, *ps = pair_sign + r * n_pairs;
+            int32_t hits = 0, phits = 0, pcount = 0;
+            double tt = 0.0, ta = 0.0, aa = 0.0;
+            if (d >= r) d++;
+            er = edge_resid + d * n_edges;
+            pr = pair_resid + d * n_pairs;
+            fr = phi_resid + d * n_players;
+            for (e = 0; e < n_edges; e++) {
+                const int8_t t = tol_sign(ea[e] + s * er[e], atol);
+                hits += es[e] != 0 && t == es[e];
+            }
+            for (e = 0; e < n_pairs; e++) {
+                const int8_t t = tol_sign(pa[e] + s * pr[e], atol);
+                const int counted = ps[e] != 0 && t != 0;
+                pcount += counted;
+                phits += counted && t == ps[e];
+            }
+            for (i = 0; i < n_players; i++) {
+                const double t = fa[i] + s * fr[i];
+                tt += t * t;
+                ta += t * fa[i];
+                aa += fa[i] * fa[i];
+            }
+            edge_hits[o] = hits;
+            pair_hits[o] = phits;
+            pair_count[o] = pcount;
+            cosine[o] = aa == 0.0 ? NAN : (tt == 0.0 ? 0.0 : ta / sqrt(tt * aa));
+        }
+    }
+    return FC_OK;
+}

@@ -121,4 +121,60 @@ int fc_replay_advantage(const int64_t *f_offsets, const double *f_values,
                         int64_t n_steps, double alpha, double *advantage,
                         double *noise, double *resolution);
 
+/* Percentile-bootstrap replicates of a paired difference of Spearman
+ * correlations, rho(x, z) - rho(y, z), the triples (x_i, y_i, z_i)
+ * resampled together.
+ *
+ * Each variable is given sorted (sorted_v[p] its p-th smallest value,
+ * order_v[p] that item's index, a stable argsort). For r in [start, stop),
+ * replicate r draws n item indices exactly as fc_bootstrap_median does
+ * (stream (seed, r), two per draw) and tallies them per item in counts (n
+ * int32 scratch). The resample's average ranks are read off the tallies in
+ * sorted order: a run of equal values holding C draws, after `seen` draws of
+ * smaller values, has rank seen + (C + 1) / 2. With c = (n + 1) / 2 and
+ * w_i the count of item i, in item order,
+ *     S_uv = sum_i w_i (ru_i - c)(rv_i - c)      ((w_i du) dv, left to right)
+ *     rho(u, z) = S_uz / sqrt(S_uu * S_zz), 0 when S_uu = 0 (a constant
+ *                 signal ranks nothing), NaN when S_zz = 0,
+ * and out[r - start] = rho(x, z) - rho(y, z). ranks is scratch of 3 n
+ * doubles. Requires 1 <= n <= FC_BOOTSTRAP_MAX_ITEMS, 0 <= start <= stop,
+ * order_* permutations of 0..n-1 and no NaN values. */
+int fc_bootstrap_spearman_diff(const double *sorted_x, const int64_t *order_x,
+                               const double *sorted_y, const int64_t *order_y,
+                               const double *sorted_z, const int64_t *order_z, int64_t n,
+                               uint64_t seed, int64_t start, int64_t stop, int32_t *counts,
+                               double *ranks, double *out);
+
+/* The worlds of the additive correlated-error null (fastcredit.audit.null).
+ *
+ * n requests (n >= 2), each with n_edges insertion-edge marginals, n_pairs
+ * pair interactions and n_players centred Shapley values of the audit
+ * evaluator (edge_audit, pair_audit, phi_audit, row-major (n, .)), the
+ * audit's signs of the first two (edge_sign, pair_sign: -1, 0, +1), the
+ * request's scale s_r > 0 and the same three statistics of its normalised
+ * residual (train - audit) / s_r (edge_resid, pair_resid, phi_resid). All
+ * three statistics are linear in the table, so the world-w training
+ * evaluator of request r, audit_r + s_r * residual_d with donor d, has
+ *     edge e:  x = edge_audit[r, e] + s_r * edge_resid[d, e]
+ *     pair j:  x = pair_audit[r, j] + s_r * pair_resid[d, j]
+ *     phi i:   t_i = phi_audit[r, i] + s_r * phi_resid[d, i].
+ * World w (start <= w < stop) draws the donors of r = 0..n-1 in turn from the
+ * stream (seed, w): d = fc_rng_below(n - 1), plus one when d >= r (never the
+ * request itself). With sign(x) = +1 for x > atol, -1 for x < -atol, else 0,
+ * at o = (w - start) * n + r:
+ *     edge_hits[o]  = #{e : edge_sign[r, e] != 0 and sign(x_e) = edge_sign[r, e]}
+ *     pair_count[o] = #{j : pair_sign[r, j] != 0 and sign(x_j) != 0}
+ *     pair_hits[o]  = #{j counted : sign(x_j) = pair_sign[r, j]}
+ *     cosine[o]     = sum t_i a_i / sqrt(sum t_i^2 * sum a_i^2) (sums in i
+ *                     order), 0 when sum t_i^2 = 0, NaN when sum a_i^2 = 0,
+ * a = phi_audit[r]. Requires finite inputs, atol >= 0,
+ * 2 <= n <= FC_RNG_MAX_RANGE + 1, 0 <= start <= stop. */
+int fc_null_worlds(int64_t n, int64_t n_edges, int64_t n_pairs, int64_t n_players,
+                   const double *scale, const double *edge_audit, const int8_t *edge_sign,
+                   const double *edge_resid, const double *pair_audit,
+                   const int8_t *pair_sign, const double *pair_resid,
+                   const double *phi_audit, const double *phi_resid, double atol,
+                   uint64_t seed, int64_t start, int64_t stop, int32_t *edge_hits,
+                   int32_t *pair_hits, int32_t *pair_count, double *cosine);
+
 #endif

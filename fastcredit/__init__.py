@@ -49,7 +49,10 @@ _PUBLIC = {
                "within_spearman", "Calibration", "EdgeAgreement", "InteractionDistribution",
                "PairAgreement", "RuleAgreement", "SizeAgreement", "calibration",
                "edge_agreement", "interaction_distribution", "pair_agreement",
-               "rule_agreement", "size_agreement"),
+               "rule_agreement", "size_agreement", "McNemar", "PairedComparison",
+               "PairedDifference", "PartialCorrelation", "TemporalConsistency", "mcnemar",
+               "paired_comparison", "paired_proportion_interval", "paired_table",
+               "partial_correlation", "spearman_difference", "temporal_consistency"),
 }
 _HOME = {name: module for module, names in _PUBLIC.items() for name in names}
 _SUBMODULES = ("audit", "games", "learning", "synthetic")

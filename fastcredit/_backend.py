@@ -42,6 +42,8 @@ FASTEST: dict[str, str] = {
     "audit.shuffle": "c",
     "audit.derangement": "c",
     "audit.replay_advantage": "c",
+    "audit.bootstrap_spearman_diff": "c",
+    "audit.null_worlds": "c",
     "shaping.project": "c",
     "shaping.tokens": "c",
     "trees.credit": "c",

@@ -140,6 +140,11 @@ ATOL = Real("atol", 0.0, None,
 AGREEMENT_OVER = Options("over", ("audit_nonzero", "both_nonzero", "either_nonzero", "all"),
                          "which items a sign agreement is a share of: those nonzero under "
                          "the audit (reference) evaluator, under both, under either, or all")
+PAIRED_INTERVAL = Options("method", ("tango", "newcombe"),
+                          "interval of a paired difference of proportions: Tango's score "
+                          "interval or Newcombe's square-and-add (method 10)")
+CORRELATION = Options("method", ("pearson", "spearman"),
+                      "correlation of the residuals: of the values or of their ranks")
 EFFECT_KIND = Options("kind", ("auto", "binary", "continuous"),
                       "outcome kind of contrastive effects (auto: binary when all are 0/1)")
 

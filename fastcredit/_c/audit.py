@@ -3,7 +3,7 @@ fastcredit._numba.audit."""
 from . import check, ffi, lib, ptr
 
 __all__ = ["bootstrap_median", "bootstrap_mean_diff", "spearman_groups", "shuffle_groups",
-           "derangement", "replay_advantage"]
+           "derangement", "replay_advantage", "bootstrap_spearman_diff", "null_worlds"]
 
 
 def _opt(arr):
@@ -43,3 +43,23 @@ def replay_advantage(f_offsets, f_values, a_offsets, a_values, alpha, advantage,
     check(lib.fc_replay_advantage(ptr(f_offsets), ptr(f_values), ptr(a_offsets), ptr(a_values),
                                   f_offsets.shape[0] - 1, alpha, ptr(advantage), ptr(noise),
                                   ptr(resolution)), "fc_replay_advantage")
+
+
+def bootstrap_spearman_diff(sorted_x, order_x, sorted_y, order_y, sorted_z, order_z, seed,
+                            start, stop, counts, ranks, out):
+    check(lib.fc_bootstrap_spearman_diff(ptr(sorted_x), ptr(order_x), ptr(sorted_y),
+                                         ptr(order_y), ptr(sorted_z), ptr(order_z),
+                                         sorted_x.shape[0], int(seed), start, stop, ptr(counts),
+                                         ptr(ranks), ptr(out)), "fc_bootstrap_spearman_diff")
+
+
+def null_worlds(scale, edge_audit, edge_sign, edge_resid, pair_audit, pair_sign, pair_resid,
+                phi_audit, phi_resid, atol, seed, start, stop, edge_hits, pair_hits, pair_count,
+                cosine):
+    i8 = lambda a: ffi.from_buffer("int8_t[]", a)   # noqa: E731
+    check(lib.fc_null_worlds(scale.shape[0], edge_audit.shape[1], pair_audit.shape[1],
+                             phi_audit.shape[1], ptr(scale), ptr(edge_audit), i8(edge_sign),
+                             ptr(edge_resid), ptr(pair_audit), i8(pair_sign), ptr(pair_resid),
+                             ptr(phi_audit), ptr(phi_resid), atol, int(seed), start, stop,
+                             ptr(edge_hits), ptr(pair_hits), ptr(pair_count), ptr(cosine)),
+          "fc_null_worlds")

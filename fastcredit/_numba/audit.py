@@ -12,6 +12,13 @@ Signatures (float arrays float64, offsets int64 CSR, seeds uint64):
     derangement(n, seed, out)                  out (n,) int64
     replay_advantage(f_offsets, f_values, a_offsets, a_values, alpha,
                      advantage, noise, resolution)
+    bootstrap_spearman_diff(sorted_x, order_x, sorted_y, order_y, sorted_z, order_z, seed,
+                            start, stop, counts, ranks, out)
+        counts (n,) int32 and ranks (3 n,) scratch; out (stop - start,)
+    null_worlds(scale, edge_audit, edge_sign, edge_resid, pair_audit, pair_sign, pair_resid,
+                phi_audit, phi_resid, atol, seed, start, stop, edge_hits, pair_hits,
+                pair_count, cosine)
+        (n, .) inputs, int8 signs; outputs ((stop - start) * n,), int32 counts
 See csrc/audit.h for the definitions.
 """
 import numpy as np
@@ -22,7 +29,7 @@ from .._constants import (BOOTSTRAP_DRAW_BLOCK, SPEARMAN_CONSTANT, SPEARMAN_COUN
 from .rng import GOLDEN, below, key, mix64
 
 __all__ = ["bootstrap_median", "bootstrap_mean_diff", "spearman_groups", "shuffle_groups",
-           "derangement", "replay_advantage"]
+           "derangement", "replay_advantage", "bootstrap_spearman_diff", "null_worlds"]
 
 jit = njit(cache=True, nogil=True)
 
@@ -265,3 +272,108 @@ def replay_advantage(f_offsets, f_values, a_offsets, a_values, alpha, advantage,
             resolution[t] = 1.0 - alpha ** (1.0 / min(f.shape[0], a.shape[0]))
         else:
             resolution[t] = np.nan
+
+
+@jit
+def _tallied_ranks(sorted_x, order, counts, ranks):
+    n = sorted_x.shape[0]
+    p = 0
+    seen = 0
+    while p < n:
+        total = 0
+        q = p
+        while q < n and sorted_x[q] == sorted_x[p]:
+            total += counts[order[q]]
+            q += 1
+        rank = np.float64(seen) + np.float64(total + 1) * 0.5
+        while p < q:
+            ranks[order[p]] = rank
+            p += 1
+        seen += total
+
+
+@jit
+def bootstrap_spearman_diff(sorted_x, order_x, sorted_y, order_y, sorted_z, order_z, seed,
+                            start, stop, counts, ranks, out):
+    n = sorted_x.shape[0]
+    draws = (n + 1) // 2
+    mid = np.float64(n + 1) * 0.5
+    idx = np.empty(2 * BOOTSTRAP_DRAW_BLOCK, dtype=np.uint32)
+    rx, ry, rz = ranks[:n], ranks[n:2 * n], ranks[2 * n:3 * n]
+    for r in range(start, stop):
+        state_key = key(seed, r)
+        counts[:] = 0
+        for c in range(0, draws, BOOTSTRAP_DRAW_BLOCK):
+            block = min(BOOTSTRAP_DRAW_BLOCK, draws - c)
+            used = min(2 * block, n - 2 * c)
+            _draw_index_pairs(state_key, c, block, n, idx)
+            for j in range(used):
+                counts[idx[j]] += 1
+        _tallied_ranks(sorted_x, order_x, counts, rx)
+        _tallied_ranks(sorted_y, order_y, counts, ry)
+        _tallied_ranks(sorted_z, order_z, counts, rz)
+        sxx = syy = szz = sxz = syz = 0.0
+        for i in range(n):
+            w = np.float64(counts[i])
+            dx, dy, dz = rx[i] - mid, ry[i] - mid, rz[i] - mid
+            sxx += w * dx * dx
+            syy += w * dy * dy
+            szz += w * dz * dz
+            sxz += w * dx * dz
+            syz += w * dy * dz
+        if szz == 0.0:
+            out[r - start] = np.nan
+            continue
+        rho_x = 0.0 if sxx == 0.0 else sxz / np.sqrt(sxx * szz)
+        rho_y = 0.0 if syy == 0.0 else syz / np.sqrt(syy * szz)
+        out[r - start] = rho_x - rho_y
+
+
+@jit
+def _tol_sign(x, atol):
+    return 1 if x > atol else (-1 if x < -atol else 0)
+
+
+@jit
+def null_worlds(scale, edge_audit, edge_sign, edge_resid, pair_audit, pair_sign, pair_resid,
+                phi_audit, phi_resid, atol, seed, start, stop, edge_hits, pair_hits, pair_count,
+                cosine):
+    n = scale.shape[0]
+    n_edges, n_pairs, n_players = edge_audit.shape[1], pair_audit.shape[1], phi_audit.shape[1]
+    for w in range(start, stop):
+        state = key(seed, w)
+        for r in range(n):
+            o = (w - start) * n + r
+            state, d = below(state, n - 1)
+            if d >= r:
+                d += 1
+            s = scale[r]
+            hits = 0
+            for e in range(n_edges):
+                t = _tol_sign(edge_audit[r, e] + s * edge_resid[d, e], atol)
+                if edge_sign[r, e] != 0 and t == edge_sign[r, e]:
+                    hits += 1
+            phits = 0
+            pcount = 0
+            for e in range(n_pairs):
+                t = _tol_sign(pair_audit[r, e] + s * pair_resid[d, e], atol)
+                if pair_sign[r, e] != 0 and t != 0:
+                    pcount += 1
+                    if t == pair_sign[r, e]:
+                        phits += 1
+            tt = ta = aa = 0.0
+            for i in range(n_players):
+                a = phi_audit[r, i]
+                t = a + s * phi_resid[d, i]
+                tt += t * t
+                ta += t * a
+                aa += a * a
+            edge_hits[o] = hits
+            pair_hits[o] = phits
+            pair_count[o] = pcount
+            if aa == 0.0:
+                cosine[o] = np.nan
+            elif tt == 0.0:
+                cosine[o] = 0.0
+            else:
+                cosine[o] = ta / np.sqrt(tt * aa)

@@ -23,6 +23,11 @@ bootstrap resamples and shuffle controls:
   :func:`calibration`, :func:`interaction_distribution`,
   :func:`edge_agreement`, :func:`pair_agreement`, :func:`size_agreement`,
   :func:`rule_agreement`);
+* paired inference (:mod:`~fastcredit.audit.paired`): McNemar's test and
+  paired-proportion intervals (the context-shuffle placebo,
+  :func:`paired_comparison`), a bootstrap interval for a paired difference
+  of Spearman correlations, temporal self-consistency and partial
+  correlation;
 * the inference these rest on: percentile bootstraps
   (:mod:`~fastcredit.audit.bootstrap`: :func:`bootstrap_median`,
   :func:`paired_bootstrap`), score intervals for proportions
@@ -53,6 +58,10 @@ from .intervals import newcombe_interval, wilson_interval
 from .multitest import HolmResult, holm
 from .replay import ReplayAdvantage, replay_advantage
 from .spearman import SpearmanAudit, spearman_audit, within_spearman
+from .paired import (McNemar, PairedComparison, PairedDifference, PartialCorrelation,
+                     TemporalConsistency, mcnemar, paired_comparison, paired_proportion_interval,
+                     paired_table, partial_correlation, spearman_difference,
+                     temporal_consistency)
 from .study import (Calibration, EdgeAgreement, InteractionDistribution,
                     PairAgreement, RuleAgreement, SizeAgreement, calibration, edge_agreement,
                     interaction_distribution, pair_agreement, rule_agreement, size_agreement)
@@ -65,7 +74,12 @@ __all__ = ["Alignment", "BootstrapCI", "ContrastiveEffects", "Fidelity", "HolmRe
            # the set-intervention study (fastcredit.audit.study)
            "Calibration", "EdgeAgreement", "InteractionDistribution",
            "PairAgreement", "RuleAgreement", "SizeAgreement", "calibration", "edge_agreement",
-           "interaction_distribution", "pair_agreement", "rule_agreement", "size_agreement"]
+           "interaction_distribution", "pair_agreement", "rule_agreement", "size_agreement",
+           # paired inference and the placebo (fastcredit.audit.paired)
+           "McNemar", "PairedComparison", "PairedDifference", "PartialCorrelation",
+           "TemporalConsistency", "mcnemar", "paired_comparison", "paired_proportion_interval",
+           "paired_table", "partial_correlation", "spearman_difference",
+           "temporal_consistency"]
 
 # doctest.testmod(fastcredit.audit) only collects objects defined in this
 # module; listing the re-exported names runs their examples too.
