@@ -64,13 +64,23 @@ Everything is deterministic per seed, on any thread count.
 * :mod:`~fastcredit.learning.update` - the policy-gradient update with
   per-action credit (:func:`train_policy`);
 * :mod:`~fastcredit.learning.set_benchmark` - the set benchmark
-  (:func:`benchmark`).
+  (:func:`benchmark`);
+* :mod:`~fastcredit.learning.workflow` - the synthetic retrieval workflow
+  (a multi-step environment with exact Q values);
+* :mod:`~fastcredit.learning.ppo` - PPO on decision records for a linear
+  softmax actor;
+* :mod:`~fastcredit.learning.workflow_benchmark` - the tree benchmark: ASCT
+  (Uniform, UCT, AgentUCT) against VinePPO and trajectory-return PPO
+  (:func:`tree_benchmark`).
 """
 from .policies import Policy, plackett_luce, policy_value
+from .ppo import ppo_objective, ppo_update
 from .set_benchmark import BenchmarkResult, benchmark
 from .tasks import FEATURES, LearningTask, benchmark_pools, rewrite_features
+from .workflow_benchmark import TREE_METHODS, TreeBenchmarkResult, tree_benchmark
 from .update import CREDITS, train_policy
 
 __all__ = ["FEATURES", "CREDITS", "LearningTask", "Policy", "BenchmarkResult",
            "rewrite_features", "plackett_luce", "train_policy", "policy_value", "benchmark",
-           "benchmark_pools"]
+           "benchmark_pools", "ppo_objective", "ppo_update", "TREE_METHODS",
+           "TreeBenchmarkResult", "tree_benchmark"]

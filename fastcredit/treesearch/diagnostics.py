@@ -132,7 +132,7 @@ def centring_sign_flips(q, pi, *, atol: float = 0.0) -> float:
     Examples
     --------
     >>> import fastcredit.treesearch as ts
-    >>> ts.centring_sign_flips([0.0, 1.0, 5.0], [0.1, 0.1, 0.8])
+    >>> ts.centring_sign_flips([0.0, 3.0, 5.0], [0.1, 0.1, 0.8])
     0.3333333333333333
     """
     qe, _, p = _qpi(q, q, pi)
