@@ -395,6 +395,13 @@ def test_bad_outputs_of_the_agent_are_named():
                            max_steps=1))
     with pytest.raises(TypeError, match="EditContext.edit must return a History"):
         rp.replay(rp.record(counting_agent()), rp.EditContext(1, lambda h: None))
+    # in a rollout of the game: the harness's own error, not the sampler's wrapping
+    rec = rp.record(counting_agent())
+    scores = iter([1.0] * 5 + ["bad"])
+    broken = rp.Record(rp.Agent(rec.agent.policy, rec.agent.env, lambda t: next(scores),
+                                max_steps=4), rec.trajectory, rec.seed)
+    with pytest.raises(TypeError, match=r"outcome must return a real number, got str \(rollout 5"):
+        rp.shapley(broken, permutations=2)
 
 
 def test_bad_arguments_name_the_argument():
@@ -451,3 +458,42 @@ def test_the_language_model_example_says_what_it_needs():
         pass
     with pytest.raises(ImportError, match="needs torch and transformers"):
         lm.tiny_agent()
+
+
+def test_no_zero_width_interval_from_marginals_that_happen_not_to_vary():
+    """The stderr is the sampler's for stochastic games (pseudo-samples at the
+    ends of the outcome range): of 200 estimates at 10 antithetic pairs on
+    the AND-failure agent, 8 had a player whose marginals never varied (a
+    plain stderr of 0); none has a zero-width interval now."""
+    sc = examples.and_failure(0.3)
+    plain_zero = 0
+    for seed in range(200):
+        est = rp.shapley(sc.record, permutations=20, seed=seed)
+        assert np.all(est.stderr > 0) and est.bounds == (0.0, 1.0)
+        game = rp.StepGame(sc.record, seed=seed)
+        raw = fc.permutation_shapley(game, 3, permutations=20, seed=seed, cache=False)
+        np.testing.assert_array_equal(raw.values, est.values)
+        plain_zero += int(np.any(raw.stderr == 0))
+        # the formula of fc.ShapleyEstimate with w = 1, c = 2
+        n, x = 10, raw.values
+        ss = raw.stderr ** 2 * n * (n - 1)
+        want = np.sqrt((ss + 2 * ((1 - x) ** 2 + (1 + x) ** 2)) / (n - 1 + 4) / n)
+        np.testing.assert_allclose(est.stderr, want, rtol=1e-12)
+    assert plain_zero > 0
+
+
+def test_declared_bounds():
+    sc = examples.and_failure(0.3)
+    est = rp.shapley(sc.record, permutations=20, bounds=(0.0, 2.0))
+    assert est.bounds == (0.0, 2.0)
+    with pytest.raises(ValueError, match=r"outside the declared bounds \(0.0, 0.5\)"):
+        rp.shapley(sc.record, permutations=20, bounds=(0.0, 0.5))
+    with pytest.raises(TypeError, match="bounds must be a pair"):
+        rp.shapley(sc.record, bounds=1.0)
+    with pytest.raises(ValueError, match=r"bounds\[1\]"):
+        rp.shapley(sc.record, bounds=(1.0, 0.0))
+    # outcomes that never differ and no declared range: nothing bounds the error
+    flat = rp.record(rp.Agent(lambda h, r: int(r.integers(2)), lambda a, h, r: a,
+                              lambda t: 0.0, max_steps=3))
+    assert np.all(rp.shapley(flat, permutations=8).stderr == np.inf)
+    assert np.all(rp.shapley(flat, permutations=8, bounds=(0, 1)).stderr > 0)

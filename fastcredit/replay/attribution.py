@@ -21,12 +21,13 @@ commitment point).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .._numba.sampling import PSEUDO_SAMPLES
 from .._params import EFFECT_KIND, SEED
-from .._validation import check_int, check_open_unit
+from .._validation import check_float, check_int, check_open_unit
 from ..audit.contrastive import ContrastiveEffects, contrastive_effects
 from ..sampling import ShapleyEstimate, permutation_shapley
 from . import _streams
@@ -70,6 +71,9 @@ class StepGame:
     max_concurrency : int
         Rollouts in flight at once (threads for a blocking agent, tasks of an
         event loop for an async one).
+    bounds : (float, float), optional
+        The range [lo, hi] every outcome lies in (e.g. (0, 1) for a failure
+        indicator); an outcome outside it raises ValueError.
 
     Attributes
     ----------
@@ -77,15 +81,20 @@ class StepGame:
         The players: the record's steps.
     n_rollouts : int
         Rollouts run so far.
+    span : (float, float)
+        The declared bounds, else the range of the outcomes seen so far
+        ((inf, -inf) before any).
     """
 
     def __init__(self, record: Record, *, seed: int = 0, max_concurrency: int = 1,
-                 _domain: int = _streams.GAME):
+                 bounds: tuple[float, float] | None = None, _domain: int = _streams.GAME):
         self.record = check_record(record)
         if record.n_steps < 1:
             raise ValueError("record has no steps: there is no game over its steps")
         self.seed = SEED.check(seed)
         self.max_concurrency = MAX_CONCURRENCY.check(max_concurrency)
+        self.bounds = _check_bounds(bounds)
+        self.span = self.bounds or (np.inf, -np.inf)
         self.m = record.n_steps
         self.n_rollouts = 0
         self._domain = _domain
@@ -99,8 +108,16 @@ class StepGame:
             lambda i: _outcome(rollout(agent, base, plans[i],
                                        (self.seed, self._domain, first + i))),
             len(plans), max_concurrency=self.max_concurrency, is_async=self._async)
+        y = np.array(outcomes, dtype=np.float64)
+        if y.size:
+            lo, hi = self.span
+            if self.bounds is not None and (y.min() < lo or y.max() > hi):
+                bad = int(np.flatnonzero((y < lo) | (y > hi))[0])
+                raise ValueError(f"outcome {y[bad]} of rollout {first + bad} lies outside the "
+                                 f"declared bounds ({lo}, {hi})")
+            self.span = (min(lo, float(y.min())), max(hi, float(y.max())))
         self.n_rollouts += len(plans)
-        return np.array(outcomes, dtype=np.float64)
+        return y
 
     def __call__(self, coalitions) -> np.ndarray:
         arr = np.asarray(coalitions)
@@ -120,20 +137,58 @@ class StepGame:
         return self.run(plans)
 
 
+def _check_bounds(bounds):
+    if bounds is None:
+        return None
+    if isinstance(bounds, (str, bytes)) or np.ndim(bounds) != 1 or len(bounds) != 2:
+        raise TypeError(f"bounds must be a pair (lo, hi), got {bounds!r}")
+    lo = check_float(bounds[0], "bounds[0]")
+    return lo, check_float(bounds[1], "bounds[1]", lo=lo)
+
+
+def _with_pseudo_samples(est: ShapleyEstimate, span, declared: bool) -> ShapleyEstimate:
+    r"""``est`` with the stderr fc.permutation_shapley gives a stochastic
+    game (see :class:`~fastcredit.ShapleyEstimate`): the sample variance with
+    c = 2 pseudo-samples at each end of the samples' range [-w, w],
+    w = hi - lo the outcome range,
+
+    .. math:: s^2 = \frac{SS + c\,[(w - \bar x)^2 + (w + \bar x)^2]}{n - 1 + 2c},
+
+    SS recovered from the plain stderr the sampler returned for a Python
+    callable (:math:`SS = \mathrm{stderr}^2\, n (n - 1)`). Without it a few
+    walks of a 0/1 outcome whose marginals happen not to vary report a
+    zero-width interval (4 % of estimates at 10 pairs on the example agents).
+    Undeclared bounds whose draws never differed say nothing of the range:
+    the stderr is then infinite, as the sampler's."""
+    n = float(est.n_samples)
+    lo, hi = span
+    if n < 2:
+        return replace(est, bounds=(lo, hi))
+    width = hi - lo
+    if not declared and not width > 0.0:
+        return replace(est, stderr=np.full_like(est.values, np.inf), bounds=(lo, hi))
+    ss = est.stderr * est.stderr * n * (n - 1.0)
+    mean = est.values
+    ends = (width - mean) ** 2 + (width + mean) ** 2
+    var = (ss + PSEUDO_SAMPLES * ends) / (n - 1.0 + 2.0 * PSEUDO_SAMPLES)
+    return replace(est, stderr=np.sqrt(var / n), bounds=(lo, hi))
+
+
 def _agent_errors(fn):
-    """The AgentError behind the sampler's wrapping of a game's exception,
-    re-raised as itself so that the caller sees the failing step first."""
+    """The error behind the sampler's wrapping of a game's exception (an
+    AgentError naming the step, or the harness's TypeError/ValueError on a
+    bad output of the agent), re-raised as itself."""
     try:
         return fn()
     except RuntimeError as exc:
-        if isinstance(exc.__cause__, AgentError):
+        if isinstance(exc.__cause__, (AgentError, TypeError, ValueError)):
             raise exc.__cause__ from None
         raise
 
 
 def shapley(record: Record, *, permutations: int | None = None, budget: int | None = None,
-            antithetic: bool = True, seed: int = 0, max_concurrency: int = 1,
-            chunk: int = 1 << 12) -> ShapleyEstimate:
+            antithetic: bool = True, bounds: tuple[float, float] | None = None, seed: int = 0,
+            max_concurrency: int = 1, chunk: int = 1 << 12) -> ShapleyEstimate:
     r"""Monte-Carlo Shapley credit of each step of a record, with intervals.
 
     :func:`fastcredit.permutation_shapley` on :class:`StepGame`: a walk along
@@ -141,10 +196,12 @@ def shapley(record: Record, *, permutations: int | None = None, budget: int | No
     nothing is cached), credits step i with
     :math:`y(P \cup \{i\}) - y(P)`, and antithetic pairs (an order and its
     reverse) are averaged into one sample;
-    :math:`\hat\phi_i = \bar x_i`, stderr :math:`s_i / \sqrt n`,
-    ``est.ci(level)`` the t interval. The estimate is unbiased for the Shapley
-    value of v over steps, and its marginals sum per walk to one draw of
-    v(N) - v({}).
+    :math:`\hat\phi_i = \bar x_i`, stderr :math:`s_i / \sqrt n` with
+    :math:`s_i` the sd the sampler gives a stochastic game (two
+    pseudo-samples at each end of the range, so samples that happen not to
+    vary do not report certainty), ``est.ci(level)`` the t interval. The
+    estimate is unbiased for the Shapley value of v over steps, and its
+    marginals sum per walk to one draw of v(N) - v({}).
 
     Parameters
     ----------
@@ -157,6 +214,10 @@ def shapley(record: Record, *, permutations: int | None = None, budget: int | No
         rollouts fit; the estimate then says ``truncated``. At least one walk
         (pair): 2 (m + 1) rollouts when antithetic.
     antithetic : bool
+    bounds : (float, float), optional
+        The outcome range (e.g. (0, 1) for a failure indicator): sets the
+        pseudo-samples of the stderr; an outcome outside it raises
+        ValueError. Default: the range of the outcomes seen.
     seed : int
         Seed of the orders and of the rollouts' streams.
     max_concurrency : int
@@ -171,20 +232,22 @@ def shapley(record: Record, *, permutations: int | None = None, budget: int | No
     -------
     ShapleyEstimate
         ``values``, ``stderr``, ``ci(level)``; ``n_evals`` is the number of
-        rollouts, ``truncated`` whether the budget stopped the run.
+        rollouts, ``truncated`` whether the budget stopped the run,
+        ``bounds`` the outcome range the stderr used.
 
     Raises
     ------
     AgentError
         A policy, tool or outcome raised in a rollout (the step is named).
     """
-    game = StepGame(record, seed=seed, max_concurrency=max_concurrency)
+    game = StepGame(record, seed=seed, max_concurrency=max_concurrency, bounds=bounds)
     chunk = check_int(chunk, "chunk", lo=1)
     if permutations is None and budget is None:
         permutations = DEFAULT_PERMUTATIONS
-    return _agent_errors(lambda: permutation_shapley(
+    est = _agent_errors(lambda: permutation_shapley(
         game, game.m, permutations=permutations, budget=budget, antithetic=antithetic,
         cache=False, chunk=chunk, seed=seed))
+    return _with_pseudo_samples(est, game.span, bounds is not None)
 
 
 @dataclass(frozen=True)
