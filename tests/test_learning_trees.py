@@ -74,3 +74,13 @@ def test_tree_benchmark_runs_and_is_reproducible():
     assert "initial actor" in a.table()
     with pytest.raises(ValueError, match="methods"):
         L.tree_benchmark(methods=("ppo",))
+
+
+def test_learn_trees_command(capsys):
+    from fastcredit.cli import main
+    assert main(["learn-trees", "--methods", "return,asct_uniform", "--runs", "1",
+                 "--updates", "2", "--episodes", "3", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "asct_uniform" in out and "initial actor" in out
+    assert main(["learn-trees", "--methods", "ppo"]) == 2
+    assert "--methods" in capsys.readouterr().err

@@ -6,13 +6,14 @@ import os
 import sys
 
 from .._output import OutputError, WriteError
-from . import demo, learn, score, synth, warm
+from . import demo, learn, learn_trees, score, synth, warm
 from .common import _message, _one_line, _user_errors, _UserError
 
 #: command -> its module (add_parser, run, ERRORS: what its arguments can be
 #: refused with besides UserError, the library naming the argument; anything
 #: else is a bug and keeps its traceback)
-COMMANDS = {"demo": demo, "score": score, "synth": synth, "learn": learn, "warm": warm}
+COMMANDS = {"demo": demo, "score": score, "synth": synth, "learn": learn,
+            "learn-trees": learn_trees, "warm": warm}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="command",
                                 help="what to do (fastcredit COMMAND --help tells more)")
     demo.add_parser(sub, demo_text)
-    for command in (score, synth, warm, learn):
+    for command in (score, synth, warm, learn, learn_trees):
         command.add_parser(sub)
     return parser
 
