@@ -375,9 +375,24 @@ int fc_bootstrap_spearman_diff(const double *sorted_x, const int64_t *order_x,
     return FC_OK;
 }
 
-static int8_t tol_sign(double x, double atol)
+/* #{e : sign[e] != 0 and the sign of audit[e] + s * resid[e] beyond atol is
+ * sign[e]}: for sign[e] in {-1, +1} that is sign[e] * x > atol (an exact
+ * negation), and 0 > atol is false; branch-free so it vectorises. With
+ * `count` non-NULL, *count = #{e : sign[e] != 0 and |x| > atol}. */
+static FC_CLONES int32_t signed_hits(const double *audit, const int8_t *sign,
+                                     const double *resid, double s, double atol, int64_t len,
+                                     int32_t *count)
 {
-    return x > atol ? 1 : (x < -atol ? -1 : 0);
+    int32_t hits = 0, counted = 0;
+    int64_t e;
+    for (e = 0; e < len; e++) {
+        const double x = audit[e] + s * resid[e];
+        const double sg = (double)sign[e];
+        hits += sg * x > atol;
+        counted += (sign[e] != 0) & ((x > atol) | (x < -atol));
+    }
+    if (count) *count = counted;
+    return hits;
 }
 
 int fc_null_worlds(int64_t n, int64_t n_edges, int64_t n_pairs, int64_t n_players,
@@ -388,7 +403,7 @@ int fc_null_worlds(int64_t n, int64_t n_edges, int64_t n_pairs, int64_t n_player
                    uint64_t seed, int64_t start, int64_t stop, int32_t *edge_hits,
                    int32_t *pair_hits, int32_t *pair_count, double *cosine)
 {
-    int64_t w, r, e, i;
+    int64_t w, r, i;
     if (n < 2 || n - 1 > FC_RNG_MAX_RANGE || n_edges < 0 || n_pairs < 0 || n_players < 1 ||
         !(atol >= 0.0) || start < 0 || stop < start || !scale || !edge_audit ||
         !edge_sign || !edge_resid || !pair_audit || !pair_sign || !pair_resid ||
@@ -411,16 +426,8 @@ int fc_null_worlds(int64_t n, int64_t n_edges, int64_t n_pairs, int64_t n_player
             er = edge_resid + d * n_edges;
             pr = pair_resid + d * n_pairs;
             fr = phi_resid + d * n_players;
-            for (e = 0; e < n_edges; e++) {
-                const int8_t t = tol_sign(ea[e] + s * er[e], atol);
-                hits += es[e] != 0 && t == es[e];
-            }
-            for (e = 0; e < n_pairs; e++) {
-                const int8_t t = tol_sign(pa[e] + s * pr[e], atol);
-                const int counted = ps[e] != 0 && t != 0;
-                pcount += counted;
-                phits += counted && t == ps[e];
-            }
+            hits = signed_hits(ea, es, er, s, atol, n_edges, NULL);
+            phits = signed_hits(pa, ps, pr, s, atol, n_pairs, &pcount);
             for (i = 0; i < n_players; i++) {
                 const double t = fa[i] + s * fr[i];
                 tt += t * t;

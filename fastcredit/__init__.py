@@ -52,7 +52,8 @@ _PUBLIC = {
                "rule_agreement", "size_agreement", "McNemar", "PairedComparison",
                "PairedDifference", "PartialCorrelation", "TemporalConsistency", "mcnemar",
                "paired_comparison", "paired_proportion_interval", "paired_table",
-               "partial_correlation", "spearman_difference", "temporal_consistency"),
+               "partial_correlation", "spearman_difference", "temporal_consistency",
+               "CorrelatedErrorNull", "NullStatistic", "correlated_error_null"),
 }
 _HOME = {name: module for module, names in _PUBLIC.items() for name in names}
 _SUBMODULES = ("audit", "games", "learning", "synthetic")

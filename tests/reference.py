@@ -1168,3 +1168,60 @@ def bootstrap_spearman_diff(x, y, z, resamples: int, seed: int) -> np.ndarray:
         rho = [0.0 if np.all(s == s[0]) else spearmanr(s, zs)[0] for s in (xs, ys)]
         out[r] = rho[0] - rho[1]
     return out
+
+
+def correlated_error_null(train, audit, worlds: int, seed: int, atol: float):
+    """Per world w and request r (requests whose audit table varies, sd > 0):
+    the world's training table audit_r + s_r (train_d - audit_d) / s_d built
+    whole, donor d from Stream(seed, w).below(n - 1) (+1 when >= r), drawn
+    for r = 0..n-1 in turn; then, from that table and audit_r: edge hits
+    over the nonzero audit edges, pair hits and counts over the pairs
+    nonzero under both, the cosine of the centred Shapley vectors (0 for a
+    constant world credit, NaN for an audit credit within atol of constant),
+    and the
+    normalised strength sum |I_audit| / s_r. Returns
+    (edge_hits, edge_count, pair_hits, pair_count, cosine, strength)."""
+    train, audit = np.asarray(train, float), np.asarray(audit, float)
+    m = audit.shape[1].bit_length() - 1
+    keep = audit.std(axis=1) > 0
+    t, a = train[keep], audit[keep]
+    s = a.std(axis=1)
+    n = t.shape[0]
+
+    def sign(x):
+        return 1 if x > atol else (-1 if x < -atol else 0)
+
+    def edges(v):
+        return [v[S | 1 << i] - v[S] for i in range(m) for S in range(1 << m) if not S >> i & 1]
+
+    def pairs(v):
+        return [v[(1 << i) | (1 << j)] - v[1 << i] - v[1 << j] + v[0]
+                for i in range(m) for j in range(i + 1, m)]
+
+    def centred_shapley(v):
+        phi = shapley(v)
+        return phi - phi.mean()
+
+    ae = [[sign(x) for x in edges(a[r])] for r in range(n)]
+    ap = [[sign(x) for x in pairs(a[r])] for r in range(n)]
+    af = [centred_shapley(a[r]) for r in range(n)]
+    af = [f if np.abs(f).max() > atol else np.zeros_like(f) for f in af]
+    out = [np.zeros((worlds, n), dtype=np.int64) for _ in range(3)] + [np.zeros((worlds, n))]
+    for w in range(worlds):
+        st = Stream(seed, w)
+        for r in range(n):
+            d = st.below(n - 1)
+            d += d >= r
+            v = a[r] + s[r] * (t[d] - a[d]) / s[d]
+            te = [sign(x) for x in edges(v)]
+            tp = [sign(x) for x in pairs(v)]
+            out[0][w, r] = sum(x == y != 0 for x, y in zip(te, ae[r]))
+            out[1][w, r] = sum(x == y and x != 0 for x, y in zip(tp, ap[r]))
+            out[2][w, r] = sum(x != 0 and y != 0 for x, y in zip(tp, ap[r]))
+            f = centred_shapley(v)
+            na, nt = float(af[r] @ af[r]), float(f @ f)
+            out[3][w, r] = np.nan if na == 0 else (0.0 if nt == 0 else
+                                                   float(f @ af[r]) / np.sqrt(nt * na))
+    edge_count = np.array([sum(x != 0 for x in row) for row in ae])
+    strength = np.array([sum(abs(x) for x in pairs(a[r])) for r in range(n)]) / s
+    return out[0], edge_count, out[1], out[2], out[3], strength

@@ -1028,3 +1028,94 @@ def test_every_kernel_has_a_case_and_a_strictness():
     covered = {k for case in CASES for k in case.kernels}
     assert not set(_backend.FASTEST) - covered, "kernels without a case in CASES"
     assert len({case.id for case in CASES}) == len(CASES), "case ids must be unique"
+
+
+# --- the study's robustness layer (issue 32): appended cases -------------------
+# New kernels join STRICTNESS here; their cases run in a test of their own with
+# test_twins_agree's checks (its parametrisation was fixed above), and the
+# coverage check is rebound to count them.
+
+STRICTNESS.update({
+    # the same tallies of the same draws, ranks and sums in item order
+    "audit.bootstrap_spearman_diff": BITS,
+    # the same donor draws, the same sums in the same order
+    "audit.null_worlds": BITS,
+})
+
+
+def spearman_difference_case():
+    g = _rng(91)
+    z = np.round(g.normal(size=57), 1)
+    x, y = z + g.normal(size=57), np.round(z + 2 * g.normal(size=57))
+    x[5] = np.nan
+
+    def call(backend):
+        ci = fc.spearman_difference(x, y, z, resamples=40, seed=2**64 - 1, threads=2,
+                                    backend=backend)
+        return {"replicates": ci.replicates}
+
+    def oracle():
+        keep = ~np.isnan(x)
+        return {"replicates": ref.bootstrap_spearman_diff(x[keep], y[keep], z[keep], 40,
+                                                          2**64 - 1)}
+
+    return Case(("audit.bootstrap_spearman_diff",), "ties-and-nan", call, oracle, rtol=1e-12)
+
+
+def null_worlds_case():
+    from fastcredit.audit import null
+    g = _rng(92)
+    audit = g.integers(-2, 4, size=(30, 16)).astype(float)
+    audit[:, 0] = 0
+    audit[3] = 0.0
+    train = audit + 0.5 * g.normal(size=audit.shape) * audit.std(axis=1, keepdims=True)
+
+    def call(backend):
+        return {"worlds": null.correlated_error_null(train, audit, worlds=12, seed=5,
+                                                     threads=2, backend=backend).worlds}
+
+    def oracle():
+        eh, ec, ph, pc, cos, strength = ref.correlated_error_null(train, audit, 12, 5, 1e-9)
+        ok = ~np.isnan(cos[0])
+        from scipy.stats import spearmanr
+        return {"worlds": np.array([[eh[w].sum() / ec.sum(), ph[w].sum() / pc[w].sum(),
+                                     np.median(cos[w, ok]),
+                                     spearmanr(strength, 1 - eh[w] / ec)[0],
+                                     spearmanr(strength[ok], np.round(1 - cos[w, ok], 12))[0]]
+                                    for w in range(12)])}
+
+    return Case(("tables.semivalue", "tables.gather", "audit.null_worlds"), "m4-constant-row",
+                call, oracle, rtol=1e-12)
+
+
+CASES_ISSUE_32 = [spearman_difference_case(), null_worlds_case()]
+
+
+@pytest.mark.parametrize("case", CASES_ISSUE_32, ids=[c.id for c in CASES_ISSUE_32])
+def test_robustness_twins_agree(case, resolved):
+    """test_twins_agree's checks for the cases appended here: each backend
+    against the oracle, the two against each other with the declared
+    strictness, and exactly the declared kernels resolved."""
+    want = {k: np.asarray(v) for k, v in case.oracle().items()}
+    got = {b: {k: np.asarray(v) for k, v in case.call(b).items()} for b in BACKENDS}
+    for backend, out in got.items():
+        assert out.keys() == want.keys()
+        for k in want:
+            assert_close(out[k], want[k], case.rtol,
+                         f"{case.id} {k} on {backend} against tests/reference.py")
+    assert set(resolved) == set(case.kernels), "the case runs other kernels than it declares"
+    if len(got) == 2:
+        for k in want:
+            if strictness(case) == BITS:
+                assert_same_bits(got["c"][k], got["numba"][k], f"{case.id} {k}: C against Numba")
+            else:
+                np.testing.assert_allclose(got["c"][k], got["numba"][k], rtol=strictness(case),
+                                           atol=strictness(case) * scale_of(got["c"][k]))
+
+
+def test_every_kernel_has_a_case_and_a_strictness():   # noqa: F811 (counts the appended cases)
+    assert STRICTNESS.keys() == _backend.FASTEST.keys()
+    every = CASES + CASES_ISSUE_32
+    covered = {k for case in every for k in case.kernels}
+    assert not set(_backend.FASTEST) - covered, "kernels without a case"
+    assert len({case.id for case in every}) == len(every), "case ids must be unique"

@@ -330,8 +330,15 @@ def bootstrap_spearman_diff(sorted_x, order_x, sorted_y, order_y, sorted_z, orde
 
 
 @jit
-def _tol_sign(x, atol):
-    return 1 if x > atol else (-1 if x < -atol else 0)
+def _signed_hits(audit, sign, resid, s, atol):
+    hits = 0
+    counted = 0
+    for e in range(audit.shape[0]):
+        x = audit[e] + s * resid[e]
+        sg = np.float64(sign[e])
+        hits += sg * x > atol
+        counted += (sign[e] != 0) & ((x > atol) | (x < -atol))
+    return hits, counted
 
 
 @jit
@@ -339,7 +346,7 @@ def null_worlds(scale, edge_audit, edge_sign, edge_resid, pair_audit, pair_sign,
                 phi_audit, phi_resid, atol, seed, start, stop, edge_hits, pair_hits, pair_count,
                 cosine):
     n = scale.shape[0]
-    n_edges, n_pairs, n_players = edge_audit.shape[1], pair_audit.shape[1], phi_audit.shape[1]
+    n_players = phi_audit.shape[1]
     for w in range(start, stop):
         state = key(seed, w)
         for r in range(n):
@@ -348,19 +355,8 @@ def null_worlds(scale, edge_audit, edge_sign, edge_resid, pair_audit, pair_sign,
             if d >= r:
                 d += 1
             s = scale[r]
-            hits = 0
-            for e in range(n_edges):
-                t = _tol_sign(edge_audit[r, e] + s * edge_resid[d, e], atol)
-                if edge_sign[r, e] != 0 and t == edge_sign[r, e]:
-                    hits += 1
-            phits = 0
-            pcount = 0
-            for e in range(n_pairs):
-                t = _tol_sign(pair_audit[r, e] + s * pair_resid[d, e], atol)
-                if pair_sign[r, e] != 0 and t != 0:
-                    pcount += 1
-                    if t == pair_sign[r, e]:
-                        phits += 1
+            hits, _ = _signed_hits(edge_audit[r], edge_sign[r], edge_resid[d], s, atol)
+            phits, pcount = _signed_hits(pair_audit[r], pair_sign[r], pair_resid[d], s, atol)
             tt = ta = aa = 0.0
             for i in range(n_players):
                 a = phi_audit[r, i]

@@ -28,6 +28,8 @@ bootstrap resamples and shuffle controls:
   :func:`paired_comparison`), a bootstrap interval for a paired difference
   of Spearman correlations, temporal self-consistency and partial
   correlation;
+* the additive correlated-error null (:mod:`~fastcredit.audit.null`:
+  :func:`correlated_error_null`, the paper's Table 7);
 * the inference these rest on: percentile bootstraps
   (:mod:`~fastcredit.audit.bootstrap`: :func:`bootstrap_median`,
   :func:`paired_bootstrap`), score intervals for proportions
@@ -58,6 +60,7 @@ from .intervals import newcombe_interval, wilson_interval
 from .multitest import HolmResult, holm
 from .replay import ReplayAdvantage, replay_advantage
 from .spearman import SpearmanAudit, spearman_audit, within_spearman
+from .null import CorrelatedErrorNull, NullStatistic, correlated_error_null
 from .paired import (McNemar, PairedComparison, PairedDifference, PartialCorrelation,
                      TemporalConsistency, mcnemar, paired_comparison, paired_proportion_interval,
                      paired_table, partial_correlation, spearman_difference,
@@ -79,7 +82,9 @@ __all__ = ["Alignment", "BootstrapCI", "ContrastiveEffects", "Fidelity", "HolmRe
            "McNemar", "PairedComparison", "PairedDifference", "PartialCorrelation",
            "TemporalConsistency", "mcnemar", "paired_comparison", "paired_proportion_interval",
            "paired_table", "partial_correlation", "spearman_difference",
-           "temporal_consistency"]
+           "temporal_consistency",
+           # Table 7 (fastcredit.audit.null)
+           "CorrelatedErrorNull", "NullStatistic", "correlated_error_null"]
 
 # doctest.testmod(fastcredit.audit) only collects objects defined in this
 # module; listing the re-exported names runs their examples too.
