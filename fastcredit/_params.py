@@ -145,6 +145,10 @@ PAIRED_INTERVAL = Options("method", ("tango", "newcombe"),
                           "interval or Newcombe's square-and-add (method 10)")
 CORRELATION = Options("method", ("pearson", "spearman"),
                       "correlation of the residuals: of the values or of their ranks")
+COMMITMENT_RULE = Options("rule", ("negative", "excludes_zero"),
+                          "commitment point: the last step whose effect interval lies below 0 "
+                          "(resampling there still rescues the run), or CAR's literal rule, the "
+                          "last step whose interval excludes 0 (either side)")
 EFFECT_KIND = Options("kind", ("auto", "binary", "continuous"),
                       "outcome kind of contrastive effects (auto: binary when all are 0/1)")
 

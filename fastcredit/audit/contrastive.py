@@ -9,7 +9,7 @@ import numpy as np
 from .. import _parallel
 from .._backend import kernels, resolve
 from .._constants import RNG_MAX_RANGE
-from .._params import EFFECT_KIND, SEED
+from .._params import COMMITMENT_RULE, EFFECT_KIND, SEED
 from .._validation import check_nonempty_rows, check_open_unit, ragged_rows
 from ._data import check_rng_rows, real_float64
 from .bootstrap import _percentile_interval, check_resamples
@@ -30,9 +30,12 @@ class ContrastiveEffects:
         "binary" (Wilson / Newcombe intervals) or "continuous" (bootstrap).
     level : float
     commitment_point : int or None
-        The last step whose effect is significantly negative (high < 0):
-        resampling there still rescues the run, after it the outcome is
-        committed. None when no step is.
+        The last step that ``rule`` marks: by default the last whose effect
+        is significantly negative (high < 0): resampling there still rescues
+        the run, after it the outcome is committed. None when no step is.
+    rule : str
+        "negative" (high < 0) or "excludes_zero" (CAR's literal rule: high
+        < 0 or low > 0).
     """
     effect: np.ndarray
     low: np.ndarray
@@ -40,6 +43,7 @@ class ContrastiveEffects:
     kind: str
     level: float
     commitment_point: int | None
+    rule: str = "negative"
 
 
 def _bootstrap_effects(vals, off, obs, resamples, level, seed, threads, backend):
@@ -61,7 +65,7 @@ def _bootstrap_effects(vals, off, obs, resamples, level, seed, threads, backend)
 
 
 def contrastive_effects(resampled, observed, *, offsets=None, kind="auto", level=0.95,
-                        resamples=10_000, seed=0, threads=None,
+                        resamples=10_000, seed=0, rule="negative", threads=None,
                         backend=None) -> ContrastiveEffects:
     r"""Contrastive effects of resampling each step, and the commitment point.
 
@@ -71,7 +75,13 @@ def contrastive_effects(resampled, observed, *, offsets=None, kind="auto", level
     .. math:: e_k = \overline{y}_{\text{resample at } k} - \overline{y}_{\text{observed}}
 
     A negative effect means resampling at k rescues the run. The commitment
-    point is the last k whose CI lies entirely below 0.
+    point (``rule="negative"``, the default) is the last k whose CI lies
+    entirely below 0. CAR states it as "the last step whose interval
+    excludes zero" (``rule="excludes_zero"``): the two differ only when a
+    later step's interval lies entirely above 0, a step where resampling
+    makes the run significantly *worse*; the literal rule then names that
+    step, although resampling there rescues nothing, which is why it is not
+    the default.
 
     Intervals: ``kind="binary"`` (0/1 outcomes) uses the Wilson interval of
     the resampled rate, shifted by the observed value when ``observed`` is a
@@ -92,6 +102,8 @@ def contrastive_effects(resampled, observed, *, offsets=None, kind="auto", level
     level : float in (0, 1)
     resamples, seed : int
         Of the bootstrap (continuous outcomes only).
+    rule : {"negative", "excludes_zero"}
+        Of the commitment point.
     threads, backend
         As in :func:`~fastcredit.audit.bootstrap_median`.
 
@@ -106,11 +118,17 @@ def contrastive_effects(resampled, observed, *, offsets=None, kind="auto", level
     >>> ce = fc.contrastive_effects(y, 1.0)
     >>> ce.effect, ce.commitment_point
     (array([-0.6, -0.5,  0. ]), 1)
+    >>> y = np.array([[0] * 70 + [1] * 30, [1] * 100])
+    >>> fc.contrastive_effects(y, 0.5).commitment_point    # step 1 makes it worse
+    0
+    >>> fc.contrastive_effects(y, 0.5, rule="excludes_zero").commitment_point
+    1
     """
     vals, off = ragged_rows(resampled, offsets, "resampled", "step")
     check_nonempty_rows(off, "resampled", "step")
     check_rng_rows(off, "resampled", "step")
     kind = EFFECT_KIND.check(kind)
+    rule = COMMITMENT_RULE.check(rule)
     level = check_open_unit(level, "level")
     check_resamples(resamples)
     obs = real_float64(observed, "observed")
@@ -137,7 +155,7 @@ def contrastive_effects(resampled, observed, *, offsets=None, kind="auto", level
     else:
         low, high = _bootstrap_effects(vals, off, obs, resamples, level, seed, threads,
                                        backend)
-    significant = np.flatnonzero(high < 0)
+    significant = np.flatnonzero((high < 0) | ((low > 0) & (rule == "excludes_zero")))
     point = int(significant[-1]) if significant.size else None
     return ContrastiveEffects(effect, np.asarray(low, dtype=np.float64),
-                              np.asarray(high, dtype=np.float64), kind, level, point)
+                              np.asarray(high, dtype=np.float64), kind, level, point, rule)
