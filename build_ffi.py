@@ -4,7 +4,9 @@ The cdef is read from the family headers that csrc/fastcredit.h includes, so a
 function declared in a header is callable from Python with no second list to
 keep in sync. Preprocessor lines and comments are dropped; #define constants
 with literal integer values are kept as cffi integer constants; static inline
-helpers (C-only conveniences) are left out.
+helpers (C-only conveniences) are left out. From internal.h, which is no
+part of the C ABI, the module alone also gets the switch of the paths that
+kernels choose by processor (fastcredit._c.paths).
 
 SOURCES, INCLUDE_DIRS, CFLAGS and public_headers() are shared with setup.py,
 which compiles the same sources with the same flags into the plain shared
@@ -58,11 +60,26 @@ def _cdef():
     return "\n".join(parts)
 
 
+def _internal_cdef():
+    """What internal.h gives the cffi module alone, for the tests and the
+    bench: the switch of the paths that kernels choose by processor
+    (fc_internal_* functions, FC_PATH_* constants)."""
+    text = re.sub(r"/\*.*?\*/", "", (CSRC / "internal.h").read_text(), flags=re.S)
+    parts = []
+    for line in text.splitlines():
+        define = _LITERAL_DEFINE.match(line)
+        if define and define.group(1).startswith("FC_PATH_"):
+            parts.append(f"#define {define.group(1)} {define.group(2)}")
+        elif re.match(r"\s*int\s+fc_internal_\w+\(.*\);\s*$", line):
+            parts.append(line)
+    return "\n".join(parts)
+
+
 ffibuilder = FFI()
-ffibuilder.cdef(_cdef())
+ffibuilder.cdef(_cdef() + "\n" + _internal_cdef())
 ffibuilder.set_source(
     "fastcredit._cffi",
-    '#include "fastcredit.h"',
+    '#include "fastcredit.h"\n#include "internal.h"',
     sources=SOURCES,
     include_dirs=INCLUDE_DIRS,
     extra_compile_args=CFLAGS,

@@ -161,10 +161,9 @@ static FC_INLINE int64_t select_scalar(const double *ks, const int64_t *ka, cons
  * ranks 8 items at a time the same way. These functions are compiled for that
  * target alone and picked at run time, not through FC_CLONES: GCC lowers the
  * vector comparisons of a target_clones function for its default target,
- * lane by lane. GCC >= 12: older ones know neither the x86-64-v4 target nor
- * __builtin_cpu_supports("x86-64-v4"). */
-#if defined(FC_VECTOR_EXT) && __GNUC__ >= 12 && defined(__x86_64__) && defined(__linux__)
-#define FC_AUCTION_AVX512 1
+ * lane by lane. A call takes them where fc_internal_paths() has
+ * FC_PATH_AVX512 (internal.h). */
+#ifdef FC_AVX512_PATHS
 #include <immintrin.h>
 #define V4_FN inline __attribute__((target("arch=x86-64-v4"), always_inline))
 #define EXTRACT_MAX 32 /* items a list may have to be selected by extraction */
@@ -466,7 +465,7 @@ static FC_INLINE void select_lists(const Work *W, int m, const double *ks, const
                                    int64_t len, double floor, int64_t *top, int64_t *n)
 {
     int i;
-#ifdef FC_AUCTION_AVX512
+#ifdef FC_AVX512_PATHS
     if (W->avx512 && len <= 8) {
         select_lists_avx512(m, ks, ka, sl, map, off, len, floor, top, n);
         return;
@@ -487,7 +486,7 @@ static FC_INLINE void rank_keys(const Work *W, const double *s, const int64_t *a
                                 const int64_t *x, int64_t n, int64_t *rank)
 {
     int64_t q, r;
-#ifdef FC_AUCTION_AVX512
+#ifdef FC_AVX512_PATHS
     if (W->avx512 && n <= 64 && count_ranks(s, n, rank)) return;
 #else
     (void)W;
@@ -508,7 +507,7 @@ static FC_INLINE void earlier_of_ads(const Work *W, const int64_t *ra, const int
                                      int64_t n, int64_t *first, int64_t *earlier)
 {
     int64_t q, r;
-#ifdef FC_AUCTION_AVX512
+#ifdef FC_AVX512_PATHS
     if (W->avx512 && n <= 64) {
         earlier_of_ads_avx512(ra, act, n, first, earlier);
         return;
@@ -687,7 +686,7 @@ static FC_INLINE void count_before(const Work *W, int64_t n, const int64_t *e_ad
                                    int64_t *count)
 {
     int64_t j, q;
-#ifdef FC_AUCTION_AVX512
+#ifdef FC_AVX512_PATHS
     if (W->avx512) {
         count_before_avx512(W->e_s, e_ad, n, g, a, n_in, count);
         return;
@@ -827,7 +826,7 @@ static FC_INLINE void coalition_sums(const Auction *A, Work *W, int64_t n, int l
     const double reserve = A->reserve;
     int64_t *cnt = W->cnt;
     int64_t j, S;
-#ifdef FC_AUCTION_AVX512
+#ifdef FC_AVX512_PATHS
     if (!win_ad && W->avx512 && n <= INT16_MAX) {
         /* a count never passes n, so quotas of n or more are n */
         coalition_sums_avx512(W, n, n_masks, quota < n ? quota : n, lagged, reserve,
@@ -977,8 +976,8 @@ int fc_auction_replay(const int64_t *offsets, const int64_t *ad_id,
     A.len = capacity ? a_max : (cut < a_max ? cut : a_max);
     A.floor = capacity ? -INFINITY : reserve;
     W.avx512 = 0;
-#ifdef FC_AUCTION_AVX512
-    W.avx512 = __builtin_cpu_supports("x86-64-v4") != 0;
+#ifdef FC_AVX512_PATHS
+    W.avx512 = (fc_internal_paths() & FC_PATH_AVX512) != 0;
     for (i = 0; i < 32; i++)
         for (W.meets[i] = 0, j = 0; j < 32; j++) W.meets[i] |= (uint32_t)((j & i) != 0) << j;
 #endif

@@ -64,4 +64,23 @@ static FC_INLINE v8d load_f32(const float *p)
 }
 #endif
 
+/* Paths that kernels choose by processor, as bits. A kernel takes one
+ * where the processor has it and the tests have not switched it off, so
+ * that the tests run every path on any machine (each kernel reads
+ * fc_internal_paths() once per call) and the bench can say which ran. Not
+ * part of the C ABI: build_ffi.py declares these to the cffi module alone.
+ * FC_PATH_AVX512: functions compiled for x86-64-v4 alone and picked at run
+ * time (not through FC_CLONES, whose clones the loader picks). GCC >= 12:
+ * older ones know neither that target nor __builtin_cpu_supports of it. */
+#define FC_PATH_AVX512 1
+#if defined(FC_VECTOR_EXT) && __GNUC__ >= 12 && defined(__x86_64__) && defined(__linux__)
+#define FC_AVX512_PATHS 1
+#endif
+/* The paths the kernels take now. */
+int fc_internal_paths(void);
+/* Lets the kernels take only the paths in `allowed` (all: ~0), until the
+ * next call; returns the previous allowance. For tests: set it while no
+ * kernel runs. */
+int fc_internal_allow_paths(int allowed);
+
 #endif

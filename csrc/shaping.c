@@ -501,7 +501,7 @@ static FC_CLONES void project_rows(const rows_problem *q, int64_t n_rows)
 {
     int64_t r = 0;
 #ifdef FC_SHAPING_AVX512
-    if (__builtin_cpu_supports("x86-64-v4")) r = lane_rows_avx512(q, n_rows);
+    if (fc_internal_paths() & FC_PATH_AVX512) r = lane_rows_avx512(q, n_rows);
     else
 #endif
 #ifdef FC_VECTOR_EXT

@@ -398,7 +398,7 @@ int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics
     int64_t r, j, x0, nb = 0;
     const double f_topics = (double)topics;
 #ifdef FC_SYNTHETIC_AVX512
-    const int avx512 = __builtin_cpu_supports("x86-64-v4") != 0;
+    const int avx512 = (fc_internal_paths() & FC_PATH_AVX512) != 0;
 #else
     const int avx512 = 0;
 #endif
