@@ -1,14 +1,44 @@
+import contextlib
+
 import numpy as np
 import pytest
 
 import fastcredit as fc
 
 BACKENDS = fc.available_backends()
+#: The paths of the C kernels that choose by processor (fastcredit._c.paths):
+#: "best", those the machine has; "scalar", none of them (the portable code
+#: that every machine runs). Tests that take the `path` fixture run on both,
+#: so that no path is tested only on some processors.
+PATHS = ("best", "scalar")
 
 
 @pytest.fixture(params=BACKENDS)
 def backend(request):
     return request.param
+
+
+@contextlib.contextmanager
+def on_path(path):
+    """The C kernels on `path` (one of PATHS) within the block."""
+    if path == "best" or "c" not in BACKENDS:
+        yield
+        return
+    from fastcredit._c import paths
+    with paths.only():
+        yield
+
+
+@pytest.fixture(params=PATHS)
+def path(request):
+    """Each of PATHS in turn, set while the test runs. The Numba kernels
+    choose no path by processor, so a test on the Numba backend alone (its
+    `backend` fixture) runs on "best" only."""
+    if request.param != "best" and ("c" not in BACKENDS or (
+            "backend" in request.fixturenames and request.getfixturevalue("backend") != "c")):
+        pytest.skip("Numba kernels: no path chosen by processor")
+    with on_path(request.param):
+        yield request.param
 
 
 @pytest.fixture

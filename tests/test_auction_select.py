@@ -444,10 +444,11 @@ def _pools(actions, m):
 
 @pytest.mark.parametrize("m", [1, 3, 5])
 @pytest.mark.parametrize("mode", ["filter", "rerun"])
-def test_requests_of_up_to_forty_items_match_the_oracle(rng, m, mode):
+def test_requests_of_up_to_forty_items_match_the_oracle(rng, m, mode, path):
     """Lists of 0 .. 40 items of few ads and few scores (every request
     repeats ads and ties), 1 .. 8 slots (1 .. 9 kept ads), reserves that
-    scores equal, both pricings, with and without capacity."""
+    scores equal, both pricings, with and without capacity; on every path
+    of the C kernels."""
     for _ in range(3):
         actions = [[(int(rng.integers(0, 8)), float(rng.integers(0, 5)), float(rng.random()),
                      float(rng.integers(0, 3))) for _ in range(rng.integers(0, 41))]
@@ -470,10 +471,11 @@ def test_requests_of_up_to_forty_items_match_the_oracle(rng, m, mode):
 @pytest.mark.skipif("c" not in BACKENDS, reason="C backend not built")
 @pytest.mark.parametrize("mode", ["filter", "rerun"])
 @pytest.mark.parametrize("pricing", ["first", "gsp"])
-def test_numba_selection_is_cs_bit_for_bit(mode, pricing):
+def test_numba_selection_is_cs_bit_for_bit(mode, pricing, path):
     """The sponsored-search workload of the benchmark, with and without
     winners, slots 1 .. 8: the kept keys decide every entry, so the tables
-    and winners of both backends are the same bits."""
+    and winners of both backends are the same bits, on every path of the C
+    kernels."""
     pools = fc.synthetic.sponsored_search(300, seed=3)
     for slots in (1, 2, 4, 7, 8):
         c = fc.auction_replay(pools, slots, pricing=pricing, mode=mode, backend="c")

@@ -13,7 +13,8 @@ tests/test_compare.py):
 * test_twins_agree runs every case on each backend, checks each result
   against the oracle and the two against each other with the strictness
   declared for the kernels the case runs; it also checks that the call
-  resolves exactly those kernels, and
+  resolves exactly those kernels (the cases of kernels whose C twin
+  chooses paths by processor run on each path, BY_PROCESSOR), and
   test_every_kernel_has_a_case_and_a_strictness that every kernel of
   fastcredit._backend.FASTEST has a case and a declared strictness.
 """
@@ -35,7 +36,7 @@ from fastcredit import _backend
 
 import reference as ref
 
-from conftest import BACKENDS, random_tree_batch
+from conftest import BACKENDS, PATHS, random_tree_batch
 
 BITS = "bits"
 
@@ -951,6 +952,15 @@ CASES = table_cases() + interactions_cases() + sampling_cases() + auction_cases(
     + audit_cases() + [synthetic_case()]
 
 
+#: kernels whose C twin chooses paths by processor (fastcredit._c.paths): their
+#: cases run on each of conftest.PATHS, so that every path meets the oracle
+#: and the Numba twin on any machine
+BY_PROCESSOR = {"auction.replay", "shaping.project", "synthetic.sponsored_search"}
+RUNS = [pytest.param(case, path, id=case.id if path == PATHS[0] else f"{case.id}-{path}")
+        for case in CASES
+        for path in (PATHS if BY_PROCESSOR.intersection(case.kernels) else PATHS[:1])]
+
+
 # --- the harness --------------------------------------------------------------
 
 def strictness(case):
@@ -1000,9 +1010,15 @@ def resolved(monkeypatch):
     return seen
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_twins_agree(case, resolved):
-    want = {k: np.asarray(v) for k, v in case.oracle().items()}
+@functools.cache
+def oracle_of(case):
+    """case.oracle() as arrays, once for all the paths a case runs on."""
+    return {k: np.asarray(v) for k, v in case.oracle().items()}
+
+
+@pytest.mark.parametrize("case, path", RUNS, indirect=["path"])
+def test_twins_agree(case, path, resolved):
+    want = oracle_of(case)
     got = {}
     for backend in BACKENDS:
         got[backend] = {k: np.asarray(v) for k, v in case.call(backend).items()}
