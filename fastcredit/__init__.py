@@ -39,7 +39,10 @@ _PUBLIC = {
     ".auction": ("AuctionWinners", "Pools", "auction_replay", "auction_winners"),
     ".shaping": ("group_advantages", "project_zero_sum", "shape_advantages",
                  "token_advantages", "token_counts"),
-    ".trees": ("AgentUCT", "TreeCredit", "UCT", "Uniform", "actor_centered_credit"),
+    ".trees": ("AgentUCT", "TreeCredit", "UCT", "Uniform", "actor_centered_credit",
+               # the counterfactual-tree engine (fastcredit.treesearch)
+               "DecisionRecords", "JitEnvironment", "PrefixCache", "SoftmaxActor", "TreeResult",
+               "counterfactual_tree", "decision_records"),
     # fastcredit.audit's __all__ (tests/test_package.py checks the two agree)
     ".audit": ("Alignment", "BootstrapCI", "ContrastiveEffects", "Fidelity", "HolmResult",
                "ReplayAdvantage", "SpearmanAudit", "alignment", "alignment_controls",
@@ -56,7 +59,7 @@ _PUBLIC = {
                "CorrelatedErrorNull", "NullStatistic", "correlated_error_null"),
 }
 _HOME = {name: module for module, names in _PUBLIC.items() for name in names}
-_SUBMODULES = ("audit", "games", "learning", "synthetic")
+_SUBMODULES = ("audit", "games", "learning", "replay", "synthetic")
 
 __all__ = [name for names in _PUBLIC.values() for name in names] + list(_SUBMODULES)
 
