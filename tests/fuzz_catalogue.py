@@ -438,6 +438,14 @@ EXAMPLES: dict[str, object] = {
     "logits": lambda c: _rng(23).normal(size=(B, 5)),
     "argv": lambda c: ["synth", c.path("synth", ".parquet"), "--requests", "3", "--m", "3",
                        "--k", "4", "--seed", "1", "--row-group", "2"],
+    # issue 32 (fastcredit.audit.paired, null)
+    "first": lambda c: np.array([1, 1, 0, 1, 0, 0, 1, 1, 0, 1]),
+    "second": lambda c: np.array([1, 0, 0, 1, 1, 0, 0, 1, 0, 0]),
+    "y": lambda c: _vec12(31),
+    "z": lambda c: _vec12(32),
+    "covariates": lambda c: _vec12(33),
+    "scores": lambda c: _rng(34).normal(size=(3, 8)),
+    "worlds": 20,
 }
 
 # Where one name means something else, by "target.param".
@@ -480,6 +488,9 @@ OVERRIDES: dict[str, object] = {
     "fastcredit.learning.benchmark.eval_samples": 4,
     "fastcredit.learning.benchmark_pools.rewrites": 4,
     "fastcredit.learning.Policy.after.updates": 1,
+    # issue 32: the paired tests take a 2 x 2 table of counts
+    "fastcredit.mcnemar.table": lambda c: np.array([[5, 3], [1, 6]]),
+    "fastcredit.paired_proportion_interval.table": lambda c: np.array([[5, 3], [1, 6]]),
 }
 
 # Optional parameters the valid call needs.
