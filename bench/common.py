@@ -146,7 +146,7 @@ def kernels(key: str, backend: str | None):
 
 @dataclasses.dataclass(eq=False)
 class Case:
-    """One benchmark: ``run(backend, threads)`` is the kernel call, timed for
+    """One benchmark: ``run(backend, threads)`` is the public call, timed for
     each backend in ``backends`` (None: every available one; a label that is
     not a backend, e.g. "auto" or "numpy", runs with backend=None) and each
     thread count in ``threads``.
