@@ -76,6 +76,43 @@ def test_terminal_tables_are_the_library_analyses(run):
                                 f"{cal.edges.by_size_high[k]:.4f}]"]
 
 
+def test_tables_7_and_8_are_the_library_analyses(run):
+    text, saved, page, _ = run
+    t, a = saved["table_filter"][:1000], saved["table_rerun"][:1000]
+    titles = dict(_study_report.SECTIONS)
+    # Table 7: the null of the first 1,200 study requests (all 1,000 here), 1,000 worlds
+    null = fc.audit.correlated_error_null(t, a, worlds=1000, seed=SEED)
+    rows = {r[0]: r[1:] for r in cells(text, titles["table7"])}
+    assert len(rows) == len(fc.audit.null.NULL_STATISTICS)
+    for name, (label, d) in _study_report.NULL_LABELS.items():
+        x = null.statistics[name]
+        assert rows[label] == [f"{x.observed:.{d}f}", f"{x.null_median:.{d}f} "
+                               f"[{x.null_low:.{d}f}, {x.null_high:.{d}f}]",
+                               f"{x.gap:+.{d}f}", f"{x.pvalue:.3g}"]
+    # Table 8 from the definition: request r's filter Shapley, and that of
+    # request perm[r], against r's rerun Shapley, on the requests whose
+    # rerun Shapley varies
+    perm = fc.derangement(1000, seed=SEED)
+    credit, ref = fc.shapley(t), fc.shapley(a)
+    c = credit - credit.mean(axis=1, keepdims=True)
+    r = ref - ref.mean(axis=1, keepdims=True)
+    varies = np.abs(r).max(axis=1) > 1e-9
+    real = fc.alignment(credit, ref, atol=1e-9).top[varies]
+    placebo = fc.alignment(credit[perm], ref, atol=1e-9).top[varies]
+    cos_real, cos_placebo = ((c * r).sum(axis=1) > 0)[varies], ((c[perm] * r).sum(axis=1) > 0)[varies]
+    rows = {r[0]: r[1:] for r in cells(text, titles["table8"])}
+    for label, (x, y) in (("top action agrees", (real, placebo)),
+                          ("centred cosine > 0", (cos_real, cos_placebo))):
+        n10, n01 = int(np.sum(x & ~y)), int(np.sum(~x & y))
+        cmp = fc.audit.paired_comparison(x, y)
+        d = cmp.difference
+        assert d.estimate == pytest.approx((n10 - n01) / varies.sum(), abs=1e-15)
+        assert rows[label] == [f"{x.mean():.4f}", f"{y.mean():.4f}",
+                               f"{d.estimate:+.4f} [{d.low:+.4f}, {d.high:+.4f}]",
+                               f"{n10:,} / {n01:,}", f"{cmp.exact.pvalue:.3g}"]
+    assert f"{varies.sum():,} requests whose rerun Shapley varies" in text.replace("\n   ", " ")
+
+
 class _Structure(html.parser.HTMLParser):
     """Tags opened and closed (void elements excepted), headings, section
     ids, tables and images of a page."""
@@ -125,7 +162,7 @@ def test_html_report_is_valid_and_names_every_table(run):
         assert title in p.headings and anchor in p.ids
     assert "Throughput" in p.headings and p.tables == len(_study_report.SECTIONS)
     # self-contained: every image is an embedded PNG, nothing is fetched
-    assert len(p.images) == 5 and all(s.startswith("data:image/png;base64,") for s in p.images)
+    assert len(p.images) == 6 and all(s.startswith("data:image/png;base64,") for s in p.images)
     assert not re.search(r"""(src|href)=["'](https?:|//)""", page)
     import base64
     for src in p.images:
