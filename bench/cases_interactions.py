@@ -21,21 +21,23 @@ import warnings
 
 import numpy as np
 
-import fastcredit as fc
 from common import Alternative, Case, Limit, kernels, sci
 from fastcredit import _parallel
 from fastcredit._params import INDEX
 from fastcredit._validation import coalition_table
 
-# the module, which fastcredit's attribute of the same name (the function) hides
+# The module; its function interactions.interactions is fc.interactions, called
+# through the module because fastcredit's lazy attribute of that name becomes
+# the module once anything (fastcredit.shapiq, this file) imports the module
+# before the attribute is first read.
 interactions = importlib.import_module("fastcredit.interactions")
 
 KEY = "interactions.graded"
 
 
 def _run(v, index, order):
-    return lambda backend, threads: fc.interactions(v, index, order, backend=backend,
-                                                    threads=threads)
+    return lambda backend, threads: interactions.interactions(v, index, order, backend=backend,
+                                                              threads=threads)
 
 
 def _bare(v, index, order):

@@ -1,5 +1,6 @@
 """pytest-benchmark front end over the cases of bench/ratios.py: one benchmark
-per case, backend and thread count, and one per alternative.
+per case, backend and thread count, the same for its bare call (the kernels
+called directly), and one per alternative.
 
     pytest bench/test_bench.py --benchmark-only            # small inputs
     FASTCREDIT_BENCH_QUICK=0 pytest bench/test_bench.py    # the full sizes
@@ -41,6 +42,21 @@ for _family, _case in CASES:
 @pytest.mark.parametrize("case,backend,threads", list(_KERNELS.values()))
 def test_kernel(benchmark, case, backend, threads):
     benchmark(case.call, backend, threads)
+
+
+@pytest.mark.parametrize("case,backend,threads",
+                         [p for p in _KERNELS.values() if callable(p.values[0].bare)])
+def test_bare(benchmark, case, backend, threads):
+    benchmark(case.bare_call(backend, threads))
+
+
+def test_every_case_has_a_bare_call_or_a_reason():
+    # issue 33: every row prints its public call beside its bare kernel calls
+    missing = [_id(family, case) for family, case in CASES if case.bare is None]
+    assert not missing, f"cases with neither a bare call nor a reason: {missing}"
+    measured = [_id(family, case) for family, case in CASES
+                if case.measure is not None and callable(case.bare)]
+    assert not measured, f"fresh-process cases cannot have a bare call: {measured}"
 
 
 _ALTERNATIVES = {}
