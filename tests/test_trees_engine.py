@@ -235,3 +235,62 @@ def test_bad_input_is_refused_by_name(call, name):
 def test_exported_from_the_trees_family():
     assert trees.counterfactual_tree is ts.counterfactual_tree
     assert "decision_records" in trees.__all__
+
+
+# Defects the fuzz harness (tests/test_fuzz.py) found: each call was accepted,
+# or raised an error naming no argument or not a ValueError/TypeError.
+@pytest.mark.parametrize("call,pattern", [
+    # the backend was read on the Python engine's path only
+    (lambda: ts.counterfactual_tree(ENV, W.root(), backend="gpu"), "backend"),
+    (lambda: ts.decision_records(ENV, W.root(), budget=2, backend=3), "backend"),
+    # a JitEnvironment's root went through np.int64(): "3" and 1.5 accepted, 2**64 an
+    # OverflowError
+    (lambda: ts.counterfactual_tree(ENV, "3"), "root"),
+    (lambda: ts.counterfactual_tree(ENV, 1.5), "root"),
+    (lambda: ts.counterfactual_tree(ENV, 2**64), "root"),
+    (lambda: ts.PrefixCache(ENV, np.float64(0.0)), "root"),
+    # a terminal root (-1: step 7 of 6) blamed the prefix alone
+    (lambda: ts.counterfactual_tree(ENV, -1, [0]), "root"),
+    (lambda: ts.exact_q(ENV, -1, [0]), "root"),
+    (lambda: ts.monte_carlo_value(ENV, -1, [0]), "root"),
+    # root and a cache of another root: the root was silently ignored
+    (lambda: ts.counterfactual_tree(ENV, W.root(0, 3), cache=ts.PrefixCache(ENV, W.root(1, 2))),
+     "root"),
+    # a cache too large for memory named no argument
+    (lambda: ts.PrefixCache(ENV, 0, capacity=2**40), "capacity"),
+    (lambda: ACTOR.probs(ENV, W.root(), 0), r"\bn must"),
+    (lambda: ts.RunLedger().add_tree(None), "ledger"),         # an AttributeError
+    (lambda: ts.state_seed(-1, 0), "seed"),                    # OverflowError
+    (lambda: ts.state_seed("0", 0), "seed"),                   # accepted
+    (lambda: ts.state_seed(0, 2.5), r"\bt must"),              # accepted
+    (lambda: ts.state_seed(0, None), r"\bt must"),
+    (lambda: ts.centring_sign_flips("x", [1.0]), r"\bq\b"),    # named q_hat
+    (lambda: ts.repeatability(ENV, W.root(), [[0.5]]), r"prefixes\[0\]"),
+])
+def test_malformed_input_is_refused_by_name(call, pattern):
+    with pytest.raises((ValueError, TypeError), match=pattern):
+        call()
+
+
+def test_an_illegal_prefix_action_is_located():
+    with pytest.raises(ValueError, match=r"prefix\[1\] = 9, and the state prefix\[:1\] "
+                                         r"reaches has 5 legal actions"):
+        ts.counterfactual_tree(ENV, W.root(), [0, 9])
+    with pytest.raises(ValueError, match=r"prefix\[1\] = 9"):
+        ts.PrefixCache(ENV, W.root()).restore([0, 9])
+
+
+def test_root_given_with_its_own_cache_is_accepted():
+    cache = ts.PrefixCache(ENV, W.root(1, 2))
+    a = ts.counterfactual_tree(ENV, W.root(1, 2), [0], ACTOR, budget=8, cache=cache)
+    b = ts.counterfactual_tree(ENV, None, [0], ACTOR, budget=8, cache=cache)
+    _same(a, b)
+
+
+def test_actor_probabilities_on_a_jit_environment():
+    """SoftmaxActor.probs took only Python environments (a JitEnvironment's
+    features write into an array): it now takes both, with the same bits."""
+    for state in (W.root(0, 3), W.root(2, 1)):
+        p = ACTOR.probs(ENV, state, 5)
+        assert p == ACTOR.probs(ENV.python(), state, 5)
+        assert sum(p) == pytest.approx(1.0)

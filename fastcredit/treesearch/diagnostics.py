@@ -25,6 +25,7 @@ import numpy as np
 
 from .._params import SEED, Integer
 from .._validation import check_float, float64_array
+from .env import _prefix
 from .search import counterfactual_tree
 
 __all__ = ["Repeatability", "repeatability", "j_search", "centring_sign_flips",
@@ -81,7 +82,11 @@ def repeatability(env, root, prefixes, actor=None, *, repeats: int = 8, seed: in
     if isinstance(prefixes, (str, bytes)) or not hasattr(prefixes, "__len__"):
         raise TypeError("prefixes must be a sequence of action prefixes")
     rows = []
-    for p in prefixes:
+    for i, p in enumerate(prefixes):
+        try:
+            p = _prefix(p)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"prefixes[{i}]: {exc}") from None
         rows.append([counterfactual_tree(env, root, p, actor, seed=seed + r, **tree)
                      for r in range(repeats)])
     a = max((res.q.shape[0] for row in rows for res in row), default=0)
@@ -99,12 +104,15 @@ def repeatability(env, root, prefixes, actor=None, *, repeats: int = 8, seed: in
     return Repeatability(q, credit, sd, agree)
 
 
-def _qpi(q_hat, q, pi):
-    qh, qe, p = (float64_array(x, n) for x, n in ((q_hat, "q_hat"), (q, "q"), (pi, "pi")))
-    if qh.ndim != 1 or qe.shape != qh.shape or p.shape != qh.shape or qh.size == 0:
-        raise ValueError(f"q_hat, q and pi must have one shape (n,), n >= 1; got {qh.shape}, "
-                         f"{qe.shape}, {p.shape}")
-    return qh, qe, p
+def _vectors(**arrays):
+    """float64 vectors of one shape (n,), n >= 1, named by their keywords."""
+    out = [float64_array(x, name) for name, x in arrays.items()]
+    shapes = [x.shape for x in out]
+    if out[0].ndim != 1 or out[0].size == 0 or any(s != shapes[0] for s in shapes):
+        names = ", ".join(arrays)
+        raise ValueError(f"{names} must have one shape (n,), n >= 1; got "
+                         f"{', '.join(map(str, shapes))}")
+    return out
 
 
 def j_search(q_hat, q, pi) -> float:
@@ -118,7 +126,7 @@ def j_search(q_hat, q, pi) -> float:
     >>> ts.j_search([1.0, 2.0], [1.0, 3.0], [0.5, 0.5])
     1.0
     """
-    qh, qe, p = _qpi(q_hat, q, pi)
+    qh, qe, p = _vectors(q_hat=q_hat, q=q, pi=pi)
     if np.isnan(qh).all():
         return float("nan")
     return float(qe[int(np.nanargmax(qh))] - p @ qe)
@@ -135,7 +143,7 @@ def centring_sign_flips(q, pi, *, atol: float = 0.0) -> float:
     >>> ts.centring_sign_flips([0.0, 3.0, 5.0], [0.1, 0.1, 0.8])
     0.3333333333333333
     """
-    qe, _, p = _qpi(q, q, pi)
+    qe, p = _vectors(q=q, pi=pi)
     atol = check_float(atol, "atol", lo=0.0)
 
     def sign(x):
@@ -153,9 +161,6 @@ def cost_adjusted_value(utility, cost, c_tok: float = 1.0) -> float:
     >>> ts.cost_adjusted_value([1.0, 3.0], [10.0, 30.0], c_tok=0.01)
     1.8
     """
-    u, cst = float64_array(utility, "utility"), float64_array(cost, "cost")
-    if u.ndim != 1 or cst.shape != u.shape or u.size == 0:
-        raise ValueError(f"utility and cost must have one shape (n,), n >= 1; got {u.shape} "
-                         f"and {cst.shape}")
+    u, cst = _vectors(utility=utility, cost=cost)
     c_tok = check_float(c_tok, "c_tok", lo=0.0)
     return float(u.mean() - c_tok * cst.mean()) if math.isfinite(c_tok) else float("nan")

@@ -30,12 +30,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._params import Integer
-from .._validation import check_memory, float64_array
+from .._validation import check_int, check_memory, float64_array
 
 __all__ = ["JitEnvironment", "SoftmaxActor", "PrefixCache", "Ledger", "RunLedger"]
 
 _ACTIONS = Integer("max_actions", 1, 1 << 16, "most legal actions of any state")
 _FEATURES = Integer("n_features", 1, 1 << 16, "features per (state, action)")
+
+
+def jit_state(value, name: str) -> np.int64:
+    """A JitEnvironment's state: an int64 (an int, not a float or a string
+    standing for one)."""
+    return np.int64(check_int(value, name, lo=-(1 << 63), hi=(1 << 63) - 1))
 
 
 def _zero_cost(state, action):
@@ -173,7 +179,20 @@ class SoftmaxActor:
 
     def probs(self, env, state, n: int) -> list:
         """The probabilities of the n legal actions of ``state`` (summed in
-        index order, as the compiled engine sums them)."""
+        index order, as the compiled engine sums them).
+
+        ``env``: a JitEnvironment (``state`` an int) or a Python environment;
+        ``n``: the state's legal actions, >= 1."""
+        n = check_int(n, "n", lo=1, hi=1 << 62)
+        if isinstance(env, JitEnvironment):
+            if n > env.max_actions:
+                raise ValueError(f"n must be at most env.max_actions = {env.max_actions}, "
+                                 f"got {n}")
+            env, state = _JitAsPython(env), jit_state(state, "state")
+        elif not callable(getattr(env, "features", None)):
+            raise TypeError(f"env must be a JitEnvironment or have a method features (the "
+                            f"environment protocol of fastcredit.treesearch.env), got "
+                            f"{type(env).__name__}")
         theta = self.theta.tolist()
         logits = []
         for b in range(n):
@@ -254,6 +273,11 @@ class RunLedger:
                          self.n_states + other.n_states)
 
     def add_tree(self, ledger: Ledger) -> "RunLedger":
+        """This ledger with one more searched state's work (``ledger``: a
+        tree's :class:`Ledger`)."""
+        if not isinstance(ledger, Ledger):
+            raise TypeError(f"ledger must be a fastcredit.treesearch.Ledger (a tree's "
+                            f"TreeResult.ledger), got {type(ledger).__name__}")
         return self + RunLedger(0, 0.0, ledger.executed, ledger.reused, ledger.cost, 1)
 
 
@@ -286,12 +310,12 @@ class PrefixCache:
         self.jit = isinstance(env, JitEnvironment)
         capacity = Integer("capacity", 1, 1 << 40, "").check(capacity)
         if self.jit:
-            root = np.int64(root)
+            root = jit_state(root, "root")
             n = int(env.n_actions(root))
             if not 0 <= n <= env.max_actions:
                 raise ValueError(f"env.n_actions(root) = {n} is outside 0..max_actions "
                                  f"({env.max_actions})")
-            self._alloc(capacity)
+            self._alloc(capacity, "capacity = ")
             self.node_state[0] = root
             self.node_nact[0] = n
             self.n_nodes[0] = 1
@@ -306,9 +330,9 @@ class PrefixCache:
         self.root = root
 
     # --- a JitEnvironment's arrays -------------------------------------------
-    def _alloc(self, capacity):
+    def _alloc(self, capacity, label=""):
         a = self.env.max_actions
-        check_memory(capacity * (24 + 8 * a), f"a prefix cache of {capacity:,} nodes")
+        check_memory(capacity * (24 + 8 * a), f"a prefix cache of {label}{capacity:,} nodes")
         self.node_state = np.zeros(capacity, dtype=np.int64)
         self.node_nact = np.zeros(capacity, dtype=np.int64)
         self.node_cost = np.zeros(capacity)
@@ -336,7 +360,7 @@ class PrefixCache:
         return int(self.n_nodes[0]) if self.jit else len(self.state)
 
     # --- the Python trie ------------------------------------------------------
-    def advance(self, node, state, action, execute, stats):
+    def _advance(self, node, state, action, execute, stats):
         """Python engine: take ``action`` from ``node``; see
         fastcredit._jit.trees._advance (the same rule)."""
         key = (node, action)
@@ -375,7 +399,7 @@ class PrefixCache:
                 if not 0 <= a < self.nact[node]:
                     raise ValueError(f"prefix[{t}] = {a} is not a legal action (that state "
                                      f"has {self.nact[node]})")
-                node, state = self.advance(node, state, a, False, stats)
+                node, state = self._advance(node, state, a, False, stats)
         return state, (int(stats[0]), int(stats[1]), float(stats[2]))
 
 

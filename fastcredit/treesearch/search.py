@@ -34,10 +34,11 @@ import numpy as np
 
 from .._backend import kernels, resolve
 from .._constants import ALLOC_AGENT_UCT, ALLOC_UCT, ALLOC_UNIFORM
-from .._params import BASELINE, SEED, Integer, Options, Real
-from .._validation import check_bool
+from .._params import BACKEND, BASELINE, SEED, Integer, Options, Real
+from .._validation import check_bool, check_int
 from ..trees import actor_centered_credit
-from .env import JitEnvironment, Ledger, PrefixCache, RunLedger, SoftmaxActor, _prefix
+from .env import (JitEnvironment, Ledger, PrefixCache, RunLedger, SoftmaxActor, _prefix,
+                  jit_state)
 
 __all__ = ["TreeResult", "DecisionRecords", "counterfactual_tree", "monte_carlo_value",
            "exact_q", "decision_records", "ALLOCATORS", "CREDIT_SOURCES"]
@@ -115,11 +116,25 @@ def _cache_for(env, root, cache):
                         f"{type(cache).__name__}")
     if cache.env is not env:
         raise ValueError("cache must belong to env (it was built for another environment)")
+    if root is not None and not _same_state(root, cache.root, cache.jit):
+        raise ValueError(f"root must be the root of cache ({cache.root!r}) when both are "
+                         f"given, got {root!r}")
     return cache
 
 
-_STATUS = {2: "prefix leads to a terminal state (no legal actions to search)",
-           3: "prefix holds an action that is not legal where it is taken",
+def _same_state(a, b, jit: bool) -> bool:
+    if jit:
+        return jit_state(a, "root") == b
+    if a is b:
+        return True
+    try:
+        return bool(np.all(a == b))
+    except (TypeError, ValueError):
+        return False
+
+
+_STATUS = {2: "the state prefix reaches from root is terminal (no legal actions to search)",
+           3: "prefix holds an action that is not legal where it is taken (from root)",
            4: "the environment broke its contract: n_actions outside 0..max_actions, or a "
               "non-finite or negative cost or step_cost, or a non-finite utility"}
 
@@ -139,6 +154,22 @@ def _call_grow(cache, need, call):
         need = 2 * max(need, cache.node_state.shape[0])
 
 
+def _jit_status(cache, prefix, status) -> str:
+    """The message of a compiled tree's status; for an illegal action of
+    ``prefix``, which one (the trie holds the prefix's states up to it)."""
+    if status == 3:
+        node = 0
+        for t, a in enumerate(prefix.tolist()):
+            n = int(cache.node_nact[node])
+            if not 0 <= a < n:
+                return (f"{_STATUS[3]}: prefix[{t}] = {a}, and the state prefix[:{t}] reaches "
+                        f"has {n} legal actions")
+            node = int(cache.node_child[node, a])
+            if node < 0:
+                break
+    return _STATUS[status]
+
+
 def _jit_restore(cache, prefix, stats):
     env, trees = cache.env, _jit()
     counts, sums = np.zeros(1, dtype=np.int64), np.zeros(1)
@@ -151,7 +182,7 @@ def _jit_restore(cache, prefix, stats):
         prefix, np.zeros(env.n_features), ALLOC_UNIFORM, 0, 0.0, 0.0, np.uint64(0), True,
         counts, sums, *trial, restore))
     if status not in (0, 2):
-        raise ValueError(_STATUS[status])
+        raise ValueError(_jit_status(cache, prefix, status))
     stats[0], stats[1], stats[2] = restore[0], restore[1], restore[2]
     node = 0
     for a in prefix.tolist():
@@ -171,7 +202,7 @@ def _tree_jit(cache, prefix, theta, rule, budget, c, c_tok, seed, use_cache):
         prefix, theta, rule, budget, c, c_tok, np.uint64(seed), use_cache, counts, sums,
         t_action, t_ret, t_exec, t_reused, t_cost, restore))
     if status:
-        raise ValueError(_STATUS[status])
+        raise ValueError(_jit_status(cache, prefix, status))
     node = 0
     for a in prefix.tolist():
         node = int(cache.node_child[node, a])
@@ -200,7 +231,7 @@ def _tree_python(cache, prefix, actor, rule, budget, c, c_tok, seed, use_cache, 
         if not 0 <= a < cache.nact[node]:
             raise ValueError(f"{_STATUS[3]} (prefix[{t}] = {a}; that state has "
                              f"{cache.nact[node]})")
-        node, state = cache.advance(node, state, a, not use_cache, stats)
+        node, state = cache._advance(node, state, a, not use_cache, stats)
     restore = stats[:3]
     visited, root_state = node, state
     n = cache.nact[visited]
@@ -243,12 +274,12 @@ def _tree_python(cache, prefix, actor, rule, budget, c, c_tok, seed, use_cache, 
         if not use_cache and i > 0:
             node, state = 0, cache.root
             for a in prefix.tolist():
-                node, state = cache.advance(node, state, a, True, stats)
+                node, state = cache._advance(node, state, a, True, stats)
         elif use_cache:
             stats[1] += prefix.shape[0]
         a = a0
         while True:
-            node, state = cache.advance(node, state, a, not use_cache, stats)
+            node, state = cache._advance(node, state, a, not use_cache, stats)
             na = cache.nact[node]
             if na == 0:
                 break
@@ -347,6 +378,7 @@ def counterfactual_tree(env, root=None, prefix=(), actor=None, *, budget: int = 
     ([10, 9, 9, 10, 10], 0)
     """
     rule = ALLOCATOR.check(rule)
+    backend = BACKEND.check(backend)
     budget = BUDGET.check(budget)
     c, c_tok = EXPLORE.check(c), PRICE.check(c_tok)
     baseline = BASELINE.check(baseline)
@@ -516,7 +548,7 @@ def _rollout(cache, actor, seed):
         a = _draw(p, n, u)
         acts.append(a)
         probs.append(p[a])
-        node, state = cache.advance(node, state, a, True, stats)
+        node, state = cache._advance(node, state, a, True, stats)
     return np.array(acts, dtype=np.int64), np.array(probs), int(stats[0]), float(stats[2])
 
 
@@ -531,8 +563,11 @@ def _features(env, state, n, a_max, d):
 
 
 def state_seed(seed: int, t: int) -> int:
-    """The seed of the search at step t of an episode seeded ``seed``."""
+    """The seed of the search at step t of an episode seeded ``seed``
+    (``seed`` in [0, 2**64), ``t`` >= 0)."""
     from .._numba.rng import key
+    seed = SEED.check(seed)
+    t = check_int(t, "t", lo=0, hi=2**64 - 2)
     return int(key(np.uint64(seed), np.uint64(t + 1)))
 
 
@@ -565,6 +600,7 @@ def decision_records(env, root, actor=None, *, credit: str = "asct", rule: str =
     """
     credit = CREDIT_SOURCE.check(credit)
     rule = ALLOCATOR.check(rule)
+    backend = BACKEND.check(backend)
     budget, k = BUDGET.check(budget), SAMPLES.check(k)
     seed = SEED.check(seed)
     use_cache = check_bool(use_cache, "use_cache")
