@@ -446,6 +446,51 @@ def test_bad_arguments_name_the_argument():
             call()
 
 
+@pytest.mark.parametrize("call,error,pattern", [
+    # the step of an intervention was checked first at a replay: 1.5, "1", NaN and
+    # 1+1j were accepted by the constructor, True and np.array(1) kept as they came
+    (lambda: rp.Resample(1.5), TypeError, "Resample.step"),
+    (lambda: rp.ForceAction("1", "escalate"), TypeError, "ForceAction.step"),
+    (lambda: rp.ReplaceObservation(float("nan"), "x"), TypeError, "ReplaceObservation.step"),
+    (lambda: rp.EditContext(1 + 1j, len), TypeError, "EditContext.step"),
+    (lambda: rp.SwapPolicy(True, len), TypeError, "SwapPolicy.step"),
+    (lambda: rp.Resample(-1), ValueError, "Resample.step"),
+    # a callable that is not one, accepted until a replay
+    (lambda: rp.EditContext(0, 3), TypeError, "EditContext.edit"),
+    (lambda: rp.SwapPolicy(0, "policy"), TypeError, "SwapPolicy.policy"),
+    # steps that are not step indices, accepted until a replay
+    (lambda: rp.Hold((0.5,)), TypeError, "Hold.steps"),
+    (lambda: rp.Hold(("0",)), TypeError, "Hold.steps"),
+    (lambda: rp.Hold("01"), TypeError, "Hold.steps"),
+    # parts that are not a sequence: "'Resample' object is not iterable"
+    (lambda: rp.Compose(rp.Resample(0)), TypeError, "Compose.parts"),
+    (lambda: rp.Compose(None), TypeError, "Compose.parts"),
+])
+def test_interventions_are_checked_when_built(call, error, pattern):
+    """Defects the fuzz harness (tests/test_fuzz.py) found."""
+    with pytest.raises(error, match=pattern):
+        call()
+
+
+def test_intervention_steps_are_plain_ints():
+    assert rp.Resample(np.int64(2)) == rp.Resample(2)
+    assert type(rp.ForceAction(np.array(1), "a").step) is int
+    assert rp.Hold([np.int64(0), 2]).steps == frozenset({0, 2})
+    rec = rp.record(counting_agent())
+    assert rp.replay(rec, rp.Resample(np.int64(1))).trajectory.steps[0].source == "recorded"
+
+
+def test_the_game_has_no_private_options_in_its_signature():
+    """StepGame(record, _domain=...) was public by signature; contrastive's
+    streams stay apart from the game's."""
+    import inspect
+    assert "_domain" not in inspect.signature(rp.StepGame).parameters
+    assert not hasattr(rp.StepGame, "run")
+    rec = rp.record(noisy_agent(), seed=2)
+    y = rp.contrastive(rec, samples=2, resamples=50, seed=0).outcomes
+    assert y.size == 2 * rec.n_steps
+
+
 def test_the_language_model_example_says_what_it_needs():
     """fastcredit.replay.lm imports without torch; calling it without torch
     and transformers names them (tests/test_replay_lm.py runs it with them)."""

@@ -87,7 +87,7 @@ class StepGame:
     """
 
     def __init__(self, record: Record, *, seed: int = 0, max_concurrency: int = 1,
-                 bounds: tuple[float, float] | None = None, _domain: int = _streams.GAME):
+                 bounds: tuple[float, float] | None = None):
         self.record = check_record(record)
         if record.n_steps < 1:
             raise ValueError("record has no steps: there is no game over its steps")
@@ -97,10 +97,10 @@ class StepGame:
         self.span = self.bounds or (np.inf, -np.inf)
         self.m = record.n_steps
         self.n_rollouts = 0
-        self._domain = _domain
+        self._domain = _streams.GAME
         self._async = runs_async(record.agent, Plan(0))
 
-    def run(self, plans) -> np.ndarray:
+    def _run(self, plans) -> np.ndarray:
         """Outcomes of one rollout per plan, rollouts numbered on from
         ``n_rollouts``."""
         first, base, agent = self.n_rollouts, self.record.trajectory, self.record.agent
@@ -134,7 +134,7 @@ class StepGame:
         else:
             raise TypeError(f"coalitions must be uint64 masks (n,) or bool rows (n, {self.m}), "
                             f"got dtype {arr.dtype} and shape {arr.shape}")
-        return self.run(plans)
+        return self._run(plans)
 
 
 def _check_bounds(bounds):
@@ -307,8 +307,8 @@ def contrastive(record: Record, *, samples: int = 32, budget: int | None = None,
     -------
     StepEffects
     """
-    game = StepGame(record, seed=seed, max_concurrency=max_concurrency,
-                    _domain=_streams.CONTRASTIVE)
+    game = StepGame(record, seed=seed, max_concurrency=max_concurrency)
+    game._domain = _streams.CONTRASTIVE      # its own streams, apart from the game's
     samples = check_int(samples, "samples", lo=1, hi=_UNLIMITED)
     level = check_open_unit(level, "level")
     kind = EFFECT_KIND.check(kind)
@@ -321,7 +321,7 @@ def contrastive(record: Record, *, samples: int = 32, budget: int | None = None,
                              f"{budget}")
     runs = total if budget is None else min(total, budget)
     plans = [Plan(i % n) for i in range(runs)]
-    outcomes = game.run(plans)
+    outcomes = game._run(plans)
     order = np.argsort(np.arange(runs) % n, kind="stable")
     counts = np.bincount(np.arange(runs) % n, minlength=n)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)

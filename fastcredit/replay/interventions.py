@@ -47,6 +47,11 @@ class Intervention:
             return NotImplemented
         return Compose(_parts(self) + _parts(other))
 
+    def __post_init__(self):
+        # the step is checked when the intervention is built, not first at a replay
+        object.__setattr__(self, "step", check_int(self.step, f"{type(self).__name__}.step",
+                                                   lo=0))
+
     def _check(self, n_steps: int) -> None:
         step = check_int(self.step, f"{type(self).__name__}.step", lo=0)
         if step >= n_steps:
@@ -93,8 +98,8 @@ class EditContext(Intervention):
     step: int
     edit: Callable
 
-    def _check(self, n_steps):
-        super()._check(n_steps)
+    def __post_init__(self):
+        super().__post_init__()
         if not callable(self.edit):
             raise TypeError(f"EditContext.edit must be callable (history -> history), got "
                             f"{type(self.edit).__name__}")
@@ -108,8 +113,8 @@ class SwapPolicy(Intervention):
     step: int
     policy: Callable
 
-    def _check(self, n_steps):
-        super()._check(n_steps)
+    def __post_init__(self):
+        super().__post_init__()
         if not callable(self.policy):
             raise TypeError(f"SwapPolicy.policy must be callable (history, rng), got "
                             f"{type(self.policy).__name__}")
@@ -124,16 +129,19 @@ class Hold(Intervention):
     steps: frozenset = field(default_factory=frozenset)
 
     def __post_init__(self):
+        if isinstance(self.steps, (str, bytes)):
+            raise TypeError(f"Hold.steps must be a collection of step indices, got "
+                            f"{type(self.steps).__name__}")
         try:
-            steps = frozenset(self.steps)
+            steps = list(self.steps)
         except TypeError:
             raise TypeError(f"Hold.steps must be a collection of step indices, got "
                             f"{type(self.steps).__name__}") from None
-        object.__setattr__(self, "steps", steps)
+        object.__setattr__(self, "steps", frozenset(check_int(s, "Hold.steps", lo=0)
+                                                    for s in steps))
 
     def _check(self, n_steps):
         for s in self.steps:
-            s = check_int(s, "Hold.steps", lo=0)
             if s >= n_steps:
                 raise ValueError(f"Hold.steps must be steps of the record (0..{n_steps - 1}), "
                                  f"got {s}")
@@ -146,7 +154,14 @@ class Compose(Intervention):
     parts: tuple
 
     def __post_init__(self):
-        parts = tuple(self.parts)
+        if isinstance(self.parts, (Intervention, str, bytes)):
+            raise TypeError(f"Compose.parts must be a sequence of interventions, got "
+                            f"{type(self.parts).__name__}")
+        try:
+            parts = tuple(self.parts)
+        except TypeError:
+            raise TypeError(f"Compose.parts must be a sequence of interventions, got "
+                            f"{type(self.parts).__name__}") from None
         for p in parts:
             if not isinstance(p, Intervention) or isinstance(p, Compose):
                 raise TypeError(f"Compose.parts must be interventions (not nested Compose), "
