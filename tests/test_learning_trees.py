@@ -84,3 +84,10 @@ def test_learn_trees_command(capsys):
     assert "asct_uniform" in out and "initial actor" in out
     assert main(["learn-trees", "--methods", "ppo"]) == 2
     assert "--methods" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad", ["no", 0.5, None])
+def test_tree_benchmark_use_cache_is_a_bool(bad):
+    """bool(use_cache) took "no" and 0.5 as True (found by tests/test_fuzz.py)."""
+    with pytest.raises(TypeError, match="use_cache"):
+        L.tree_benchmark(methods=("return",), runs=1, updates=1, episodes=1, use_cache=bad)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._params import SEED, Integer, Real
-from .._validation import as_sequence
+from .._validation import as_sequence, check_bool
 from . import ppo, workflow
 
 __all__ = ["TREE_METHODS", "TreeBenchmarkResult", "tree_benchmark", "expected_utility"]
@@ -210,7 +210,8 @@ def tree_benchmark(*, methods=TREE_METHODS, runs: int = 5, updates: int = 60,
                 k=Integer("k", 1, 1 << 20, "").check(k), c=Real("c", 0.0, None, "").check(c),
                 c_tok=Real("c_tok", 0.0, None, "").check(c_tok),
                 epochs=ppo.EPOCHS.check(epochs), lr=Real("lr", 0.0, 1e3, "").check(lr),
-                clip=ppo.CLIP.check(clip), checkpoints=checkpoints, use_cache=bool(use_cache))
+                clip=ppo.CLIP.check(clip), checkpoints=checkpoints,
+                use_cache=check_bool(use_cache, "use_cache"))
     initial = expected_utility(np.zeros(workflow.N_FEATURES))
     curves, util, cost, ex, re = {}, {}, {}, {}, {}
     for m in methods:
