@@ -266,6 +266,15 @@ def test_exported_from_the_trees_family():
     (lambda: ts.state_seed(0, None), r"\bt must"),
     (lambda: ts.centring_sign_flips("x", [1.0]), r"\bq\b"),    # named q_hat
     (lambda: ts.repeatability(ENV, W.root(), [[0.5]]), r"prefixes\[0\]"),
+    # options only a tree reads, accepted without a tree (VinePPO, the return, a
+    # terminal state)
+    (lambda: ts.decision_records(ENV, W.root(), credit="vine", k=2, c=-1.0), "c must"),
+    (lambda: ts.decision_records(ENV, W.root(), credit="return", c_tok="x"), "c_tok"),
+    (lambda: ts.decision_records(ENV, W.root(), credit="vine", k=2, baseline="median"),
+     "baseline"),
+    (lambda: ts.monte_carlo_value(ENV, W.root(), [4], seed=-1), "seed"),
+    (lambda: ts.monte_carlo_value(ENV, W.root(), [4], use_cache="no"), "use_cache"),
+    (lambda: ts.monte_carlo_value(ENV, W.root(), [4], actor=3), "actor"),
 ])
 def test_malformed_input_is_refused_by_name(call, pattern):
     with pytest.raises((ValueError, TypeError), match=pattern):

@@ -417,7 +417,10 @@ def monte_carlo_value(env, root=None, prefix=(), actor=None, *, k: int = 16, see
     -1.33
     """
     k = SAMPLES.check(k)
+    seed = SEED.check(seed)
+    use_cache = check_bool(use_cache, "use_cache")
     cache = _cache_for(env, root, cache)
+    _theta(env, actor)
     pre = _prefix(prefix)
     node = _node(cache, pre)
     if _nact(cache, node) == 0:
@@ -602,9 +605,12 @@ def decision_records(env, root, actor=None, *, credit: str = "asct", rule: str =
     rule = ALLOCATOR.check(rule)
     backend = BACKEND.check(backend)
     budget, k = BUDGET.check(budget), SAMPLES.check(k)
+    c, c_tok = EXPLORE.check(c), PRICE.check(c_tok)
+    baseline = BASELINE.check(baseline)
     seed = SEED.check(seed)
     use_cache = check_bool(use_cache, "use_cache")
     cache = _cache_for(env, root, None)
+    _theta(env, actor)
     actions, behaviour, executed, cost = _rollout(cache, actor, seed)
     ledger = RunLedger(executed, cost)
     T = actions.shape[0]
