@@ -65,7 +65,7 @@ import numpy as np
 HERE = pathlib.Path(__file__).resolve()
 
 PUBLIC_MODULES = ("fastcredit", "fastcredit.audit", "fastcredit.synthetic", "fastcredit.games",
-                  "fastcredit.learning",
+                  "fastcredit.learning", "fastcredit.replay", "fastcredit.treesearch",
                   "fastcredit.scoring", "fastcredit.dask", "fastcredit.shapiq", "fastcredit.cli",
                   "fastcredit.trl")
 
@@ -75,7 +75,10 @@ PUBLIC_MODULES = ("fastcredit", "fastcredit.audit", "fastcredit.synthetic", "fas
 # its own options are CreditShaping's, fuzzed here.
 NOT_FUZZED = {"fastcredit.trl.CreditGRPOTrainer":
               "a TRL GRPOTrainer (model, datasets, config): tests/test_trl.py; its options "
-              "are fastcredit.trl.CreditShaping's"}
+              "are fastcredit.trl.CreditShaping's",
+              "fastcredit.treesearch.RunLedger":
+              "a record the engine returns (its fields default to zero so that a run's "
+              "ledger starts from RunLedger()); its add_tree is fuzzed"}
 
 # --------------------------------------------------------------------------
 # 1. discovery
@@ -112,11 +115,20 @@ def public_names(module) -> list[str]:
     return list(names)
 
 
+# Dataclasses with required fields that users build and that validate them
+# (not records the library returns): constructors to fuzz.
+CONSTRUCTORS = {"Agent", "Resample", "ForceAction", "ReplaceObservation", "EditContext",
+                "SwapPolicy", "Compose"}
+
+
 def _is_result_class(cls) -> bool:
     """A record the library returns: a dataclass with required fields. (A
     dataclass whose every field has a default, like ScoreConfig, is a
-    configuration users build, and a constructor to fuzz.)"""
+    configuration users build, and a constructor to fuzz, as are the
+    CONSTRUCTORS.)"""
     if not dataclasses.is_dataclass(cls):
+        return False
+    if cls.__name__ in CONSTRUCTORS and cls.__module__.startswith("fastcredit."):
         return False
     return any(f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
                for f in dataclasses.fields(cls))
@@ -337,6 +349,97 @@ def _demo_result(ctx):
     return compute_demo(10, 0)
 
 
+# --- counterfactual trees (fastcredit.treesearch) and the tree benchmark ---------
+_MEMO: dict = {}
+
+
+def _workflow_env(ctx=None):
+    """The retrieval workflow as a JitEnvironment, one per worker: a prefix
+    cache must be given with the environment it belongs to, and the trees
+    compile once per environment."""
+    if "env" not in _MEMO:
+        from fastcredit.learning import workflow
+        _MEMO["env"] = workflow.environment()
+    return _MEMO["env"]
+
+
+def _workflow_root(ctx=None):
+    from fastcredit.learning import workflow
+    return workflow.root(kind=1, level=2)
+
+
+def _workflow_theta(ctx=None):
+    from fastcredit.learning import workflow
+    return _rng(40).normal(scale=0.5, size=workflow.N_FEATURES)
+
+
+def _workflow_actor(ctx=None):
+    import fastcredit as fc
+    return fc.SoftmaxActor(_workflow_theta())
+
+
+def _prefix_cache(ctx=None):
+    import fastcredit as fc
+    return fc.PrefixCache(_workflow_env(), _workflow_root())
+
+
+def _workflow_fn(name):
+    def make(ctx):
+        from fastcredit.learning import workflow
+        return getattr(workflow, name)
+    return make
+
+
+def _tree_benchmark_result(ctx=None):
+    from fastcredit import learning
+    return learning.tree_benchmark(methods=("asct_uct", "return"), runs=2, updates=2,
+                                   episodes=2, budget=3, k=2, checkpoints=(1,))
+
+
+def _ppo(field):
+    """Six decision records of d = 3 features over at most 4 legal actions."""
+    def make(ctx):
+        rng = _rng(41)
+        legal = np.array([2, 4, 3, 1, 4, 2])
+        values = {"theta": rng.normal(scale=0.3, size=3),
+                  "features": rng.normal(size=(6, 4, 3)),
+                  "n_legal": legal, "actions": np.array([1, 0, 2, 0, 3, 1]),
+                  "behaviour": np.array([0.5, 0.2, 0.4, 1.0, 0.3, 0.6]),
+                  "advantages": rng.normal(size=6)}
+        return values[field]
+    return make
+
+
+# --- causal agent replay (fastcredit.replay) -----------------------------------
+def replay_policy(history, rng):
+    """A random binary action from the step's stream."""
+    return int(rng.integers(2))
+
+
+def replay_tools(action, history, rng):
+    return 10 * int(action) + history.step
+
+
+def replay_outcome(trajectory) -> float:
+    """A failure: two or more of the (three) actions were 1."""
+    return float(sum(trajectory.actions) >= 2)
+
+
+def replay_edit(history):
+    import dataclasses as dc
+    return dc.replace(history, initial="edited")
+
+
+def _agent(ctx=None):
+    from fastcredit.replay import Agent
+    return Agent(replay_policy, replay_tools, replay_outcome, initial="task", max_steps=3)
+
+
+def _record(ctx=None):
+    from fastcredit.replay import record
+    return record(_agent(), seed=3)
+
+
 EXAMPLES: dict[str, object] = {
     # tables and games
     "v": lambda c: _table(),
@@ -446,6 +549,41 @@ EXAMPLES: dict[str, object] = {
     "covariates": lambda c: _vec12(33),
     "scores": lambda c: _rng(34).normal(size=(3, 8)),
     "worlds": 20,
+    # issue 32 (fastcredit.audit.protocol): 12 steps in 3 trajectories of 4 (OFF12)
+    "baseline_credit": lambda c: _vec12(35),
+    "flagged": lambda c: np.array([1, 0, 0, 0, 0, 1, 0, 0, 1, 1, 0, 0], dtype=bool),
+    "control_flagged": lambda c: np.array([0, 1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 1], dtype=bool),
+    "critical": lambda c: np.array([1, 0, 0, 1, 0, 1, 0, 0, 1, 0, 0, 0], dtype=bool),
+    "confidence": lambda c: _rng(36).uniform(size=12),
+    "thresholds": lambda c: np.array([0.0, 0.3, 0.7, 1.0]),
+    "judge_cost": 2.0,
+    "sizes": lambda c: np.array([10, 100, 1000]),
+    "replays": lambda c: np.array([1, 3, 10]),
+    "sd": 0.5,
+    "power": 0.8,
+    # counterfactual trees: the retrieval workflow (fastcredit.learning.workflow)
+    "env": _workflow_env,
+    "root": _workflow_root,
+    "state": _workflow_root,
+    "prefix": lambda c: np.array([0, 1]),
+    "prefixes": lambda c: [[], [0, 1]],
+    "actor": _workflow_actor,
+    "theta": _workflow_theta,
+    "max_actions": 5,
+    "n_features": 50,
+    "t": 2,
+    "q_hat": lambda c: np.array([0.5, np.nan, 1.5, -0.2]),
+    "utility": lambda c: np.array([1.0, -0.5, 2.0]),
+    # PPO on decision records
+    "n_legal": _ppo("n_legal"),
+    "behaviour": _ppo("behaviour"),
+    "advantages": _ppo("advantages"),
+    # causal agent replay
+    "agent": _agent,
+    "record": _record,
+    "intervention": lambda c: __import__("fastcredit.replay").replay.Resample(1),
+    "bounds": (0.0, 1.0),
+    "edit": lambda c: replay_edit,
 }
 
 # Where one name means something else, by "target.param".
@@ -491,6 +629,66 @@ OVERRIDES: dict[str, object] = {
     # issue 32: the paired tests take a 2 x 2 table of counts
     "fastcredit.mcnemar.table": lambda c: np.array([[5, 3], [1, 6]]),
     "fastcredit.paired_proportion_interval.table": lambda c: np.array([[5, 3], [1, 6]]),
+    # dose matching: the reference is per-step credit over the same trajectories
+    "fastcredit.dose_match.reference": lambda c: _vec12(37),
+    # the counterfactual-tree engine: "n_actions", "step", "utility", "features",
+    # "cost", "q" and "pi" mean other things elsewhere
+    "fastcredit.JitEnvironment.n_actions": _workflow_fn("n_actions"),
+    "fastcredit.JitEnvironment.step": _workflow_fn("step"),
+    "fastcredit.JitEnvironment.utility": _workflow_fn("utility"),
+    "fastcredit.JitEnvironment.features": _workflow_fn("features"),
+    "fastcredit.JitEnvironment.step_cost": _workflow_fn("step_cost"),
+    "fastcredit.counterfactual_tree.cache": _prefix_cache,
+    "fastcredit.treesearch.monte_carlo_value.cache": _prefix_cache,
+    "fastcredit.treesearch.monte_carlo_value.k": 4,
+    "fastcredit.treesearch.j_search.q": lambda c: np.array([1.0, 0.0, 2.0, 0.5]),
+    "fastcredit.treesearch.j_search.pi": lambda c: np.array([0.1, 0.2, 0.3, 0.4]),
+    "fastcredit.treesearch.centring_sign_flips.q": lambda c: np.array([0.0, 3.0, 5.0, 1.0]),
+    "fastcredit.treesearch.centring_sign_flips.pi": lambda c: np.array([0.1, 0.1, 0.6, 0.2]),
+    "fastcredit.treesearch.cost_adjusted_value.cost": lambda c: np.array([10.0, 0.0, 4.0]),
+    "fastcredit.treesearch.repeatability.repeats": 3,
+    "fastcredit.treesearch.RunLedger.add_tree.ledger": lambda c: __import__(
+        "fastcredit").counterfactual_tree(_workflow_env(), _workflow_root(), budget=6).ledger,
+    # PPO: "theta", "features" and "actions" mean other things elsewhere
+    "fastcredit.learning.ppo_objective.theta": _ppo("theta"),
+    "fastcredit.learning.ppo_objective.features": _ppo("features"),
+    "fastcredit.learning.ppo_objective.actions": _ppo("actions"),
+    "fastcredit.learning.ppo_update.theta": _ppo("theta"),
+    "fastcredit.learning.ppo_update.features": _ppo("features"),
+    "fastcredit.learning.ppo_update.actions": _ppo("actions"),
+    "fastcredit.learning.ppo_update.epochs": 2,
+    # the tree benchmark at a size that runs in milliseconds (its default: ~50 s)
+    "fastcredit.learning.tree_benchmark.methods": ("asct_uct", "return"),
+    "fastcredit.learning.tree_benchmark.runs": 1,
+    "fastcredit.learning.tree_benchmark.updates": 2,
+    "fastcredit.learning.tree_benchmark.episodes": 1,
+    "fastcredit.learning.tree_benchmark.budget": 3,
+    "fastcredit.learning.tree_benchmark.k": 2,
+    "fastcredit.learning.tree_benchmark.checkpoints": (1,),
+    # causal agent replay: actions and observations are any values (strings
+    # here: a string is never a malformed one); "policy", "env" and "steps"
+    # mean other things elsewhere
+    "fastcredit.replay.Agent.policy": lambda c: replay_policy,
+    "fastcredit.replay.Agent.env": lambda c: replay_tools,
+    "fastcredit.replay.Agent.outcome": lambda c: replay_outcome,
+    "fastcredit.replay.Agent.initial": "task",
+    "fastcredit.replay.History.then.action": "search",
+    "fastcredit.replay.History.then.observation": "found",
+    "fastcredit.replay.Resample.step": 1,
+    "fastcredit.replay.ForceAction.step": 1,
+    "fastcredit.replay.ForceAction.action": "escalate",
+    "fastcredit.replay.ReplaceObservation.step": 1,
+    "fastcredit.replay.ReplaceObservation.observation": "timeout",
+    "fastcredit.replay.EditContext.step": 1,
+    "fastcredit.replay.SwapPolicy.step": 1,
+    "fastcredit.replay.SwapPolicy.policy": lambda c: replay_policy,
+    "fastcredit.replay.Hold.steps": (0, 2),
+    "fastcredit.replay.Compose.parts": lambda c: (
+        __import__("fastcredit.replay").replay.Resample(1),
+        __import__("fastcredit.replay").replay.ForceAction(2, "escalate")),
+    "fastcredit.replay.shapley.permutations": 8,
+    "fastcredit.replay.contrastive.samples": 6,
+    "fastcredit.replay.contrastive.resamples": 200,
 }
 
 # Optional parameters the valid call needs.
@@ -506,6 +704,18 @@ BASE: dict[str, tuple] = {
     "fastcredit.learning.train_policy": ("m", "steps", "batch"),
     "fastcredit.learning.policy_value": ("m",),
     "fastcredit.learning.benchmark": ("m", "steps", "runs", "eval_samples"),
+    "fastcredit.counterfactual_tree": ("root", "prefix", "actor"),
+    "fastcredit.decision_records": ("actor",),
+    "fastcredit.treesearch.monte_carlo_value": ("root", "prefix", "actor", "k"),
+    "fastcredit.treesearch.exact_q": ("prefix", "actor"),
+    "fastcredit.treesearch.repeatability": ("actor", "repeats"),
+    "fastcredit.learning.ppo_update": ("epochs",),
+    "fastcredit.learning.tree_benchmark": ("methods", "runs", "updates", "episodes", "budget",
+                                           "k", "checkpoints"),
+    "fastcredit.replay.Agent": ("initial",),
+    "fastcredit.replay.Hold": ("steps",),
+    "fastcredit.replay.shapley": ("permutations",),
+    "fastcredit.replay.contrastive": ("samples", "resamples"),
 }
 
 # An instance for the methods of a class, by class name.
@@ -534,6 +744,13 @@ INSTANCES: dict[str, Callable] = {
         __import__("fastcredit.learning").learning.LearningTask(_toy_values(), _toy_features()),
         m=1, steps=2, batch=2, evaluator="rerun"),
     "BenchmarkResult": _benchmark_result,
+    "JitEnvironment": _workflow_env,
+    "PrefixCache": _prefix_cache,
+    "SoftmaxActor": _workflow_actor,
+    "TreeBenchmarkResult": _tree_benchmark_result,
+    "RunLedger": lambda c: __import__("fastcredit.treesearch").treesearch.RunLedger(3, 3.0),
+    "History": lambda c: __import__("fastcredit.replay").replay.History("task", (1,), (10,)),
+    "StepGame": lambda c: __import__("fastcredit.replay").replay.StepGame(_record(), seed=1),
 }
 
 # Parameters whose objects a call may legitimately change.
