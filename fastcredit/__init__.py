@@ -56,7 +56,10 @@ _PUBLIC = {
                "PairedDifference", "PartialCorrelation", "TemporalConsistency", "mcnemar",
                "paired_comparison", "paired_proportion_interval", "paired_table",
                "partial_correlation", "spearman_difference", "temporal_consistency",
-               "CorrelatedErrorNull", "NullStatistic", "correlated_error_null"),
+               "CorrelatedErrorNull", "NullStatistic", "correlated_error_null",
+               "AuditVerdicts", "DoseMatch", "MDELadder", "PrecisionLift", "RouterMetrics",
+               "Verdict", "audit_verdicts", "dose_match", "effective_sample_size",
+               "mde_ladder", "precision_lift", "router_metrics", "zero_arm_bound"),
 }
 _HOME = {name: module for module, names in _PUBLIC.items() for name in names}
 _SUBMODULES = ("audit", "games", "learning", "replay", "synthetic")

@@ -149,6 +149,10 @@ COMMITMENT_RULE = Options("rule", ("negative", "excludes_zero"),
                           "commitment point: the last step whose effect interval lies below 0 "
                           "(resampling there still rescues the run), or CAR's literal rule, the "
                           "last step whose interval excludes 0 (either side)")
+JUDGE_COST = Real("judge_cost", 0.0, None,
+                  "cost of one judge call of a confidence router (dollars, replays, ...)")
+STANDARD_DEVIATION = Real("sd", 0.0, None,
+                          "standard deviation of one item's score (minimum detectable effects)")
 EFFECT_KIND = Options("kind", ("auto", "binary", "continuous"),
                       "outcome kind of contrastive effects (auto: binary when all are 0/1)")
 

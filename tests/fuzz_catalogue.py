@@ -561,6 +561,18 @@ EXAMPLES: dict[str, object] = {
     "replays": lambda c: np.array([1, 3, 10]),
     "sd": 0.5,
     "power": 0.8,
+    # issue 32 (fastcredit.audit.protocol): 12 steps in 3 trajectories of 4 (OFF12)
+    "baseline_credit": lambda c: _vec12(35),
+    "flagged": lambda c: np.array([1, 0, 0, 0, 0, 1, 0, 0, 1, 1, 0, 0], dtype=bool),
+    "control_flagged": lambda c: np.array([0, 1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 1], dtype=bool),
+    "critical": lambda c: np.array([1, 0, 0, 1, 0, 1, 0, 0, 1, 0, 0, 0], dtype=bool),
+    "confidence": lambda c: _rng(36).uniform(size=12),
+    "thresholds": lambda c: np.array([0.0, 0.3, 0.7, 1.0]),
+    "judge_cost": 2.0,
+    "sizes": lambda c: np.array([10, 100, 1000]),
+    "replays": lambda c: np.array([1, 3, 10]),
+    "sd": 0.5,
+    "power": 0.8,
     # counterfactual trees: the retrieval workflow (fastcredit.learning.workflow)
     "env": _workflow_env,
     "root": _workflow_root,
@@ -629,6 +641,8 @@ OVERRIDES: dict[str, object] = {
     # issue 32: the paired tests take a 2 x 2 table of counts
     "fastcredit.mcnemar.table": lambda c: np.array([[5, 3], [1, 6]]),
     "fastcredit.paired_proportion_interval.table": lambda c: np.array([[5, 3], [1, 6]]),
+    # dose matching: the reference is per-step credit over the same trajectories
+    "fastcredit.dose_match.reference": lambda c: _vec12(37),
     # dose matching: the reference is per-step credit over the same trajectories
     "fastcredit.dose_match.reference": lambda c: _vec12(37),
     # the counterfactual-tree engine: "n_actions", "step", "utility", "features",

@@ -30,6 +30,10 @@ bootstrap resamples and shuffle controls:
   correlation;
 * the additive correlated-error null (:mod:`~fastcredit.audit.null`:
   :func:`correlated_error_null`, the paper's Table 7);
+* the step-level audit's protocol (:mod:`~fastcredit.audit.protocol`):
+  the frozen, control-gated verdict order (:func:`audit_verdicts`),
+  precision lift over a control, dose matching of credit rules, the
+  minimum-detectable-effect ladder and the confidence router's figures;
 * the inference these rest on: percentile bootstraps
   (:mod:`~fastcredit.audit.bootstrap`: :func:`bootstrap_median`,
   :func:`paired_bootstrap`), score intervals for proportions
@@ -65,6 +69,9 @@ from .paired import (McNemar, PairedComparison, PairedDifference, PartialCorrela
                      TemporalConsistency, mcnemar, paired_comparison, paired_proportion_interval,
                      paired_table, partial_correlation, spearman_difference,
                      temporal_consistency)
+from .protocol import (AuditVerdicts, DoseMatch, MDELadder, PrecisionLift, RouterMetrics,
+                       Verdict, audit_verdicts, dose_match, effective_sample_size, mde_ladder,
+                       precision_lift, router_metrics, zero_arm_bound)
 from .study import (Calibration, EdgeAgreement, InteractionDistribution,
                     PairAgreement, RuleAgreement, SizeAgreement, calibration, edge_agreement,
                     interaction_distribution, pair_agreement, rule_agreement, size_agreement)
@@ -84,7 +91,11 @@ __all__ = ["Alignment", "BootstrapCI", "ContrastiveEffects", "Fidelity", "HolmRe
            "paired_table", "partial_correlation", "spearman_difference",
            "temporal_consistency",
            # Table 7 (fastcredit.audit.null)
-           "CorrelatedErrorNull", "NullStatistic", "correlated_error_null"]
+           "CorrelatedErrorNull", "NullStatistic", "correlated_error_null",
+           # the step-level audit's protocol (fastcredit.audit.protocol)
+           "AuditVerdicts", "DoseMatch", "MDELadder", "PrecisionLift", "RouterMetrics",
+           "Verdict", "audit_verdicts", "dose_match", "effective_sample_size", "mde_ladder",
+           "precision_lift", "router_metrics", "zero_arm_bound"]
 
 # doctest.testmod(fastcredit.audit) only collects objects defined in this
 # module; listing the re-exported names runs their examples too.
