@@ -20,6 +20,7 @@
  * their own (roots); with the two divisions of the logarithms they keep the
  * divider busy some 3.4 ns an instance, the floor of the recipe here.
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -447,5 +448,33 @@ int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics
     if (nb > 0)
         flush_block(&B, nb, per_topic, bid, ctr, noise, expected_value != 0, avx512, ad + x0,
                     score + x0, value + x0, prerank + x0);
+    return FC_OK;
+}
+
+int fc_synthetic_replay_repeats(uint64_t seed, int64_t first, int m, const double *tables,
+                                int64_t repeats, double noise, double *out, int64_t start,
+                                int64_t stop)
+{
+    if (!range_ok(first, 1, start, stop) || m < 1 || m > 30 || repeats < 1 || !tables
+        || !out || !(noise >= 0.0 && noise <= DBL_MAX))
+        return FC_EINVAL;
+    const int64_t n = (int64_t)1 << m;
+    for (int64_t b = start; b < stop; b++) {
+        const double *v = tables + b * n;
+        const uint64_t request = fc_rng_key(seed, (uint64_t)(first + b));
+        for (int64_t r = 0; r < repeats; r++) {
+            double *y = out + (b * repeats + r) * n;
+            uint64_t state = fc_rng_key(request, (uint64_t)r);
+            y[0] = v[0];   /* the empty coalition is not replayed */
+            for (int64_t s = 1; s < n; s++) {
+                const double u1 = fc_rng_uniform(&state);
+                const double u2 = fc_rng_uniform(&state);
+                double sn, cs;
+                synth_sincos_2pi(u2, &sn, &cs);
+                const double rho = sqrt(-2.0 * synth_log(1.0 - u1));
+                y[s] = v[s] + noise * (rho * cs);
+            }
+        }
+    }
     return FC_OK;
 }

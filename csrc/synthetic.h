@@ -109,4 +109,19 @@ int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics
                              double *score, double *value, double *prerank,
                              int64_t start, int64_t stop);
 
+/* Repeated noisy replays of coalition tables (the replay-noise model):
+ * tables holds rows start .. stop-1 of (B, 2^m) tables, row b being request
+ * first + b; out (B, repeats, 2^m) gets, for repeat r of row b,
+ *   out[b, r, 0] = tables[b, 0]   (the empty coalition is not replayed),
+ *   out[b, r, S] = tables[b, S] + noise * z,  S = 1 .. 2^m - 1,
+ * z = sqrt(-2 log(1 - u1)) cos(2 pi u2) (Box-Muller, the log and cos of
+ * this header), u1 then u2 drawn in turn per coalition in increasing mask
+ * order as fc_rng_uniform from the state
+ * fc_rng_key(fc_rng_key(seed, first + b), r): keyed by (seed, request,
+ * repeat), so a repeat's noise does not depend on how many repeats are
+ * drawn. 1 <= m <= 30, repeats >= 1, finite noise >= 0 and the ranges of fc_synthetic_search_lengths; FC_EINVAL otherwise. */
+int fc_synthetic_replay_repeats(uint64_t seed, int64_t first, int m, const double *tables,
+                                int64_t repeats, double noise, double *out, int64_t start,
+                                int64_t stop);
+
 #endif

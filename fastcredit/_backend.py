@@ -49,6 +49,7 @@ FASTEST: dict[str, str] = {
     "trees.credit": "c",
     "trees.allocation": "numba",
     "synthetic.sponsored_search": "c",
+    "synthetic.replay_repeats": "c",
 }
 
 

@@ -250,6 +250,72 @@ def sponsored_search(n_requests: int, m: int | None = None, k: int | None = None
     return Pools._adopt(offsets, ad, score, value, m=m, prerank=prerank)
 
 
+def replay_repeats(v, *, repeats: int = 5, noise: float = 1.0, seed: int = 0, first: int = 0,
+                   threads=None, backend=None):
+    r"""Repeated noisy replays of coalition tables: the replay-noise model.
+
+    Every replay of a nonempty coalition S of request q is its table value
+    plus independent Gaussian noise; the empty coalition is not replayed:
+
+    .. math:: y_{q,r}(S) = v_q(S) + \sigma z_{q,r,S}, \quad S 
+e \emptyset,
+              \qquad y_{q,r}(\emptyset) = v_q(\emptyset),
+
+    :math:`z = \sqrt{-2 \log(1 - u_1)} \cos(2 \pi u_2)` (Box-Muller) with
+    :math:`u_1, u_2` drawn per coalition in mask order from the RNG stream
+    keyed by (seed, request q = first + row, repeat r) (csrc/synthetic.h,
+    ``fc_synthetic_replay_repeats``; C and Numba give the same bits). A
+    repeat's noise does not depend on how many repeats are drawn, nor on the
+    rows generated with it: rows of a larger batch have the same repeats
+    when ``first`` numbers them the same.
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 2**m), 1 <= m <= 30
+        float64 or float32, finite or not (NaN propagates).
+        The noise-free tables (e.g. ``fc.auction_replay`` of
+        :func:`sponsored_search`'s pools).
+    repeats : int >= 1
+    noise : float >= 0
+        :math:`\sigma`, in the units of the tables.
+    seed : int in [0, 2**64)
+    first : int >= 0
+        The request number of row 0.
+    threads, backend
+        As in :func:`sponsored_search`.
+
+    Returns
+    -------
+    ndarray (..., repeats, 2**m) float64
+        Row b of the flattened leading axes is request first + b.
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> y = fc.synthetic.replay_repeats(np.arange(8.0), repeats=2000, noise=0.5, seed=1)
+    >>> y.shape, bool((y[:, 0] == 0).all()), bool(abs(y[:, 1:].std() - 0.5) < 0.01)
+    ((2000, 8), True, True)
+    """
+    from ._validation import coalition_table
+    from ._backend import kernels, resolve
+    t, m, lead = coalition_table(v, "v", max_m=30)
+    t = _np.ascontiguousarray(t, dtype=_np.float64)
+    repeats = _check_int(repeats, "repeats", lo=1, hi=2**31 - 1)
+    noise = _check_float(noise, "noise", lo=0.0)
+    seed = _SEED.check(seed)
+    first = _check_int(first, "first", lo=0, hi=_SYNTHETIC_MAX_INDEX - t.shape[0])
+    _check_memory(8 * t.shape[0] * repeats << m, f"repeats = {repeats:,} (of {t.shape[0]:,} "
+                                                 f"tables of 2**{m} coalitions)")
+    out = _np.empty((t.shape[0], repeats, 1 << m))
+    kern = kernels("synthetic", resolve("synthetic.replay_repeats", backend))
+    key = _np.uint64(seed)
+    flat_t, flat_out = t.reshape(-1), out.reshape(-1)
+    _parallel.run(lambda a, b: kern.replay_repeats(key, first, m, flat_t, repeats, noise,
+                                                   flat_out, a, b),
+                  t.shape[0], _parallel.n_threads(threads), min_items=64)
+    return out.reshape(lead + (repeats, 1 << m))
+
+
 # --- agent-trajectory SCMs (permutation sampling) ---------------------------
 # Causal agent replay on planted ground truth: the players are the steps of a
 # trajectory that ended badly, and v(S) = P(bad outcome | the steps in S keep

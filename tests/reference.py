@@ -1225,3 +1225,26 @@ def correlated_error_null(train, audit, worlds: int, seed: int, atol: float):
     edge_count = np.array([sum(x != 0 for x in row) for row in ae])
     strength = np.array([sum(abs(x) for x in pairs(a[r])) for r in range(n)]) / s
     return out[0], edge_count, out[1], out[2], out[3], strength
+
+
+# --- replay repeats (issue 32, item 1) ----------------------------------------
+
+def replay_repeats(v, repeats: int, noise: float, seed: int, first: int = 0) -> np.ndarray:
+    """The replay-noise model of csrc/synthetic.h (fc_synthetic_replay_repeats)
+    in plain Python: repeat r of row b draws u1, u2 per nonempty coalition in
+    mask order from the stream keyed by (key(seed, first + b), r); y(S) =
+    v(S) + noise * sqrt(-2 log(1 - u1)) cos(2 pi u2), y(empty) = v(empty)."""
+    v = np.asarray(v, dtype=np.float64)
+    B, n = v.shape
+    out = np.empty((B, repeats, n))
+    for b in range(B):
+        request = Stream(seed, first + b).state
+        for r in range(repeats):
+            s = Stream(request, r)
+            out[b, r, 0] = v[b, 0]
+            for mask in range(1, n):
+                u1 = (s.next() >> 11) * 2.0 ** -53
+                u2 = (s.next() >> 11) * 2.0 ** -53
+                rho = math.sqrt(-2.0 * synthetic_log(1.0 - u1))
+                out[b, r, mask] = v[b, mask] + noise * (rho * synthetic_sincos_2pi(u2)[1])
+    return out

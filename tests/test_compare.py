@@ -1135,3 +1135,50 @@ def test_every_kernel_has_a_case_and_a_strictness():   # noqa: F811 (counts the 
     covered = {k for case in every for k in case.kernels}
     assert not set(_backend.FASTEST) - covered, "kernels without a case"
     assert len({case.id for case in every}) == len(every), "case ids must be unique"
+
+
+# --- issue 32, item 1: replay repeats (the replay-noise model) -----------------------
+STRICTNESS.update({"synthetic.replay_repeats": BITS})
+
+
+def replay_repeats_case():
+    g = _rng(93)
+    v = g.normal(size=(37, 16)) * 3.0
+    v[4] = np.inf          # non-finite values propagate; the noise stays the same bits
+    v[5, 3] = np.nan
+
+    def call(backend):
+        return {"y": fc.synthetic.replay_repeats(v, repeats=3, noise=0.4, seed=2**64 - 1,
+                                                 first=11, threads=2, backend=backend)}
+
+    def oracle():
+        return {"y": ref.replay_repeats(v, 3, 0.4, 2**64 - 1, first=11)}
+
+    return Case(("synthetic.replay_repeats",), "m4-nonfinite-threads", call, oracle, rtol=0)
+
+
+CASES_ISSUE_32_REPEATS = [replay_repeats_case()]
+
+
+@pytest.mark.parametrize("case", CASES_ISSUE_32_REPEATS,
+                         ids=[c.id for c in CASES_ISSUE_32_REPEATS])
+def test_repeats_twins_agree(case, resolved):
+    """test_robustness_twins_agree for the replay repeats: each backend against
+    the oracle bit for bit, C against Numba, exactly the declared kernel."""
+    want = {k: np.asarray(v) for k, v in case.oracle().items()}
+    got = {b: {k: np.asarray(v) for k, v in case.call(b).items()} for b in BACKENDS}
+    for backend, out in got.items():
+        for k in want:
+            assert_same_bits(out[k], want[k], f"{case.id} {k} on {backend} against the oracle")
+    assert set(resolved) == set(case.kernels), "the case runs other kernels than it declares"
+    if len(got) == 2:
+        for k in want:
+            assert_same_bits(got["c"][k], got["numba"][k], f"{case.id} {k}: C against Numba")
+
+
+def test_every_kernel_has_a_case_and_a_strictness():   # noqa: F811 (counts the appended cases)
+    assert STRICTNESS.keys() == _backend.FASTEST.keys()
+    every = CASES + CASES_ISSUE_32 + CASES_ISSUE_32_REPEATS
+    covered = {k for case in every for k in case.kernels}
+    assert not set(_backend.FASTEST) - covered, "kernels without a case"
+    assert len({case.id for case in every}) == len(every), "case ids must be unique"

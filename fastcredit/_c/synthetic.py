@@ -2,7 +2,7 @@
 fastcredit._numba.synthetic."""
 from . import check, lib, ptr
 
-__all__ = ["search_lengths", "search_fill"]
+__all__ = ["search_lengths", "search_fill", "replay_repeats"]
 
 
 def search_lengths(seed, first, m, k, empty, short, lengths, start, stop):
@@ -17,3 +17,8 @@ def search_fill(seed, first, m, topics, per_topic, bid, ctr, noise, expected_val
         ptr(offsets), ad.shape[0],
         ptr(ad), ptr(score), ptr(value), ptr(prerank), start, stop),
         "fc_synthetic_search_fill")
+
+
+def replay_repeats(seed, first, m, tables, repeats, noise, out, start, stop):
+    check(lib.fc_synthetic_replay_repeats(seed, first, m, ptr(tables), repeats, noise, ptr(out),
+                                          start, stop), "fc_synthetic_replay_repeats")

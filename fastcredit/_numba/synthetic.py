@@ -14,6 +14,10 @@ Signatures (seed uint64; first, m, k, topics, per_topic, start, stop int):
         int64 and score, value, prerank float64 (offsets[-1],): the instances
         of rows start..stop-1 written (with expected_value nonzero, value
         may be score itself).
+    replay_repeats(seed, first, m, tables, repeats, noise, out, start, stop)
+        tables float64 (B*2**m,), out float64 (B*repeats*2**m,): the noisy
+        repeats of rows start..stop-1 (csrc/synthetic.h,
+        fc_synthetic_replay_repeats).
 Row r is request first + r of the stream (seed); its randomness comes from
 the streams (seed, 3 (first + r) + s) of fastcredit._numba.rng, s = 0
 (list lengths), 1 (instances), 2 (clicks).
@@ -352,3 +356,23 @@ def search_fill(seed, first, m, topics, per_topic, bid, ctr, noise, expected_val
     if nb > 0:
         _fill_block(nb, x0, per_topic, bid, ctr, noise, expected_value, B, ad, score, value,
                     prerank)
+
+
+@jit
+def replay_repeats(seed, first, m, tables, repeats, noise, out, start, stop):
+    """fc_synthetic_replay_repeats: out (B*repeats*2**m,) float64 gets the
+    repeated noisy replays of rows start..stop-1 of tables (B*2**m,)
+    (csrc/synthetic.h), bit for bit."""
+    n = np.int64(1) << np.int64(m)
+    for b in range(start, stop):
+        request = rng.key(seed, np.uint64(first + b))
+        for r in range(repeats):
+            base = (b * repeats + r) * n
+            state = rng.key(request, np.uint64(r))
+            out[base] = tables[b * n]   # the empty coalition is not replayed
+            for s in range(1, n):
+                state, u1 = rng.uniform(state)
+                state, u2 = rng.uniform(state)
+                cs = _sincos_2pi(u2)[1]
+                rho = np.sqrt(-2.0 * _log(1.0 - u1))
+                out[base + s] = tables[b * n + s] + noise * (rho * cs)
