@@ -17,6 +17,8 @@ Optional integrations: :mod:`fastcredit.scoring` (Parquet), :mod:`fastcredit.das
 """
 import importlib as _importlib
 import importlib.util  # noqa: F401  (find_spec below)
+import sys as _sys
+import types as _types
 
 __version__ = "0.1.0"
 
@@ -80,3 +82,19 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+class _Package(_types.ModuleType):
+    """The package's module type. The import system binds a submodule to its
+    name on the package when it first loads it; fastcredit.interactions is
+    both a family's module and that family's main function, and the package's
+    name means the function (as when the package imported its names eagerly),
+    whoever imports the module first."""
+
+    def __setattr__(self, name, value):
+        if isinstance(value, _types.ModuleType) and _HOME.get(name) == f".{name}":
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package

@@ -21,6 +21,7 @@ tests/test_compare.py):
 from __future__ import annotations
 
 import functools
+import importlib
 import math
 import pathlib
 import re
@@ -1004,6 +1005,10 @@ def resolved(monkeypatch):
         seen.append(kernel)
         return real(kernel, backend)
 
+    # fastcredit imports its families on first use: import every family that
+    # has a kernel, so that each module calling resolve is patched
+    for family in {key.split(".")[0] for key in _backend.FASTEST}:
+        importlib.import_module(f"fastcredit.{family}")
     for name, module in list(sys.modules.items()):
         if name.startswith("fastcredit.") and getattr(module, "resolve", None) is real:
             monkeypatch.setattr(module, "resolve", record)

@@ -34,3 +34,15 @@ def test_import_fastcredit_loads_no_kernel():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_family_module_named_like_its_function_leaves_the_function():
+    """fastcredit.interactions is a module and the package's function of the
+    same name: importing the module first (as fastcredit.shapiq does) must
+    not turn ``fc.interactions`` into the module."""
+    code = ("import fastcredit.interactions, fastcredit as fc, types; "
+            "print(isinstance(fc.interactions, types.FunctionType), "
+            "type(fc.interactions([0., 1., 2., 4.], 'SII', 1)).__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.split() == ["True", "Interactions"]
