@@ -181,7 +181,43 @@ BATCH = Integer("batch", 1, 1 << 24, "requests per policy-gradient update")
 GROUP = Integer("group", 2, 1 << 16, "sets sampled per request and update (the GRPO group)")
 LEARNING_RATE = Real("lr", 0.0, 1e3, "Adam step size of the policy's weights (a step moves "
                      "each weight by about lr)")
-RUNS = Integer("runs", 1, 1000, "training runs (seeds) per credit rule")
+RUNS = Integer("runs", 1, 1000, "training runs (seeds) per credit rule or tree-benchmark method")
 EVAL_SAMPLES = Integer("eval_samples", 1, 1 << 16,
                        "sets sampled per held-out request to estimate the expected set value")
 HELD_OUT = Real("held_out", 0.0, 1.0, "share of the requests held out for evaluation")
+
+# --- causal agent replay (fastcredit.replay) ---------------------------------------
+MAX_STEPS = Integer("max_steps", 1, 1 << 20, "most steps a run may take")
+MAX_CONCURRENCY = Integer("max_concurrency", 1, 1 << 16, "rollouts run at once")
+
+# --- counterfactual trees (fastcredit.treesearch) --------------------------------
+ALLOCATOR = Options("rule", ("uniform", "uct", "agent_uct"),
+                    "allocation rule of a tree's trials over root actions")
+CREDIT_SOURCE = Options("credit", ("asct", "vine", "return"),
+                        "decision credit: counterfactual tree (ASCT), Monte-Carlo state values "
+                        "(VinePPO) or the episode's return")
+TREE_BUDGET = Integer("budget", 1, 1 << 24, "trials of a counterfactual tree")
+CONTINUATIONS = Integer("k", 1, 1 << 24,
+                        "Monte-Carlo continuations of the actor per state (VinePPO)")
+EXPLORATION = Real("c", 0.0, None, "UCT exploration constant")
+COST_PRICE = Real("c_tok", 0.0, None, "price of one unit of cost, in utility units (AgentUCT)")
+REPEATS = Integer("repeats", 2, 1 << 20, "independent trees per state")
+MAX_LEGAL_ACTIONS = Integer("max_actions", 1, 1 << 16, "most legal actions of any state")
+ACTOR_FEATURES = Integer("n_features", 1, 1 << 16, "features per (state, action)")
+PREFIX_CAPACITY = Integer("capacity", 1, 1 << 40,
+                          "initial nodes of a prefix cache's trie (it grows as needed)")
+
+# --- the tree benchmark (fastcredit.learning) -----------------------------------
+TREE_METHOD = Options("methods", ("asct_uniform", "asct_uct", "asct_agent_uct", "vine",
+                                  "return"),
+                      "credit of the actor's decisions: a counterfactual tree per visited "
+                      "state with Uniform, UCT or AgentUCT allocation, VinePPO, or the "
+                      "trajectory's return")
+PPO_UPDATES = Integer("updates", 1, 1 << 20, "PPO updates per training run")
+EPISODES = Integer("episodes", 1, 1 << 20, "episodes per PPO update")
+PPO_CLIP = Real("clip", 0.0, 1.0, "PPO's clip range epsilon")
+PPO_EPOCHS = Integer("epochs", 1, 1 << 16, "Adam steps per PPO update")
+WORKFLOW_KIND = Integer("kind", 0, 3, "request kind of the retrieval workflow (0 easy, "
+                        "1 vague, 2 niche, 3 unanswerable)")
+WORKFLOW_LEVEL = Integer("level", 0, 3, "request value level of the retrieval workflow (a "
+                         "good answer is worth 4 + 2 level)")

@@ -561,18 +561,6 @@ EXAMPLES: dict[str, object] = {
     "replays": lambda c: np.array([1, 3, 10]),
     "sd": 0.5,
     "power": 0.8,
-    # issue 32 (fastcredit.audit.protocol): 12 steps in 3 trajectories of 4 (OFF12)
-    "baseline_credit": lambda c: _vec12(35),
-    "flagged": lambda c: np.array([1, 0, 0, 0, 0, 1, 0, 0, 1, 1, 0, 0], dtype=bool),
-    "control_flagged": lambda c: np.array([0, 1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 1], dtype=bool),
-    "critical": lambda c: np.array([1, 0, 0, 1, 0, 1, 0, 0, 1, 0, 0, 0], dtype=bool),
-    "confidence": lambda c: _rng(36).uniform(size=12),
-    "thresholds": lambda c: np.array([0.0, 0.3, 0.7, 1.0]),
-    "judge_cost": 2.0,
-    "sizes": lambda c: np.array([10, 100, 1000]),
-    "replays": lambda c: np.array([1, 3, 10]),
-    "sd": 0.5,
-    "power": 0.8,
     # counterfactual trees: the retrieval workflow (fastcredit.learning.workflow)
     "env": _workflow_env,
     "root": _workflow_root,
@@ -594,7 +582,6 @@ EXAMPLES: dict[str, object] = {
     "agent": _agent,
     "record": _record,
     "intervention": lambda c: __import__("fastcredit.replay").replay.Resample(1),
-    "bounds": (0.0, 1.0),
     "edit": lambda c: replay_edit,
 }
 
@@ -641,8 +628,6 @@ OVERRIDES: dict[str, object] = {
     # issue 32: the paired tests take a 2 x 2 table of counts
     "fastcredit.mcnemar.table": lambda c: np.array([[5, 3], [1, 6]]),
     "fastcredit.paired_proportion_interval.table": lambda c: np.array([[5, 3], [1, 6]]),
-    # dose matching: the reference is per-step credit over the same trajectories
-    "fastcredit.dose_match.reference": lambda c: _vec12(37),
     # dose matching: the reference is per-step credit over the same trajectories
     "fastcredit.dose_match.reference": lambda c: _vec12(37),
     # the counterfactual-tree engine: "n_actions", "step", "utility", "features",
@@ -701,6 +686,9 @@ OVERRIDES: dict[str, object] = {
         __import__("fastcredit.replay").replay.Resample(1),
         __import__("fastcredit.replay").replay.ForceAction(2, "escalate")),
     "fastcredit.replay.shapley.permutations": 8,
+    # the outcome range (permutation_shapley's bounds take stochastic games only)
+    "fastcredit.replay.shapley.bounds": (0.0, 1.0),
+    "fastcredit.replay.StepGame.bounds": (0.0, 1.0),
     "fastcredit.replay.contrastive.samples": 6,
     "fastcredit.replay.contrastive.resamples": 200,
 }
@@ -797,7 +785,13 @@ EQUIVALENT = {"fastcredit.token_counts.m": ("token_action",)}
 RANGE_OVERRIDES = {"fastcredit.project_zero_sum.kappa": (0.0, None, False, None),
                    "fastcredit.derangement.n": (2, 2**32, True, None),
                    "fastcredit.shapiq.exact_values.index": (None, None, True, ("SV", "BV")),
-                   "fastcredit.subset_players.k": (0, None, True, None)}
+                   "fastcredit.subset_players.k": (0, None, True, None),
+                   # _params.PPO_UPDATES is the tree benchmark's (>= 1); a Policy after 0
+                   # updates is the initial one
+                   "fastcredit.learning.Policy.after.updates": (0, None, True, None),
+                   # _params.TREE_BUDGET is a tree's (>= 1 trial); an allocator's run
+                   # may spend none
+                   "fastcredit.AgentUCT.run.budget": (0, None, True, None)}
 
 
 def _declarations() -> dict:
@@ -817,12 +811,13 @@ def _declarations() -> dict:
             if isinstance(decl, (_params.Integer, _params.Real)):
                 lo, hi = decl.lo, decl.hi
                 fin = getattr(decl, "finite", True)
-                if decl.name in out:
-                    plo, phi, pfin, _ = out[decl.name]
+                choices = None
+                if decl.name in out:   # a number of one function, an option of another (kind)
+                    plo, phi, pfin, choices = out[decl.name]
                     lo = None if lo is None or plo is None else min(lo, plo)
                     hi = None if hi is None or phi is None else max(hi, phi)
                     fin = fin and pfin
-                out[decl.name] = (lo, hi, fin, None)
+                out[decl.name] = (lo, hi, fin, choices)
             elif isinstance(decl, _params.Options):
                 prev = out.get(decl.name, (None, None, True, ()))[3] or ()
                 out[decl.name] = (None, None, True, tuple(prev) + tuple(decl.values))

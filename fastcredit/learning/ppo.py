@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._params import Integer, Real
+from .._params import LEARNING_RATE, PPO_CLIP, PPO_EPOCHS
 from .._validation import float64_array, int_array
 
 __all__ = ["ppo_objective", "ppo_update"]
 
-CLIP = Real("clip", 0.0, 1.0, "PPO's clip range epsilon")
-EPOCHS = Integer("epochs", 1, 1 << 16, "gradient steps per PPO update")
 _ADAM = (0.9, 0.999, 1e-8)
 
 
@@ -101,7 +99,7 @@ def ppo_objective(theta, features, n_legal, actions, behaviour, advantages, *,
     >>> v, g
     (1.0, array([ 0.5, -0.5]))
     """
-    clip = CLIP.check(clip)
+    clip = PPO_CLIP.check(clip)
     return _objective(*_records(theta, features, n_legal, actions, behaviour, advantages),
                       clip)
 
@@ -119,8 +117,8 @@ def ppo_update(theta, features, n_legal, actions, behaviour, advantages, *,
     >>> ppo.ppo_update([0.0, 0.0], np.eye(2)[None], [2], [0], [0.5], [1.0], epochs=1)
     array([ 0.05, -0.05])
     """
-    clip, epochs = CLIP.check(clip), EPOCHS.check(epochs)
-    lr = Real("lr", 0.0, 1e3, "").check(lr)
+    clip, epochs = PPO_CLIP.check(clip), PPO_EPOCHS.check(epochs)
+    lr = LEARNING_RATE.check(lr)
     th, f, legal, act, mu, adv = _records(theta, features, n_legal, actions, behaviour,
                                           advantages)
     th = th.copy()

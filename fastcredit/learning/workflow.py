@@ -33,7 +33,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._params import Integer
+from .._params import SEED, WORKFLOW_KIND, WORKFLOW_LEVEL
+from .._validation import check_int
 
 __all__ = ["ACTIONS", "HORIZON", "N_FEATURES", "environment", "root", "sample_roots"]
 
@@ -48,8 +49,6 @@ N_FEATURES = len(ACTIONS) * _STATE_FEATURES
 _COST = np.array([1.0, 1.0, 3.0, 1.0, 0.0])
 _FAST = np.array([[2, 3, 3], [0, 1, 3], [0, 0, 1], [0, 0, 0]], dtype=np.int64)
 _DEEP = np.array([[3, 3, 4], [1, 2, 4], [2, 3, 4], [0, 0, 1]], dtype=np.int64)
-_KIND = Integer("kind", 0, 3, "request kind")
-_LEVEL = Integer("level", 0, 3, "request value level")
 
 jit = njit(cache=True, nogil=True)
 
@@ -138,7 +137,8 @@ def root(kind: int = 0, level: int = 0) -> int:
     >>> workflow.root(kind=2, level=1)
     1572864
     """
-    return int(_pack(0, 0, 0, 0, 0, 0, _KIND.check(kind), _LEVEL.check(level)))
+    return int(_pack(0, 0, 0, 0, 0, 0, WORKFLOW_KIND.check(kind),
+                     WORKFLOW_LEVEL.check(level)))
 
 
 def sample_roots(n: int, seed: int = 0) -> np.ndarray:
@@ -150,8 +150,7 @@ def sample_roots(n: int, seed: int = 0) -> np.ndarray:
     >>> workflow.sample_roots(3, seed=0).shape
     (3,)
     """
-    from .._params import SEED
-    n = Integer("n", 0, 1 << 32, "").check(n)
+    n = check_int(n, "n", lo=0, hi=1 << 32)
     rng = np.random.default_rng(SEED.check(seed))
     kinds, levels = rng.integers(0, 4, n), rng.integers(0, 4, n)
     return np.array([root(int(k), int(v)) for k, v in zip(kinds, levels)], dtype=np.int64)

@@ -30,14 +30,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._params import SEED, Integer, Real
-from .._validation import as_sequence, check_bool
+from .._params import (CONTINUATIONS, COST_PRICE, EPISODES, EXPLORATION, LEARNING_RATE,
+                       PPO_CLIP, PPO_EPOCHS, PPO_UPDATES, RUNS, SEED, TREE_BUDGET, TREE_METHOD)
+from .._validation import as_sequence, check_bool, check_int
 from . import ppo, workflow
 
 __all__ = ["TREE_METHODS", "TreeBenchmarkResult", "tree_benchmark", "expected_utility"]
 
-#: Methods compared by :func:`tree_benchmark`, in report order.
-TREE_METHODS = ("asct_uniform", "asct_uct", "asct_agent_uct", "vine", "return")
+#: Methods compared by :func:`tree_benchmark`, in report order (fastcredit._params).
+TREE_METHODS = TREE_METHOD.values
 _RULE = {"asct_uniform": "uniform", "asct_uct": "uct", "asct_agent_uct": "agent_uct"}
 _ALL_ROOTS = [workflow.root(k, v) for k in range(4) for v in range(4)]
 
@@ -190,27 +191,25 @@ def tree_benchmark(*, methods=TREE_METHODS, runs: int = 5, updates: int = 60,
     t0 = time.perf_counter()
     methods = tuple(as_sequence(methods, "methods", "method names"))
     for m in methods:
-        if m not in TREE_METHODS:
-            raise ValueError(f"methods must be from {TREE_METHODS}, got {m!r}")
+        TREE_METHOD.check(m)
     if not methods or len(set(methods)) != len(methods):
         raise ValueError(f"methods must be a non-empty list of distinct names, got {methods!r}")
     if progress is not None and not callable(progress):
         raise TypeError("progress must be callable (it is given a line of text)")
-    runs = Integer("runs", 1, 1000, "").check(runs)
-    updates = Integer("updates", 1, 1 << 20, "").check(updates)
-    episodes = Integer("episodes", 1, 1 << 20, "").check(episodes)
+    runs = RUNS.check(runs)
+    updates = PPO_UPDATES.check(updates)
+    episodes = EPISODES.check(episodes)
     if checkpoints is None:
         checkpoints = {updates // 4, updates // 2}
     else:
-        checkpoints = {Integer("checkpoints", 1, updates, "").check(x)
+        checkpoints = {check_int(x, "checkpoints", lo=1, hi=updates)
                        for x in as_sequence(checkpoints, "checkpoints", "update counts")}
     checkpoints = tuple(sorted(x for x in checkpoints | {updates} if x >= 1))
     opts = dict(seed=SEED.check(seed), updates=updates, episodes=episodes,
-                budget=Integer("budget", 1, 1 << 20, "").check(budget),
-                k=Integer("k", 1, 1 << 20, "").check(k), c=Real("c", 0.0, None, "").check(c),
-                c_tok=Real("c_tok", 0.0, None, "").check(c_tok),
-                epochs=ppo.EPOCHS.check(epochs), lr=Real("lr", 0.0, 1e3, "").check(lr),
-                clip=ppo.CLIP.check(clip), checkpoints=checkpoints,
+                budget=TREE_BUDGET.check(budget), k=CONTINUATIONS.check(k),
+                c=EXPLORATION.check(c), c_tok=COST_PRICE.check(c_tok),
+                epochs=PPO_EPOCHS.check(epochs), lr=LEARNING_RATE.check(lr),
+                clip=PPO_CLIP.check(clip), checkpoints=checkpoints,
                 use_cache=check_bool(use_cache, "use_cache"))
     initial = expected_utility(np.zeros(workflow.N_FEATURES))
     curves, util, cost, ex, re = {}, {}, {}, {}, {}

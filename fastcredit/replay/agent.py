@@ -32,13 +32,10 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .._params import Integer
+from .._params import MAX_STEPS
 
 __all__ = ["Agent", "Decision", "History", "Step", "Trajectory", "Transition",
            "is_async_callable"]
-
-#: Steps a run may take before it is cut off (``Agent.max_steps``).
-MAX_STEPS = Integer("max_steps", 1, 1 << 20, "most steps a run may take")
 
 #: How a step's action came about (``Step.source``).
 SOURCES = ("recorded", "policy", "held", "forced")

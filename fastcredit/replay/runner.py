@@ -23,12 +23,9 @@ import inspect
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from .._params import Integer
+from .._params import MAX_CONCURRENCY
 
 __all__ = ["AgentError", "MAX_CONCURRENCY", "run_one", "run_many"]
-
-#: Rollouts in flight at once.
-MAX_CONCURRENCY = Integer("max_concurrency", 1, 1 << 16, "rollouts run at once")
 
 
 class AgentError(RuntimeError):

@@ -17,21 +17,18 @@ centring changes, and value net of the search's cost.
 """
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._params import SEED, Integer
-from .._validation import check_float, float64_array
+from .._params import ATOL, COST_PRICE, REPEATS, SEED
+from .._validation import float64_array
 from .env import _prefix
 from .search import counterfactual_tree
 
 __all__ = ["Repeatability", "repeatability", "j_search", "centring_sign_flips",
            "cost_adjusted_value"]
-
-_REPEATS = Integer("repeats", 2, 1 << 20, "independent trees per state")
 
 
 @dataclass(frozen=True)
@@ -75,7 +72,7 @@ def repeatability(env, root, prefixes, actor=None, *, repeats: int = 8, seed: in
     >>> rep.q.shape
     (2, 4, 5)
     """
-    repeats = _REPEATS.check(repeats)
+    repeats = REPEATS.check(repeats)
     seed = SEED.check(seed)
     if seed > 2**64 - 1 - repeats:
         raise ValueError(f"seed must leave room for {repeats} repeats (seed + r < 2**64)")
@@ -144,7 +141,7 @@ def centring_sign_flips(q, pi, *, atol: float = 0.0) -> float:
     0.3333333333333333
     """
     qe, p = _vectors(q=q, pi=pi)
-    atol = check_float(atol, "atol", lo=0.0)
+    atol = ATOL.check(atol)
 
     def sign(x):
         return np.where(np.abs(x) <= atol, 0.0, np.sign(x))
@@ -162,5 +159,5 @@ def cost_adjusted_value(utility, cost, c_tok: float = 1.0) -> float:
     1.8
     """
     u, cst = _vectors(utility=utility, cost=cost)
-    c_tok = check_float(c_tok, "c_tok", lo=0.0)
-    return float(u.mean() - c_tok * cst.mean()) if math.isfinite(c_tok) else float("nan")
+    c_tok = COST_PRICE.check(c_tok)
+    return float(u.mean() - c_tok * cst.mean())

@@ -29,14 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._params import Integer
+from .._params import ACTOR_FEATURES, MAX_LEGAL_ACTIONS, PREFIX_CAPACITY
 from .._validation import check_int, check_memory, float64_array
 
 __all__ = ["JitEnvironment", "SoftmaxActor", "PrefixCache", "Ledger", "RunLedger"]
-
-_ACTIONS = Integer("max_actions", 1, 1 << 16, "most legal actions of any state")
-_FEATURES = Integer("n_features", 1, 1 << 16, "features per (state, action)")
-
 
 def jit_state(value, name: str) -> np.int64:
     """A JitEnvironment's state: an int64 (an int, not a float or a string
@@ -106,8 +102,8 @@ class JitEnvironment:
                 raise TypeError(f"{name} must be a numba @njit function, got "
                                 f"{type(fn).__name__}")
             object.__setattr__(self, name, fn)
-        object.__setattr__(self, "max_actions", _ACTIONS.check(max_actions))
-        object.__setattr__(self, "n_features", _FEATURES.check(n_features))
+        object.__setattr__(self, "max_actions", MAX_LEGAL_ACTIONS.check(max_actions))
+        object.__setattr__(self, "n_features", ACTOR_FEATURES.check(n_features))
 
     def __setattr__(self, name, value):
         raise AttributeError("JitEnvironment is immutable")
@@ -308,7 +304,7 @@ class PrefixCache:
     def __init__(self, env, root, *, capacity: int = 1024):
         self.env = env
         self.jit = isinstance(env, JitEnvironment)
-        capacity = Integer("capacity", 1, 1 << 40, "").check(capacity)
+        capacity = PREFIX_CAPACITY.check(capacity)
         if self.jit:
             root = jit_state(root, "root")
             n = int(env.n_actions(root))

@@ -34,7 +34,8 @@ import numpy as np
 
 from .._backend import kernels, resolve
 from .._constants import ALLOC_AGENT_UCT, ALLOC_UCT, ALLOC_UNIFORM
-from .._params import BACKEND, BASELINE, SEED, Integer, Options, Real
+from .._params import (ALLOCATOR, BACKEND, BASELINE, CONTINUATIONS, COST_PRICE, CREDIT_SOURCE,
+                       EXPLORATION, SEED, TREE_BUDGET)
 from .._validation import check_bool, check_int
 from ..trees import actor_centered_credit
 from .env import (JitEnvironment, Ledger, PrefixCache, RunLedger, SoftmaxActor, _prefix,
@@ -43,19 +44,10 @@ from .env import (JitEnvironment, Ledger, PrefixCache, RunLedger, SoftmaxActor, 
 __all__ = ["TreeResult", "DecisionRecords", "counterfactual_tree", "monte_carlo_value",
            "exact_q", "decision_records", "ALLOCATORS", "CREDIT_SOURCES"]
 
-#: Allocation rules of a tree's trials.
-ALLOCATORS = ("uniform", "uct", "agent_uct")
+#: Allocation rules of a tree's trials (declared in fastcredit._params).
+ALLOCATORS = ALLOCATOR.values
 #: Where a decision's credit comes from (:func:`decision_records`).
-CREDIT_SOURCES = ("asct", "vine", "return")
-
-ALLOCATOR = Options("rule", ALLOCATORS, "allocation rule of a tree's trials over root actions")
-CREDIT_SOURCE = Options("credit", CREDIT_SOURCES,
-                        "decision credit: counterfactual tree (ASCT), Monte-Carlo state values "
-                        "(VinePPO) or the episode's return")
-BUDGET = Integer("budget", 1, 1 << 24, "trials of a tree")
-SAMPLES = Integer("k", 1, 1 << 24, "Monte-Carlo continuations per state")
-EXPLORE = Real("c", 0.0, None, "UCT exploration constant")
-PRICE = Real("c_tok", 0.0, None, "price of one unit of cost, in utility units (AgentUCT)")
+CREDIT_SOURCES = CREDIT_SOURCE.values
 _CODES = {"uniform": ALLOC_UNIFORM, "uct": ALLOC_UCT, "agent_uct": ALLOC_AGENT_UCT}
 
 
@@ -379,8 +371,8 @@ def counterfactual_tree(env, root=None, prefix=(), actor=None, *, budget: int = 
     """
     rule = ALLOCATOR.check(rule)
     backend = BACKEND.check(backend)
-    budget = BUDGET.check(budget)
-    c, c_tok = EXPLORE.check(c), PRICE.check(c_tok)
+    budget = TREE_BUDGET.check(budget)
+    c, c_tok = EXPLORATION.check(c), COST_PRICE.check(c_tok)
     baseline = BASELINE.check(baseline)
     counts, sums, pi, t_action, t_ret, ledger = _search(
         env, root, prefix, actor, _CODES[rule], budget, c, c_tok, seed, cache, use_cache,
@@ -416,7 +408,7 @@ def monte_carlo_value(env, root=None, prefix=(), actor=None, *, k: int = 16, see
     >>> round(v, 3)
     -1.33
     """
-    k = SAMPLES.check(k)
+    k = CONTINUATIONS.check(k)
     seed = SEED.check(seed)
     use_cache = check_bool(use_cache, "use_cache")
     cache = _cache_for(env, root, cache)
@@ -604,8 +596,8 @@ def decision_records(env, root, actor=None, *, credit: str = "asct", rule: str =
     credit = CREDIT_SOURCE.check(credit)
     rule = ALLOCATOR.check(rule)
     backend = BACKEND.check(backend)
-    budget, k = BUDGET.check(budget), SAMPLES.check(k)
-    c, c_tok = EXPLORE.check(c), PRICE.check(c_tok)
+    budget, k = TREE_BUDGET.check(budget), CONTINUATIONS.check(k)
+    c, c_tok = EXPLORATION.check(c), COST_PRICE.check(c_tok)
     baseline = BASELINE.check(baseline)
     seed = SEED.check(seed)
     use_cache = check_bool(use_cache, "use_cache")
