@@ -20,7 +20,6 @@
  * their own (roots); with the two divisions of the logarithms they keep the
  * divider busy some 3.4 ns an instance, the floor of the recipe here.
  */
-#include <float.h>
 #include <math.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -456,7 +455,7 @@ int fc_synthetic_replay_repeats(uint64_t seed, int64_t first, int m, const doubl
                                 int64_t stop)
 {
     if (!range_ok(first, 1, start, stop) || m < 1 || m > 30 || repeats < 1 || !tables
-        || !out || !(noise >= 0.0 && noise <= DBL_MAX))
+        || !out || !(noise >= 0.0 && noise <= 1e300))
         return FC_EINVAL;
     const int64_t n = (int64_t)1 << m;
     for (int64_t b = start; b < stop; b++) {

@@ -119,7 +119,8 @@ int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics
  * order as fc_rng_uniform from the state
  * fc_rng_key(fc_rng_key(seed, first + b), r): keyed by (seed, request,
  * repeat), so a repeat's noise does not depend on how many repeats are
- * drawn. 1 <= m <= 30, repeats >= 1, finite noise >= 0 and the ranges of fc_synthetic_search_lengths; FC_EINVAL otherwise. */
+ * drawn. 1 <= m <= 30, repeats >= 1, 0 <= noise <= 1e300 (|z| < 8.6: the noise
+ * stays finite) and the ranges of fc_synthetic_search_lengths; FC_EINVAL otherwise. */
 int fc_synthetic_replay_repeats(uint64_t seed, int64_t first, int m, const double *tables,
                                 int64_t repeats, double noise, double *out, int64_t start,
                                 int64_t stop);

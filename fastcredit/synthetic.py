@@ -276,7 +276,7 @@ e \emptyset,
         The noise-free tables (e.g. ``fc.auction_replay`` of
         :func:`sponsored_search`'s pools).
     repeats : int >= 1
-    noise : float >= 0
+    noise : float in [0, 1e300]
         :math:`\sigma`, in the units of the tables.
     seed : int in [0, 2**64)
     first : int >= 0
@@ -302,7 +302,8 @@ e \emptyset,
     t, m, lead = coalition_table(v, "v", max_m=30)
     t = _np.ascontiguousarray(t, dtype=_np.float64)
     repeats = _check_int(repeats, "repeats", lo=1, hi=2**31 - 1)
-    noise = _check_float(noise, "noise", lo=0.0)
+    # |z| < 8.6, so noise * z stays finite (csrc/synthetic.h)
+    noise = _check_float(noise, "noise", lo=0.0, hi=1e300)
     seed = _SEED.check(seed)
     first = _check_int(first, "first", lo=0, hi=_SYNTHETIC_MAX_INDEX - t.shape[0])
     _check_memory(8 * t.shape[0] * repeats << m, f"repeats = {repeats:,} (of {t.shape[0]:,} "
