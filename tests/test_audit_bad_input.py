@@ -91,7 +91,7 @@ X = np.arange(10.0)
     (lambda: fc.alignment_controls(np.ones((0, 3)), np.ones((0, 3))), ValueError,
      "^credit must have shape .* n_requests >= 1"),
     (lambda: fc.evaluator_fidelity(np.broadcast_to(np.zeros(1), (1 << 31,)), np.zeros(8)),
-     ValueError, "same shape"),
+     ValueError, r"^v must have a last axis of length 2\*\*m"),
     (lambda: fc.evaluator_fidelity(*[np.broadcast_to(np.zeros(1), (1 << 31,))] * 2),
      ValueError, "2 <= m <= 16"),
     (lambda: fc.holm([]), ValueError, "at least one"),
