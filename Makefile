@@ -26,11 +26,13 @@ test: $(STAMP)
 
 # The trainer integrations on a real stack: torch first (pip takes a local
 # CPU wheel where one is configured, PyPI's elsewhere), then the trl extra,
-# then only the trainer tests (a tiny Llama trained on CPU, verl's advantages).
+# then only the tests that need it (a tiny Llama trained on CPU, verl's
+# advantages, a tiny GPT-2 replayed as an agent's policy).
 test-trainers: $(STAMP)
 	$(BIN)/python -m pip install -q torch==2.13.0
 	$(BIN)/python -m pip install -q -e '.[test,trl]'
-	$(BIN)/python -m pytest -q tests/test_trl.py tests/test_verl.py tests/test_trainer_recipe.py
+	$(BIN)/python -m pytest -q tests/test_trl.py tests/test_verl.py tests/test_trainer_recipe.py \
+		tests/test_replay_lm.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/ratios.py $(BENCH_ARGS)
