@@ -61,7 +61,10 @@ _PUBLIC = {
                "CorrelatedErrorNull", "NullStatistic", "correlated_error_null",
                "AuditVerdicts", "DoseMatch", "MDELadder", "PrecisionLift", "RouterMetrics",
                "Verdict", "audit_verdicts", "dose_match", "effective_sample_size",
-               "mde_ladder", "precision_lift", "router_metrics", "zero_arm_bound"),
+               "mde_ladder", "precision_lift", "router_metrics", "zero_arm_bound",
+               "MagnitudeFidelity", "NoiseScale", "SplitHalfConsistency",
+               "aggregate_repeats", "fidelity_by_magnitude", "noise_scale",
+               "replay_reference", "split_half_consistency"),
 }
 _HOME = {name: module for module, names in _PUBLIC.items() for name in names}
 _SUBMODULES = ("audit", "games", "learning", "replay", "synthetic")

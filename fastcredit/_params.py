@@ -221,3 +221,25 @@ WORKFLOW_KIND = Integer("kind", 0, 3, "request kind of the retrieval workflow (0
                         "1 vague, 2 niche, 3 unanswerable)")
 WORKFLOW_LEVEL = Integer("level", 0, 3, "request value level of the retrieval workflow (a "
                          "good answer is worth 4 + 2 level)")
+
+# --- replay repeats (fastcredit.audit.repeats, the study's audit reference) -------
+REPEAT_AGGREGATE = Options("how", ("median", "mean"),
+                           "aggregation of repeated noisy replays into one table: the "
+                           "coalition-wise median (the paper's y_audit) or mean")
+SPLIT_STATISTIC = Options("statistic", ("shapley", "edges"),
+                          "what split-half consistency compares: the signs of the two halves' "
+                          "Shapley credits, or of their insertion edges")
+MAGNITUDE_BINS = Integer("bins", 1, 1 << 16,
+                         "bins of the reference edge's magnitude (quantiles of the counted "
+                         "edges)")
+REPLAY_REPEATS = Integer("replay_repeats", 1, 1 << 16,
+                         "noisy replays per coalition aggregated into the study's audit "
+                         "reference")
+REPLAY_NOISE = Real("replay_noise", 0.0, 1e300,
+                    "sd of one replay's noise, in the units of the tables (the study's audit "
+                    "reference)")
+#: The study's audit reference: y_audit = median over REPLAY_REPEATS_DEFAULT
+#: noisy replays of the rerun table with noise sd REPLAY_NOISE_DEFAULT
+#: (docs/study.md says why these).
+REPLAY_REPEATS_DEFAULT = 6
+REPLAY_NOISE_DEFAULT = 1.0

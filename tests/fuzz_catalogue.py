@@ -561,6 +561,8 @@ EXAMPLES: dict[str, object] = {
     "replays": lambda c: np.array([1, 3, 10]),
     "sd": 0.5,
     "power": 0.8,
+    # issue 32 (fastcredit.audit.repeats): R = 4 noisy replays of each table
+    "repeated": lambda c: _table()[:, None, :] + _rng(37).normal(size=(B, 4, 1 << M)) * 0.3,
     # counterfactual trees: the retrieval workflow (fastcredit.learning.workflow)
     "env": _workflow_env,
     "root": _workflow_root,
@@ -778,7 +780,10 @@ NAN_DOCUMENTED = {"fastcredit.alignment", "fastcredit.alignment_controls",
                   "fastcredit.ShapleyEstimate.ci", "fastcredit.BootstrapCI.pvalue",
                   "fastcredit.interaction_distribution", "fastcredit.edge_agreement",
                   "fastcredit.pair_agreement", "fastcredit.calibration",
-                  "fastcredit.size_agreement", "fastcredit.rule_agreement"}
+                  "fastcredit.size_agreement", "fastcredit.rule_agreement",
+                  # an empty magnitude bin, a request with no nonzero credit: NaN
+                  "fastcredit.fidelity_by_magnitude", "fastcredit.split_half_consistency",
+                  "fastcredit.noise_scale"}   # the sd of no requests: NaN
 # Documented equivalents: an error about "target.param" may name these instead.
 EQUIVALENT = {"fastcredit.token_counts.m": ("token_action",)}
 # Where one parameter name has another documented range (lo, hi, finite, choices).

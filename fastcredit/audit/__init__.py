@@ -30,6 +30,10 @@ bootstrap resamples and shuffle controls:
   correlation;
 * the additive correlated-error null (:mod:`~fastcredit.audit.null`:
   :func:`correlated_error_null`, the paper's Table 7);
+* replay repeats (:mod:`~fastcredit.audit.repeats`): the repeat-aggregated
+  audit reference (:func:`aggregate_repeats`, :func:`replay_reference`),
+  split-half sign self-consistency, the noise scale against the number of
+  repeats and fidelity by edge magnitude;
 * the step-level audit's protocol (:mod:`~fastcredit.audit.protocol`):
   the frozen, control-gated verdict order (:func:`audit_verdicts`),
   precision lift over a control, dose matching of credit rules, the
@@ -72,6 +76,9 @@ from .paired import (McNemar, PairedComparison, PairedDifference, PartialCorrela
 from .protocol import (AuditVerdicts, DoseMatch, MDELadder, PrecisionLift, RouterMetrics,
                        Verdict, audit_verdicts, dose_match, effective_sample_size, mde_ladder,
                        precision_lift, router_metrics, zero_arm_bound)
+from .repeats import (MagnitudeFidelity, NoiseScale, SplitHalfConsistency, aggregate_repeats,
+                      fidelity_by_magnitude, noise_scale, replay_reference,
+                      split_half_consistency)
 from .study import (Calibration, EdgeAgreement, InteractionDistribution,
                     PairAgreement, RuleAgreement, SizeAgreement, calibration, edge_agreement,
                     interaction_distribution, pair_agreement, rule_agreement, size_agreement)
@@ -95,7 +102,11 @@ __all__ = ["Alignment", "BootstrapCI", "ContrastiveEffects", "Fidelity", "HolmRe
            # the step-level audit's protocol (fastcredit.audit.protocol)
            "AuditVerdicts", "DoseMatch", "MDELadder", "PrecisionLift", "RouterMetrics",
            "Verdict", "audit_verdicts", "dose_match", "effective_sample_size", "mde_ladder",
-           "precision_lift", "router_metrics", "zero_arm_bound"]
+           "precision_lift", "router_metrics", "zero_arm_bound",
+           # replay repeats: the audit reference and its noise (fastcredit.audit.repeats)
+           "MagnitudeFidelity", "NoiseScale", "SplitHalfConsistency", "aggregate_repeats",
+           "fidelity_by_magnitude", "noise_scale", "replay_reference",
+           "split_half_consistency"]
 
 # doctest.testmod(fastcredit.audit) only collects objects defined in this
 # module; listing the re-exported names runs their examples too.

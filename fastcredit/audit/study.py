@@ -279,6 +279,16 @@ def _counted(st, sa, over):
     return np.ones(st.shape, dtype=bool)
 
 
+def _edge_signs(t, a, m, atol):
+    """The signs of every insertion edge of ``t`` and ``a`` (B, m 2**(m-1)),
+    the predecessor size of each edge and ``a``'s marginals: the one
+    definition of an edge's sign that :func:`edge_agreement` and
+    :func:`fastcredit.audit.fidelity_by_magnitude` count."""
+    dt, k = _edges(t, m)
+    da, _ = _edges(a, m)
+    return _sign(dt, atol), _sign(da, atol), k, da
+
+
 def edge_agreement(train, audit, *, over="audit_nonzero", atol=1e-9,
                    level=0.95) -> EdgeAgreement:
     r"""Insertion-edge sign agreement of two evaluators, by predecessor size
@@ -336,9 +346,7 @@ def edge_agreement(train, audit, *, over="audit_nonzero", atol=1e-9,
     check_memory(6 * 8 * t.shape[0] * m << (m - 1),
                  f"train and audit ({t.shape[0]:,} requests of m = {m}: their "
                  f"{t.shape[0] * m << (m - 1):,} insertion edges)")
-    st, k = _edges(t, m)
-    sa, _ = _edges(a, m)
-    st, sa = _sign(st, atol), _sign(sa, atol)
+    st, sa, k, _ = _edge_signs(t, a, m, atol)
     same = _agree(st, sa)
     counted = _counted(st, sa, over)
     onehot = (k[:, None] == np.arange(m)).astype(np.float64)   # edge -> its size
