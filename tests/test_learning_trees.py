@@ -91,3 +91,20 @@ def test_tree_benchmark_use_cache_is_a_bool(bad):
     """bool(use_cache) took "no" and 0.5 as True (found by tests/test_fuzz.py)."""
     with pytest.raises(TypeError, match="use_cache"):
         L.tree_benchmark(methods=("return",), runs=1, updates=1, episodes=1, use_cache=bad)
+
+
+@pytest.mark.parametrize("flag,declared", [("--runs", "RUNS"), ("--updates", "PPO_UPDATES"),
+                                           ("--episodes", "EPISODES"),
+                                           ("--budget", "TREE_BUDGET"),
+                                           ("--k", "CONTINUATIONS")])
+def test_learn_trees_options_are_the_declared_ones(capsys, flag, declared):
+    """learn-trees' bounds are fastcredit._params' (the library's): one past
+    the declared maximum is refused with exit status 2 naming the option."""
+    from fastcredit import _params
+    from fastcredit.cli import main
+    hi = getattr(_params, declared).hi
+    for args, name in (([flag, str(hi + 1)], flag.lstrip("-")), (["--c-tok", "-1"], "c_tok")):
+        with pytest.raises(SystemExit) as exit_:
+            main(["learn-trees", "--methods", "return", *args])
+        assert exit_.value.code == 2
+        assert name in capsys.readouterr().err

@@ -1,19 +1,12 @@
-"""fastcredit learn-trees: the tree benchmark (fastcredit.learning.tree_benchmark):
+"""fastcredit learn-trees: the tree benchmark (fastcredit.learning.workflow_benchmark):
 counterfactual-tree credit (ASCT) against VinePPO and trajectory-return PPO."""
 from __future__ import annotations
 
 import sys
 
 from .. import _params
-from .._params import Integer, Real
+from .._params import CONTINUATIONS, COST_PRICE, EPISODES, PPO_UPDATES, RUNS, TREE_BUDGET
 from .common import _UserError, _add_option, _add_quiet
-
-_RUNS = Integer("runs", 1, 1000, "training runs (seeds) per method")
-_UPDATES = Integer("updates", 1, 1 << 20, "PPO updates per training run")
-_EPISODES = Integer("episodes", 1, 1 << 20, "episodes per PPO update")
-_BUDGET = Integer("budget", 1, 1 << 20, "trials per counterfactual tree (ASCT)")
-_K = Integer("k", 1, 1 << 20, "Monte-Carlo continuations per state (VinePPO)")
-_C_TOK = Real("c_tok", 0.0, None, "AgentUCT's price of one cost unit, in utility units")
 
 
 def add_parser(sub) -> None:
@@ -26,16 +19,17 @@ def add_parser(sub) -> None:
                     "UCT, AgentUCT allocation), of VinePPO's Monte-Carlo state values, or of "
                     "the episode's return, and print each method's exact held-out expected "
                     "utility (mean +- sd over runs) and the auxiliary cost its search "
-                    "executed (fastcredit.learning.tree_benchmark).")
+                    "executed (fastcredit.learning.workflow_benchmark).")
     p.add_argument("--methods", default=",".join(TREE_METHODS),
                    help=f"comma-separated methods from {', '.join(TREE_METHODS)} "
                         f"(default: all)")
-    _add_option(p, "--runs", _RUNS, 5)
-    _add_option(p, "--updates", _UPDATES, 60)
-    _add_option(p, "--episodes", _EPISODES, 16)
-    _add_option(p, "--budget", _BUDGET, 10)
-    _add_option(p, "--k", _K, 10)
-    _add_option(p, "--c-tok", _C_TOK, 0.05)
+    _add_option(p, "--runs", RUNS, 5)
+    _add_option(p, "--updates", PPO_UPDATES, 60)
+    _add_option(p, "--episodes", EPISODES, 16)
+    _add_option(p, "--budget", TREE_BUDGET, 10,
+                "trials per counterfactual tree (ASCT)")
+    _add_option(p, "--k", CONTINUATIONS, 10)
+    _add_option(p, "--c-tok", COST_PRICE, 0.05)
     p.add_argument("--no-cache", action="store_true",
                    help="execute every step (no prefix reuse): the same results, a larger "
                         "ledger")
