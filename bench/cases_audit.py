@@ -20,7 +20,7 @@ from scipy.stats import rankdata
 import fastcredit as fc
 from common import Alternative, Case, Limit, kernels
 from fastcredit import _parallel
-from fastcredit.audit import bootstrap, controls, spearman
+from fastcredit.audit import bootstrap, controls, null, paired, spearman
 
 M = 5
 
@@ -318,8 +318,121 @@ def _control_cases(quick, rng):
                bare=_bare_mean_diff(vals, obs, resamples))
 
 
+def _numpy_spearman_difference(x, y, z, resamples, seed):
+    """What a user writes: index matrices of resamples, scipy's rankdata along
+    rows, Pearson of the ranks row-wise, percentile interval."""
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, x.shape[0], size=(resamples, x.shape[0]))
+
+    def rho(a, b):
+        ra, rb = rankdata(a, axis=1), rankdata(b, axis=1)
+        ra -= ra.mean(1, keepdims=True)
+        rb -= rb.mean(1, keepdims=True)
+        return (ra * rb).sum(1) / np.sqrt((ra * ra).sum(1) * (rb * rb).sum(1))
+
+    zi = z[idx]
+    return np.quantile(rho(x[idx], zi) - rho(y[idx], zi), [0.025, 0.975])
+
+
+def _bare_spearman_difference(x, y, z, resamples, seed=0):
+    """fc_bootstrap_spearman_diff over the resamples, split as
+    spearman_difference splits them, on the sorted samples it makes, into
+    prepared replicates (the estimate and the interval are NumPy, counted by
+    the ratio)."""
+    (sx, ox), (sy, oy), (sz, oz) = (bootstrap._sorted(v) for v in (x, y, z))
+    n = x.shape[0]
+
+    def prepare(backend, threads):
+        impl = kernels("audit.bootstrap_spearman_diff", backend)
+        reps = np.empty(resamples)
+
+        def part(start, stop):
+            impl.bootstrap_spearman_diff(sx, ox, sy, oy, sz, oz, np.uint64(seed), start, stop,
+                                         np.empty(n, dtype=np.int32), np.empty(3 * n),
+                                         reps[start:stop])
+
+        def call():
+            _parallel.run(part, resamples, _parallel.n_threads(threads),
+                          min_items=bootstrap._MIN_RESAMPLES_PER_THREAD)
+            return reps
+
+        return call
+    return prepare
+
+
+def _paired_cases(quick, rng):
+    n, resamples = (400, 1_000) if quick else (1_171, 10_000)
+    z = rng.normal(size=n)
+    x, y = z + 0.5 * rng.normal(size=n), z + 3 * rng.normal(size=n)
+    yield Case("spearman_difference", f"{n} items, {resamples} resamples",
+               lambda backend, threads: fc.audit.spearman_difference(
+                   x, y, z, resamples=resamples, threads=threads, backend=backend),
+               Limit(x, y, z),
+               Alternative("NumPy index matrices + rankdata",
+                           lambda: _numpy_spearman_difference(x, y, z, resamples // 10, 0),
+                           scale=10),
+               threads=(1, 2), key="audit.bootstrap_spearman_diff", repeats=5,
+               bare=_bare_spearman_difference(x, y, z, resamples))
+
+
+def _bare_null_worlds(train, audit, worlds, seed=0, atol=1e-9):
+    """fc_null_worlds over the worlds, split as correlated_error_null splits
+    them, on the per-request statistics it computes first (made once here),
+    into prepared outputs. The statistics of the tables (Shapley credits,
+    insertion edges, pair interactions: other kernels and NumPy) and the
+    summaries of the worlds are not in the bare call: the ratio counts them."""
+    t, a, m = null._pair(train, audit)
+    scale = a.std(axis=1)
+    resid = (t - a) / scale[:, None]
+
+    def stats(v):
+        phi = fc.shapley(v)
+        return (np.ascontiguousarray(null._edges(v, m)[0]),
+                np.ascontiguousarray(null._pairs(v, m, None, None)),
+                phi - phi.mean(axis=1, keepdims=True))
+
+    (ea, pa, fa), (er, pr, fr) = stats(a), stats(resid)
+    fa[np.abs(fa).max(axis=1) <= atol] = 0.0
+
+    def signs(x):
+        return np.where(x > atol, 1, np.where(x < -atol, -1, 0)).astype(np.int8)
+
+    es, ps, n = signs(ea), signs(pa), a.shape[0]
+
+    def prepare(backend, threads):
+        impl = kernels("audit.null_worlds", backend)
+        out = (np.empty((worlds, n), dtype=np.int32), np.empty((worlds, n), dtype=np.int32),
+               np.empty((worlds, n), dtype=np.int32), np.empty((worlds, n)))
+
+        def part(start, stop):
+            impl.null_worlds(scale, ea, es, er, pa, ps, pr, fa, fr, atol, np.uint64(seed),
+                             start, stop, *(o[start:stop].reshape(-1) for o in out))
+
+        def call():
+            _parallel.run(part, worlds, _parallel.n_threads(threads), min_items=16)
+            return out
+
+        return call
+    return prepare
+
+
+def _null_cases(quick, rng):
+    n, worlds = (300, 100) if quick else (1_171, 1_000)
+    audit = rng.normal(size=(n, 1 << M))
+    audit[:, 0] = 0
+    train = audit + 0.3 * rng.normal(size=audit.shape) * audit.std(axis=1, keepdims=True)
+    yield Case("correlated_error_null", f"{n} requests x m={M}, {worlds} worlds",
+               lambda backend, threads: fc.audit.correlated_error_null(
+                   train, audit, worlds=worlds, threads=threads, backend=backend),
+               Limit(train, audit), None,
+               threads=(1, 2), key="audit.null_worlds", repeats=3,
+               bare=_bare_null_worlds(train, audit, worlds))
+
+
 def cases(quick: bool):
     rng = np.random.default_rng(0)
     yield from _request_cases(quick, rng)
     yield from _trajectory_cases(quick, rng)
     yield from _control_cases(quick, rng)
+    yield from _paired_cases(quick, rng)
+    yield from _null_cases(quick, rng)

@@ -78,6 +78,49 @@ def cases(quick: bool):
     sample = b // 10
     for preset in ("default", "realistic"):
         yield from _preset_cases(b, sample, preset)
+    yield from _repeats_cases(quick)
+
+
+def _bare_repeats(t, repeats, noise, seed=0):
+    """fc_synthetic_replay_repeats over the rows, split as replay_repeats
+    splits them, into a prepared output (so the ratio counts the checks and
+    the fresh output pages)."""
+    flat_t = np.ascontiguousarray(t).reshape(-1)
+    m = t.shape[-1].bit_length() - 1
+
+    def prepare(backend, threads):
+        kern = kernels("synthetic.replay_repeats", backend)
+        out = np.empty((t.shape[0], repeats, t.shape[1]))
+        flat_out = out.reshape(-1)
+
+        def call():
+            _parallel.run(lambda a, b: kern.replay_repeats(np.uint64(seed), 0, m, flat_t,
+                                                           repeats, noise, flat_out, a, b),
+                          t.shape[0], _parallel.n_threads(threads), min_items=64)
+            return out
+
+        return call
+    return prepare
+
+
+def _repeats_cases(quick):
+    b, repeats, noise = (2_000 if quick else 20_000), 6, 0.5
+    v = np.random.default_rng(1).normal(size=(b, 1 << M))
+    v[:, 0] = 0.0
+
+    def numpy_repeats():
+        y = v[:, None, :] + noise * np.random.default_rng(0).standard_normal(
+            (b, repeats, 1 << M))
+        y[:, :, 0] = v[:, None, 0]
+        return y
+
+    yield Case("replay_repeats", f"B={sci(b)} tables of m={M}, {repeats} repeats",
+               lambda backend, threads: fc.synthetic.replay_repeats(
+                   v, repeats=repeats, noise=noise, seed=0, threads=threads, backend=backend),
+               Limit(np.empty((b, repeats, 1 << M))),      # the repeats it writes
+               Alternative("NumPy v + noise * standard_normal", numpy_repeats, repeats=5),
+               threads=(1, 2), key="synthetic.replay_repeats", repeats=7,
+               bare=_bare_repeats(v, repeats, noise))
 
 
 def _bare(pools, params, seed=0):
