@@ -1,5 +1,11 @@
 """The set-intervention study as a report: the analyses of
-fastcredit.audit.study on one landscape, printed for a terminal
+fastcredit.audit.study on one landscape, with the paper's structure: the
+repeat-aggregated replay (y_audit, the median over R noisy replays of the
+rerun table, fastcredit.audit.repeats) is the audit reference, ``filter``
+the training evaluator and ``rerun`` the sensitivity backend; Tables 1, 2,
+4 and 6 compare the backends with the replay, the calibration section
+reports the backends' agreement with each other, and Tables 7 and 8 compare
+the two backends (filter against rerun). Printed for a terminal
 (:func:`study_lines`) and written as a self-contained HTML page with
 matplotlib plots (:func:`study_html`). Used by ``fastcredit demo``."""
 from __future__ import annotations
@@ -13,7 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .audit import null as null_mod, paired, study
+from . import _params
+from .audit import null as null_mod, paired, repeats as repeats_mod, study
 from .audit.agreement import alignment
 from .audit.controls import derangement
 from .tables import shapley
@@ -23,6 +30,8 @@ from .tables import shapley
 PAPER = {
     "negative_share": 0.644, "positive_share": 0.074, "zero_share": 0.282,
     "median_abs_nonzero": 3.10, "edge_rate": (0.6152, 0.6097, 0.6209), "pair_rate": 0.9697,
+    # split-half sign self-consistency of the replay, median and mean aggregation
+    "split_half": {"median": 0.7747, "mean": 0.7214},
     # Table 2: median centred cosine with the audit Shapley, filter evaluator
     "casi_cosine": 0.4237, "singleton_cosine": 0.3877,
     "casi_minus": {"singleton": (0.036, 0.004, 0.068), "banzhaf": (0.0437, None, None),
@@ -33,17 +42,21 @@ RULE_LABELS = {"singleton": "Singleton", "leave_one_out": "Leave-one-out",
 #: The report's sections, in order: (anchor, title); the HTML report names
 #: every one of them.
 SECTIONS = (
-    ("calibration", "Calibration: the landscape against the paper"),
+    ("calibration", "Calibration: the landscape, and the backends' agreement with each other"),
     ("interactions", "Interaction distribution"),
-    ("table1", "Table 1: agreement by predecessor size |S| = k"),
-    ("table2", "Table 2: credit rules under the training evaluator against the audit Shapley"),
-    ("table6", "Table 6: the full metrics of the rules under the training evaluator"),
-    ("table4", "Table 4: insertion-edge sign agreement by predecessor size"),
-    ("swapped", "The evaluators swapped: rules under the audit evaluator against the "
-                "training evaluator's Shapley"),
-    ("table7", "Table 7: the additive correlated-error null"),
-    ("table8", "Table 8: the context-shuffle placebo"),
+    ("replay", "The audit reference: the median of repeated noisy replays"),
+    ("table1", "Table 1: agreement by predecessor size |S| = k, training evaluator against "
+               "the replay"),
+    ("table2", "Table 2: credit rules under each backend against the replay's Shapley"),
+    ("table6", "Table 6: the full metrics of the rules under each backend"),
+    ("table4", "Table 4: insertion-edge sign agreement of each backend with the replay, by "
+               "predecessor size"),
+    ("magnitude", "Fidelity by edge magnitude: each backend against the replay"),
+    ("table7", "Table 7: the additive correlated-error null (the backends)"),
+    ("table8", "Table 8: the context-shuffle placebo (the backends)"),
 )
+#: What the replay-aggregated reference is called in the report.
+REFERENCE = "replay"
 #: Table 7's protocol, the paper's: 1,000 null worlds on about 1,200
 #: requests (1,171 there); the null's cost grows with requests x worlds.
 NULL_REQUESTS, NULL_WORLDS = 1200, 1000
@@ -54,19 +67,30 @@ PLACEBO_OUTCOMES = {"top action agrees": "top", "centred cosine > 0": "cosine"}
 @dataclass(frozen=True)
 class Study:
     """Every analysis of one landscape: ``train`` / ``audit`` are the
-    evaluator names (e.g. "filter", "rerun")."""
+    backend names (e.g. "filter", "rerun"); the audit reference is the
+    median over ``repeats`` noisy replays (sd ``noise``) of the ``audit``
+    backend's tables."""
 
     train: str
     audit: str
     n_requests: int
-    calibration: study.Calibration
-    by_size: study.SizeAgreement
-    rules: study.RuleAgreement
-    swapped: study.RuleAgreement
+    repeats: int
+    noise: float
+    calibration: study.Calibration         # the backends' agreement with each other
+    consistency: repeats_mod.SplitHalfConsistency   # of the replay's repeats
+    noise_scale: repeats_mod.NoiseScale    # of the replay's repeats, median aggregation
+    magnitude: dict                        # backend -> MagnitudeFidelity against the replay
+    by_size: study.SizeAgreement           # train against the replay
+    rules: dict                            # backend -> RuleAgreement against the replay
+    edges: dict                            # backend -> EdgeAgreement against the replay
     null: null_mod.CorrelatedErrorNull     # Table 7, on the first null_requests requests
     placebo: dict                          # Table 8: outcome label -> PairedComparison
     placebo_requests: int                  # requests whose audit Shapley varies
-    seconds: dict                          # "analyses", "Table 7", "Table 8" -> seconds
+    seconds: dict                          # "replay", "analyses", "Table 7", "Table 8" -> s
+
+    @property
+    def backends(self) -> tuple:
+        return (self.train, self.audit)
 
 
 def context_placebo(train, audit, *, seed=0, threads=None) -> tuple[dict, int]:
@@ -94,25 +118,47 @@ def context_placebo(train, audit, *, seed=0, threads=None) -> tuple[dict, int]:
 
 
 def compute_study(tables: dict, train: str = "filter", audit: str = "rerun", *,
+                  repeats: int = _params.REPLAY_REPEATS_DEFAULT,
+                  noise: float = _params.REPLAY_NOISE_DEFAULT,
                   resamples: int = 10_000, seed: int = 0, threads=None,
                   null_requests: int = NULL_REQUESTS, worlds: int = NULL_WORLDS) -> Study:
-    """The analyses of ``tables[train]`` against ``tables[audit]`` (both
-    (B, 2**m)), of the evaluators swapped, the correlated-error null
-    (Table 7) of the first ``null_requests`` with ``worlds`` worlds and the
-    context placebo (Table 8) of all; their seconds in ``Study.seconds``."""
+    """The study of ``tables[train]`` and ``tables[audit]`` (both (B, 2**m),
+    row b request b) against the audit reference y_audit =
+    ``fastcredit.audit.aggregate_repeats(fastcredit.synthetic.replay_repeats(
+    tables[audit], repeats=repeats, noise=noise, seed=seed))`` (the median):
+    the replay's split-half consistency and noise scale, each backend's
+    fidelity by edge magnitude, Tables 1 (train), 2, 4 and 6 (each backend)
+    against the replay, the backends' calibration against each other, the
+    correlated-error null (Table 7) of the first ``null_requests`` with
+    ``worlds`` worlds and the context placebo (Table 8) of all, both of
+    train against audit; their seconds in ``Study.seconds``."""
+    from .synthetic import replay_repeats
+    repeats = _params.REPLAY_REPEATS.check(repeats, "repeats")
+    noise = _params.REPLAY_NOISE.check(noise, "noise")
     t, a = tables[train], tables[audit]
     t0 = time.perf_counter()
-    parts = (study.calibration(t, a, threads=threads), study.size_agreement(t, a, threads=threads),
-             study.rule_agreement(t, a, resamples=resamples, seed=seed, threads=threads),
-             study.rule_agreement(a, t, resamples=resamples, seed=seed, threads=threads))
+    y = replay_repeats(a, repeats=repeats, noise=noise, seed=seed, threads=threads)
+    ref = repeats_mod.aggregate_repeats(y)
+    backends = {train: t, audit: a}
+    replay = ((repeats_mod.split_half_consistency(y, threads=threads)
+               if repeats >= 2 else None),
+              repeats_mod.noise_scale(y) if repeats >= 2 else None,
+              {b: repeats_mod.fidelity_by_magnitude(v, ref) for b, v in backends.items()})
     t1 = time.perf_counter()
+    parts = (study.calibration(t, a, threads=threads), *replay,
+             study.size_agreement(t, ref, threads=threads),
+             {b: study.rule_agreement(v, ref, resamples=resamples, seed=seed, threads=threads)
+              for b, v in backends.items()},
+             {b: study.edge_agreement(v, ref) for b, v in backends.items()})
+    t1b = time.perf_counter()
     null = null_mod.correlated_error_null(t[:null_requests], a[:null_requests], worlds=worlds,
                                           seed=seed, threads=threads)
     t2 = time.perf_counter()
     placebo, n_placebo = context_placebo(t, a, seed=seed, threads=threads)
     t3 = time.perf_counter()
-    return Study(train, audit, t.shape[0], *parts, null, placebo, n_placebo,
-                 {"analyses": t1 - t0, "Table 7": t2 - t1, "Table 8": t3 - t2})
+    return Study(train, audit, t.shape[0], repeats, noise, *parts, null, placebo, n_placebo,
+                 {"replay": t1 - t0, "analyses": t1b - t0, "Table 7": t2 - t1b,
+                  "Table 8": t3 - t2})
 
 
 def _pct(x: float) -> str:
@@ -137,14 +183,15 @@ def _calibration_rows(s: Study):
         [f"I_ij = 0 ({s.audit})", _pct(i.zero_share), _pct(PAPER["zero_share"])],
         [f"median |I_ij|, nonzero ({s.audit})", f"{i.median_abs_nonzero:.3g}",
          f"{PAPER['median_abs_nonzero']:.2f}"],
-        [f"edge sign agreement, {s.train} vs {s.audit} (nonzero {s.audit} edges)",
+        [f"backends' edge sign agreement, {s.train} vs {s.audit} (nonzero {s.audit} edges)",
          f"{e.rate:.4f} [{e.low:.4f}, {e.high:.4f}]",
          f"{paper_edge[0]:.4f} [{paper_edge[1]:.4f}, {paper_edge[2]:.4f}]"],
-        ["edge sign agreement, all edges", f"{e.rate_all:.4f} (n={e.count_all:,})", "-"],
-        ["pair sign agreement, nonzero in both",
+        ["backends' edge sign agreement, all edges", f"{e.rate_all:.4f} (n={e.count_all:,})",
+         "-"],
+        ["backends' pair sign agreement, nonzero in both",
          f"{p.rate:.4f} [{p.low:.4f}, {p.high:.4f}] (n={p.count:,})",
          f"{PAPER['pair_rate']:.4f}"],
-        ["pair sign agreement, all pairs",
+        ["backends' pair sign agreement, all pairs",
          f"{p.rate_all:.4f} (n={p.count_all:,})", "-"],
     ])
 
@@ -161,6 +208,38 @@ def _interaction_rows(s: Study):
              "median |I| all"], rows)
 
 
+def _replay_rows(s: Study):
+    c, ns = s.consistency, s.noise_scale
+    rows = [["repeats R, noise sd per replay", f"{s.repeats}, {s.noise:g}", "-"]]
+    if c is not None:
+        paper = PAPER["split_half"]
+        for how in ("median", "mean"):
+            rate, lo, hi = (getattr(c, how), getattr(c, f"{how}_low"),
+                            getattr(c, f"{how}_high"))
+            rows.append([f"split-half Shapley sign consistency, {how} of {c.half} repeats",
+                         f"{rate:.4f} [{lo:.4f}, {hi:.4f}]", f"{paper[how]:.4f}"])
+    if ns is not None:
+        for r, sd, ref in zip(ns.repeats, ns.sd, ns.reference):
+            rows.append([f"sd of a median table's entry, {r} repeat{'s' if r > 1 else ''} "
+                         f"(sd(1)/sqrt({r}))", f"{sd:.4f} ({ref:.4f})", "-"])
+    for b in s.backends:
+        rows.append([f"edge sign agreement, {b} vs {REFERENCE} (nonzero {REFERENCE} edges)",
+                     f"{s.edges[b].rate:.4f} [{s.edges[b].low:.4f}, {s.edges[b].high:.4f}]",
+                     "-"])
+    return (["figure", "this run", "paper"], rows)
+
+
+def _magnitude_rows(s: Study):
+    f = [s.magnitude[b] for b in s.backends]
+    e = f[0].bin_edges
+    rows = [[f"[{e[j]:.3g}, {e[j + 1]:.3g}{']' if j == len(e) - 2 else ')'}", f"{f[0].count[j]:,}"]
+            + [f"{x.rate[j]:.4f} [{x.low[j]:.4f}, {x.high[j]:.4f}]" for x in f]
+            for j in range(len(e) - 1)]
+    rows.append(["all", f"{f[0].count.sum():,}"] + [f"{x.overall:.4f}" for x in f])
+    return ([f"|{REFERENCE} edge|", "edges"] + [f"{b} vs {REFERENCE}" for b in s.backends],
+            rows)
+
+
 def _size_rows(s: Study):
     b = s.by_size
     return (["k = |S|", "sign (nonzero targets)", "Spearman", "top action", "cosine"],
@@ -169,39 +248,51 @@ def _size_rows(s: Study):
              for k in range(len(b.by_size))])
 
 
-def _rule_rows(r: study.RuleAgreement):
+def rule_label(rule: str, backend: str) -> str:
+    """A row of Tables 2 and 6: the rule and the backend it is computed on."""
+    return f"{RULE_LABELS[rule]} ({backend})"
+
+
+def _rule_rows(s: Study):
     rows = []
-    for rule in r.rules:
-        al = r.alignment[rule]
-        vs = r.versus_shapley.get(rule)
-        rows.append([RULE_LABELS[rule], f"{al.median_cosine:.4f}", f"{al.mean_sign_nonzero:.3f}",
-                     f"{al.median_spearman:.3f}", f"{al.top_rate:.3f}",
-                     _ci(vs) if vs is not None else "-"])
-    return (["rule", "cosine", "sign", "Spearman", "top action", "CASI - rule [95 % CI]"], rows)
+    for b in s.backends:
+        r = s.rules[b]
+        for rule in r.rules:
+            al = r.alignment[rule]
+            vs = r.versus_shapley.get(rule)
+            rows.append([rule_label(rule, b), f"{al.median_cosine:.4f}",
+                         f"{al.mean_sign_nonzero:.3f}", f"{al.median_spearman:.3f}",
+                         f"{al.top_rate:.3f}", _ci(vs) if vs is not None else "-"])
+    return (["rule (backend)", "cosine", "sign", "Spearman", "top action",
+             "CASI - rule [95 % CI]"], rows)
 
 
-def _full_rows(r: study.RuleAgreement):
-    """Table 6: every metric of every rule, Sign_all (all m components)
-    beside the sign agreement on the nonzero targets."""
-    return (["rule", "cosine", "Sign_all", "Sign_nonzero", "Spearman", "top action"],
-            [[RULE_LABELS[rule], f"{al.median_cosine:.4f}", f"{al.mean_sign:.3f}",
+def _full_rows(s: Study):
+    """Table 6: every metric of every rule under each backend, Sign_all (all
+    m components) beside the sign agreement on the nonzero targets."""
+    return (["rule (backend)", "cosine", "Sign_all", "Sign_nonzero", "Spearman", "top action"],
+            [[rule_label(rule, b), f"{al.median_cosine:.4f}", f"{al.mean_sign:.3f}",
               f"{al.mean_sign_nonzero:.3f}", f"{al.median_spearman:.3f}", f"{al.top_rate:.3f}"]
-             for rule, al in ((rule, r.alignment[rule]) for rule in r.rules)])
+             for b in s.backends
+             for rule, al in ((rule, s.rules[b].alignment[rule]) for rule in s.rules[b].rules)])
 
 
 def _edge_rows(s: Study):
-    e = s.calibration.edges
+    e = [s.edges[b] for b in s.backends]
 
     def signs(x):
         return " / ".join(f"{v:.2f}" for v in x)
 
-    return (["k = |S|", "edges", "agreement [95 % CI]", f"{s.train} - / 0 / +",
-             f"{s.audit} - / 0 / +"],
-            [[str(k), f"{e.count_by_size[k]:,}",
-              f"{e.by_size[k]:.4f} [{e.by_size_low[k]:.4f}, {e.by_size_high[k]:.4f}]",
-              signs(e.train_signs[k]), signs(e.audit_signs[k])]
-             for k in range(len(e.by_size))] +
-            [["all", f"{e.count:,}", f"{e.rate:.4f} [{e.low:.4f}, {e.high:.4f}]", "", ""]])
+    def ci(x, k):
+        return f"{x.by_size[k]:.4f} [{x.by_size_low[k]:.4f}, {x.by_size_high[k]:.4f}]"
+
+    return (["k = |S|", "edges"] + [f"{b} vs {REFERENCE}" for b in s.backends]
+            + [f"{b} - / 0 / +" for b in s.backends] + [f"{REFERENCE} - / 0 / +"],
+            [[str(k), f"{e[0].count_by_size[k]:,}"] + [ci(x, k) for x in e]
+             + [signs(x.train_signs[k]) for x in e] + [signs(e[0].audit_signs[k])]
+             for k in range(len(e[0].by_size))] +
+            [["all", f"{e[0].count:,}"] + [f"{x.rate:.4f} [{x.low:.4f}, {x.high:.4f}]"
+                                           for x in e] + [""] * (len(e) + 1)])
 
 
 #: Table 7's statistics: name -> (label, decimals).
@@ -235,38 +326,55 @@ def _placebo_rows(s: Study):
 
 def _tables(s: Study) -> dict:
     """anchor -> (header, rows, note)."""
+    ref = (f"the {REFERENCE} (y_audit: the coalition-wise median of {s.repeats} noisy "
+           f"replays of the {s.audit} table, noise sd {s.noise:g})")
     return {
         "calibration": (*_calibration_rows(s),
                         f"{s.n_requests:,} requests; the paper: 1,171 production requests, "
-                        f"m = 5. Bands and choices: docs/study.md."),
+                        f"m = 5. The agreement rows compare the two backends with each other "
+                        f"({s.train} against {s.audit}, noise-free), not with the replay. "
+                        f"Bands and choices: docs/study.md."),
+        "replay": (*_replay_rows(s),
+                   f"The audit reference is {ref}. Split-half: the first and the next "
+                   f"floor(R/2) repeats aggregated apart, the signs of their Shapley credits "
+                   f"compared over the players nonzero in either half (request-clustered "
+                   f"95 % intervals). Noise scale: sd of one entry from two disjoint sets of "
+                   f"r repeats. The replay noise is Gaussian, so the mean, not the median, "
+                   f"is its efficient aggregate (the paper's median gain needs heavier "
+                   f"tails), and the replay has no exact zeros: every edge is nonzero, and "
+                   f"a backend's exact zeros count as disagreements."),
         "interactions": (*_interaction_rows(s),
                          f"I_ij = v(ij) - v(i) - v(j) + v(0), i < j; |I| <= 1e-9 is 0. The "
                          f"{s.train} evaluator has no complements by construction (its "
                          f"filtered top-N of a union is inside the two own top-N's)."),
         "table1": (*_size_rows(s),
                    f"{s.train}'s size-resolved marginals (mean over |S| = k of "
-                   f"v(S+i) - v(S)) against {s.audit}'s at the same k; per request, "
+                   f"v(S+i) - v(S)) against the {REFERENCE}'s at the same k; per request, "
                    f"centred; sign over the nonzero targets (mean), Spearman and cosine "
                    f"(median), top action (rate)."),
-        "table2": (*_rule_rows(s.rules),
-                   f"Rules computed on {s.train} tables, reference Shapley on {s.audit} "
-                   f"tables; CASI - rule: median cosine difference, request-level paired "
-                   f"bootstrap. Paper: CASI 0.4237 vs Singleton 0.3877, +0.036 "
-                   f"[0.004, 0.068]; Banzhaf +0.0437; LOO +0.1968."),
-        "table6": (*_full_rows(s.rules),
-                   f"Rules computed on {s.train} tables against the {s.audit} Shapley, "
-                   f"per request and centred: median cosine and Spearman; Sign_all the "
+        "table2": (*_rule_rows(s),
+                   f"Rules computed on each backend's tables, reference Shapley on {ref}; "
+                   f"CASI - rule: median cosine difference, request-level paired "
+                   f"bootstrap. Paper ({s.train}): CASI 0.4237 vs Singleton 0.3877, +0.036 "
+                   f"[0.004, 0.068]; Banzhaf +0.0437; LOO +0.1968; {s.audit}: CASI 0.6011 "
+                   f"vs Singleton 0.6029."),
+        "table6": (*_full_rows(s),
+                   f"Rules computed on each backend's tables against the {REFERENCE} "
+                   f"Shapley, per request and centred: median cosine and Spearman; "
+                   f"Sign_all the "
                    f"mean share of the m components whose signs agree, Sign_nonzero over "
                    f"the nonzero reference components; top action the rate."),
         "table4": (*_edge_rows(s),
-                   f"Sign (-, 0, +) of v(S+i) - v(S) under both evaluators, by |S| = k, "
-                   f"over the edges whose {s.audit} marginal is nonzero (the paper's "
-                   f"denominator; 'edges' counts them); request-clustered 95 % intervals; "
-                   f"the shares of each sign per evaluator over all edges."),
-        "swapped": (*_rule_rows(s.swapped),
-                    f"Rules computed on {s.audit} tables, reference Shapley on {s.train} "
-                    f"tables (not a table of the paper, whose rerun-evaluator column "
-                    f"needs a third evaluator: CASI 0.6011 vs Singleton 0.6029 there)."),
+                   f"Sign (-, 0, +) of v(S+i) - v(S) under each backend and the "
+                   f"{REFERENCE}, by |S| = k, over the edges whose {REFERENCE} marginal is "
+                   f"nonzero (the paper's denominator; 'edges' counts them); "
+                   f"request-clustered 95 % intervals; the shares of each sign over all "
+                   f"edges. The backends against each other: the calibration section."),
+        "magnitude": (*_magnitude_rows(s),
+                      f"Table 4's counted edges split by the {REFERENCE} edge's |v(S+i) - "
+                      f"v(S)| at its quartiles; agreement and request-clustered 95 % "
+                      f"intervals per bin. Edges the {REFERENCE} barely moves are "
+                      f"decided by its noise."),
         "table7": (*_null_rows(s),
                    f"The first {s.null.n_requests + s.null.n_excluded:,} requests "
                    f"({s.null.n_requests:,} with a varying {s.audit} table), "
@@ -299,8 +407,10 @@ def _text_table(header, rows) -> list[str]:
 def study_lines(s: Study) -> list[str]:
     """The report for a terminal: every section, a table and a note each."""
     out = textwrap.wrap(f"The set-intervention study on {s.n_requests:,} requests: credit "
-                        f"rules under the training evaluator ({s.train}), reference Shapley "
-                        f"from the audit evaluator ({s.audit})", width=98)
+                        f"rules under the training evaluator ({s.train}) and the sensitivity "
+                        f"backend ({s.audit}), audit reference the {REFERENCE} (the median of "
+                        f"{s.repeats} noisy replays of the {s.audit} table, noise sd "
+                        f"{s.noise:g})", width=98)
     tables = _tables(s)
     for anchor, title in SECTIONS:
         header, rows, note = tables[anchor]
@@ -349,6 +459,18 @@ def _figures(s: Study, plt) -> dict:
     figs["interactions"] = _png(fig)
     plt.close(fig)
 
+    if s.noise_scale is not None:
+        ns = s.noise_scale
+        fig, ax = plt.subplots(figsize=(6.4, 3.4))
+        ax.plot(ns.repeats, ns.sd, marker="o", label="median of r repeats (measured)")
+        ax.plot(ns.repeats, ns.reference, ls="--", color="gray", label="sd(1) / sqrt(r)")
+        ax.set_xticks(ns.repeats)
+        ax.set_xlabel("repeats aggregated r")
+        ax.set_ylabel("sd of a table entry")
+        ax.legend(fontsize=8)
+        figs["replay"] = _png(fig)
+        plt.close(fig)
+
     m = len(s.by_size.by_size)
     k = np.arange(m)
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
@@ -363,23 +485,28 @@ def _figures(s: Study, plt) -> dict:
     figs["table1"] = _png(fig)
     plt.close(fig)
 
-    for anchor, r in (("table2", s.rules), ("swapped", s.swapped)):
-        fig, ax = plt.subplots(figsize=(6.4, 3.4))
-        data = [r.alignment[rule].cosine[~np.isnan(r.alignment[rule].cosine)]
-                for rule in r.rules]
-        ax.boxplot(data, showfliers=False)
-        ax.set_xticks(np.arange(1, len(r.rules) + 1), [RULE_LABELS[x] for x in r.rules])
-        ax.set_ylabel("centred cosine with the reference Shapley")
-        figs[anchor] = _png(fig)
-        plt.close(fig)
+    fig, ax = plt.subplots(figsize=(7.4, 3.4))
+    data, labels = [], []
+    for b in s.backends:
+        r = s.rules[b]
+        for rule in r.rules:
+            data.append(r.alignment[rule].cosine[~np.isnan(r.alignment[rule].cosine)])
+            labels.append(rule_label(rule, b).replace(" (", "\n("))
+    ax.boxplot(data, showfliers=False)
+    ax.set_xticks(np.arange(1, len(data) + 1), labels, fontsize=7)
+    ax.set_ylabel(f"centred cosine with the {REFERENCE} Shapley")
+    figs["table2"] = _png(fig)
+    plt.close(fig)
 
-    e = c.edges
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
-    ax.errorbar(k, e.by_size, yerr=[e.by_size - e.by_size_low, e.by_size_high - e.by_size],
-                marker="o", capsize=3, label=f"{s.train} vs {s.audit}")
+    for b in s.backends:
+        e = s.edges[b]
+        ax.errorbar(k, e.by_size, yerr=[e.by_size - e.by_size_low, e.by_size_high - e.by_size],
+                    marker="o", capsize=3, label=f"{b} vs {REFERENCE}")
     ax.axhline(PAPER["edge_rate"][0], color="gray", ls="--", lw=0.8,
                label="paper, nonzero replay edges (0.6152)")
-    for name, sg, ls in ((s.train, e.train_signs, ":"), (s.audit, e.audit_signs, "-.")):
+    for name, sg, ls in ((s.train, s.edges[s.train].train_signs, ":"),
+                         (s.audit, s.edges[s.audit].train_signs, "-.")):
         ax.plot(k, sg[:, 1], ls=ls, marker=".", label=f"{name}: share of zero marginals")
     ax.set_xticks(k)
     ax.set_ylim(0, 1.02)
@@ -387,6 +514,22 @@ def _figures(s: Study, plt) -> dict:
     ax.set_ylabel("sign agreement; share of zeros")
     ax.legend(fontsize=8)
     figs["table4"] = _png(fig)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    for b in s.backends:
+        f = s.magnitude[b]
+        x = np.arange(f.rate.size)
+        ax.errorbar(x, f.rate, yerr=[f.rate - f.low, f.high - f.rate], marker="o", capsize=3,
+                    label=f"{b} vs {REFERENCE}")
+    e = s.magnitude[s.train].bin_edges
+    ax.set_xticks(np.arange(e.size - 1), [f"{e[j]:.2g}-{e[j + 1]:.2g}"
+                                          for j in range(e.size - 1)])
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel(f"|{REFERENCE} edge| (quartile bins)")
+    ax.set_ylabel("edge sign agreement")
+    ax.legend(fontsize=8)
+    figs["magnitude"] = _png(fig)
     plt.close(fig)
 
     x = s.null.statistics["edge_agreement"]

@@ -1,5 +1,7 @@
 """The study in the demo's report: every printed table is the library's
-analysis of the demo's own tables (fastcredit.audit.study), and
+analysis of the demo's own tables (fastcredit.audit.study; the audit
+reference is the median of the rerun table's noisy replays,
+fastcredit.audit.repeats, recomputed here from its definition), and
 ``fastcredit demo --html`` writes a valid, self-contained HTML page naming
 every table, atomically, or refuses in one line when matplotlib is missing."""
 import html.parser
@@ -34,46 +36,82 @@ def cells(text, title):
     return [re.split(r"\s{2,}", line.strip()) for line in block.splitlines()[1:]]
 
 
+R, NOISE = fc._params.REPLAY_REPEATS_DEFAULT, fc._params.REPLAY_NOISE_DEFAULT
+
+
+def reference(a):
+    """y_audit from its definition: the coalition-wise median of the R noisy
+    replays of the rerun tables (the study's seed, request b is row b)."""
+    y = fc.synthetic.replay_repeats(a, repeats=R, noise=NOISE, seed=SEED)
+    return np.median(y, axis=1), y
+
+
 def test_terminal_tables_are_the_library_analyses(run):
     text, saved, _, _ = run
     t, a = saved["table_filter"][:1000], saved["table_rerun"][:1000]
+    ref, y = reference(a)
     titles = dict(_study_report.SECTIONS)
+    # the backends' agreement with each other, labelled as such
     cal = fc.calibration(t, a)
     rows = {r[0]: r[1:] for r in cells(text, titles["calibration"])}
     assert rows["I_ij > 0, complements (rerun)"][0] == \
         f"{100 * cal.interactions.positive_share:.1f} %"
-    assert rows["edge sign agreement, filter vs rerun (nonzero rerun edges)"][0] == \
+    assert rows["backends' edge sign agreement, filter vs rerun (nonzero rerun edges)"][0] == \
         f"{cal.edges.rate:.4f} [{cal.edges.low:.4f}, {cal.edges.high:.4f}]"
-    assert rows["edge sign agreement, all edges"][0] == \
+    assert rows["backends' edge sign agreement, all edges"][0] == \
         f"{cal.edges.rate_all:.4f} (n={cal.edges.count_all:,})"
-    assert rows["pair sign agreement, nonzero in both"][0] == \
+    assert rows["backends' pair sign agreement, nonzero in both"][0] == \
         f"{cal.pairs.rate:.4f} [{cal.pairs.low:.4f}, {cal.pairs.high:.4f}] (n={cal.pairs.count:,})"
-    size = fc.size_agreement(t, a)
+    # the audit reference: split-half consistency and the noise scale of its repeats
+    rows = {r[0]: r[1:] for r in cells(text, titles["replay"])}
+    assert rows["repeats R, noise sd per replay"][0] == f"{R}, {NOISE:g}"
+    c = fc.audit.split_half_consistency(y)
+    for how in ("median", "mean"):
+        assert rows[f"split-half Shapley sign consistency, {how} of {R // 2} repeats"][0] == \
+            (f"{getattr(c, how):.4f} [{getattr(c, how + '_low'):.4f}, "
+             f"{getattr(c, how + '_high'):.4f}]")
+    ns = fc.audit.noise_scale(y)
+    assert rows["sd of a median table's entry, 2 repeats (sd(1)/sqrt(2))"][0] == \
+        f"{ns.sd[1]:.4f} ({ns.reference[1]:.4f})"
+    for b, v in (("filter", t), ("rerun", a)):
+        e = fc.edge_agreement(v, ref)
+        assert rows[f"edge sign agreement, {b} vs replay (nonzero replay edges)"][0] == \
+            f"{e.rate:.4f} [{e.low:.4f}, {e.high:.4f}]"
+    size = fc.size_agreement(t, ref)
     for k, row in enumerate(cells(text, titles["table1"])):
         assert row == [str(k), f"{size.sign_nonzero[k]:.3f}", f"{size.median_spearman[k]:.3f}",
                        f"{size.top_rate[k]:.3f}", f"{size.median_cosine[k]:.3f}"]
+    # Tables 2 and 6: each backend's rules against the replay's Shapley
     full = {r[0]: r[1:] for r in cells(text, titles["table6"])}
-    rules = fc.rule_agreement(t, a, resamples=RESAMPLES, seed=SEED)
-    for rule, label in _study_report.RULE_LABELS.items():   # Table 6: Sign_all printed
-        al = rules.alignment[rule]
-        assert full[label] == [f"{al.median_cosine:.4f}", f"{al.mean_sign:.3f}",
-                               f"{al.mean_sign_nonzero:.3f}", f"{al.median_spearman:.3f}",
-                               f"{al.top_rate:.3f}"]
-    for key, (train, audit) in (("table2", (t, a)), ("swapped", (a, t))):
-        rules = fc.rule_agreement(train, audit, resamples=RESAMPLES, seed=SEED)
-        got = {r[0]: r[1:] for r in cells(text, titles[key])}
-        for rule, label in _study_report.RULE_LABELS.items():
+    got = {r[0]: r[1:] for r in cells(text, titles["table2"])}
+    assert len(full) == len(got) == 2 * len(_study_report.RULE_LABELS)
+    for b, v in (("filter", t), ("rerun", a)):
+        rules = fc.rule_agreement(v, ref, resamples=RESAMPLES, seed=SEED)
+        for rule in _study_report.RULE_LABELS:
+            label = _study_report.rule_label(rule, b)
             al = rules.alignment[rule]
+            assert full[label] == [f"{al.median_cosine:.4f}", f"{al.mean_sign:.3f}",
+                                   f"{al.mean_sign_nonzero:.3f}", f"{al.median_spearman:.3f}",
+                                   f"{al.top_rate:.3f}"]   # Sign_all printed
             assert got[label][:4] == [f"{al.median_cosine:.4f}", f"{al.mean_sign_nonzero:.3f}",
                                       f"{al.median_spearman:.3f}", f"{al.top_rate:.3f}"]
             if rule != "shapley":
                 ci = rules.versus_shapley[rule]
                 assert got[label][4] == f"{ci.estimate:+.4f} [{ci.low:+.4f}, {ci.high:+.4f}]"
+    # Table 4: each backend's edges against the replay's
     edges = cells(text, titles["table4"])
+    ef, er = fc.edge_agreement(t, ref), fc.edge_agreement(a, ref)
     for k in range(5):
-        assert edges[k][:3] == [str(k), f"{cal.edges.count_by_size[k]:,}",
-                                f"{cal.edges.by_size[k]:.4f} [{cal.edges.by_size_low[k]:.4f}, "
-                                f"{cal.edges.by_size_high[k]:.4f}]"]
+        assert edges[k][:4] == [str(k), f"{ef.count_by_size[k]:,}"] + [
+            f"{e.by_size[k]:.4f} [{e.by_size_low[k]:.4f}, {e.by_size_high[k]:.4f}]"
+            for e in (ef, er)]
+    # fidelity by the replay edge's magnitude
+    mag = cells(text, titles["magnitude"])
+    ff, fr = fc.audit.fidelity_by_magnitude(t, ref), fc.audit.fidelity_by_magnitude(a, ref)
+    for j in range(4):
+        assert mag[j][1:] == [f"{ff.count[j]:,}"] + [
+            f"{f.rate[j]:.4f} [{f.low[j]:.4f}, {f.high[j]:.4f}]" for f in (ff, fr)]
+    assert mag[4] == ["all", f"{ff.count.sum():,}", f"{ef.rate:.4f}", f"{er.rate:.4f}"]
 
 
 def test_tables_7_and_8_are_the_library_analyses(run):
@@ -162,7 +200,7 @@ def test_html_report_is_valid_and_names_every_table(run):
         assert title in p.headings and anchor in p.ids
     assert "Throughput" in p.headings and p.tables == len(_study_report.SECTIONS)
     # self-contained: every image is an embedded PNG, nothing is fetched
-    assert len(p.images) == 6 and all(s.startswith("data:image/png;base64,") for s in p.images)
+    assert len(p.images) == 7 and all(s.startswith("data:image/png;base64,") for s in p.images)
     assert not re.search(r"""(src|href)=["'](https?:|//)""", page)
     import base64
     for src in p.images:
@@ -187,3 +225,24 @@ def test_missing_matplotlib_is_one_line_before_any_work(monkeypatch, tmp_path, c
     assert captured.out == "" and not page.exists() and list(tmp_path.iterdir()) == []
     lines = captured.err.splitlines()
     assert len(lines) == 1 and "matplotlib" in lines[0] and "fastcredit[report]" in lines[0]
+
+
+def test_replay_options_reach_the_study(capsys):
+    """--replay-repeats 1 --replay-noise 0: the reference is the rerun table
+    itself (no split halves or noise scale to report), so rerun's Shapley
+    agrees with it perfectly; a refused value is one line, exit status 2."""
+    assert cli.main(["demo", "--requests", "300", "--study-requests", "300", "--resamples",
+                     "50", "--replay-repeats", "1", "--replay-noise", "0", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    titles = dict(_study_report.SECTIONS)
+    rows = {r[0]: r[1:] for r in cells(text, titles["replay"])}
+    assert rows["repeats R, noise sd per replay"][0] == "1, 0"
+    assert not any(k.startswith(("split-half", "sd of")) for k in rows)
+    got = {r[0]: r[1:] for r in cells(text, titles["table2"])}
+    assert got[_study_report.rule_label("shapley", "rerun")][:4] == \
+        ["1.0000", "1.000", "1.000", "1.000"]
+    with pytest.raises(SystemExit) as exc:   # argparse's refusal
+        cli.main(["demo", "--requests", "50", "--replay-noise", "-1", "--quiet"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "replay_noise" in err

@@ -112,7 +112,8 @@ def _credit(tables: dict, times: dict, threads, progress):
 
 
 def _demo_arguments(n_requests, seed, preset="realistic", study_requests=STUDY_DEFAULT,
-                    resamples=10_000) -> tuple:
+                    resamples=10_000, replay_repeats=_params.REPLAY_REPEATS_DEFAULT,
+                    replay_noise=_params.REPLAY_NOISE_DEFAULT) -> tuple:
     """The demo's arguments checked, and refused when the tables and
     credits of n_requests requests cannot fit in memory."""
     from ..audit.bootstrap import check_resamples
@@ -121,26 +122,34 @@ def _demo_arguments(n_requests, seed, preset="realistic", study_requests=STUDY_D
     preset = _params.SEARCH_PRESET.check(preset)
     study_requests = STUDY_REQUESTS.check(study_requests)
     resamples = check_resamples(resamples)
+    replay_repeats = _params.REPLAY_REPEATS.check(replay_repeats)
+    replay_noise = _params.REPLAY_NOISE.check(replay_noise)
     # per request and mode: a table, 4 credit rules (M each) and M x M pairs
     per_request = len(MODES) * ((1 << M) + len(RULES) * M + M * M) * 8
     check_memory(n_requests * per_request, f"n_requests = {n_requests:,} (the tables and "
                                            f"credits of the demo)")
-    return n_requests, seed, preset, study_requests, resamples
+    check_memory(min(n_requests, study_requests) * 8 * (replay_repeats + 2) << M,
+                 f"replay_repeats = {replay_repeats:,} (the study's noisy replays)")
+    return n_requests, seed, preset, study_requests, resamples, replay_repeats, replay_noise
 
 
 def compute_demo(n_requests: int, seed: int, threads=None, progress=None, *,
                  preset: str = "realistic", study_requests: int = STUDY_DEFAULT,
-                 resamples: int = 10_000) -> DemoResult:
+                 resamples: int = 10_000, replay_repeats: int = _params.REPLAY_REPEATS_DEFAULT,
+                 replay_noise: float = _params.REPLAY_NOISE_DEFAULT) -> DemoResult:
     """Replay ``n_requests`` synthetic requests of ``preset`` in both modes,
     compute every credit rule, the interaction shares of all requests and
     the set-intervention study (fastcredit.audit.study, training evaluator
-    filter, audit evaluator rerun) of the first ``study_requests`` with its
-    robustness tables (Table 7's null on the first 1,200 of them, 1,000
-    worlds; Table 8's placebo on all of them); progress
-    bars go to ``progress`` (none when it is None)."""
+    filter, sensitivity backend rerun, audit reference the median of
+    ``replay_repeats`` noisy replays of the rerun table with noise sd
+    ``replay_noise``, seeded by ``seed``) of the first ``study_requests``
+    with its robustness tables (Table 7's null on the first 1,200 of them,
+    1,000 worlds; Table 8's placebo on all of them); progress bars go to
+    ``progress`` (none when it is None)."""
     from .._study_report import compute_study
-    n_requests, seed, preset, study_requests, resamples = _demo_arguments(
-        n_requests, seed, preset, study_requests, resamples)
+    n_requests, seed, preset, study_requests, resamples, replay_repeats, replay_noise = \
+        _demo_arguments(n_requests, seed, preset, study_requests, resamples, replay_repeats,
+                        replay_noise)
     started = time.perf_counter()
     tables, instances, times = _replay(n_requests, seed, preset, threads, progress)
     credit, interactions = _credit(tables, times, threads, progress)
@@ -148,7 +157,8 @@ def compute_demo(n_requests: int, seed: int, threads=None, progress=None, *,
     t0 = time.perf_counter()
     with Stage("study analyses", 1, progress) as stage:
         study = compute_study({mode: tables[mode][:n_study] for mode in MODES}, "filter",
-                              "rerun", resamples=resamples, seed=seed, threads=threads)
+                              "rerun", repeats=replay_repeats, noise=replay_noise,
+                              resamples=resamples, seed=seed, threads=threads)
         stage.advance(1)
     times[f"study ({n_study:,} requests)"] = time.perf_counter() - t0
     return DemoResult(n_requests=n_requests, seed=seed, preset=preset, instances=instances,
@@ -181,7 +191,8 @@ def _throughput_lines(result: DemoResult) -> list[str]:
         rate = f"{count / sec:,.0f}" if sec > 0 else "-"
         lines.append(f"  {name:<28}{sec:9.2f}{rate:>14}")
         if name.startswith("study"):   # what the robustness tables add, on their own
-            for part, label in (("Table 7", "of which Table 7 (null)"),
+            for part, label in (("replay", "of which the replay"),
+                                ("Table 7", "of which Table 7 (null)"),
                                 ("Table 8", "of which Table 8 (placebo)")):
                 lines.append(f"    {label:<26}{result.study.seconds[part]:9.2f}{'-':>14}")
     lines.append(f"  {'total (with this report)':<28}"
@@ -224,7 +235,9 @@ def _npz_path(out) -> str:
 
 def run_demo(n_requests: int, seed: int, out, threads, stream=None, progress=None, *,
              preset: str = "realistic", study_requests: int = STUDY_DEFAULT,
-             resamples: int = 10_000, html=None) -> int:
+             resamples: int = 10_000, html=None,
+             replay_repeats: int = _params.REPLAY_REPEATS_DEFAULT,
+             replay_noise: float = _params.REPLAY_NOISE_DEFAULT) -> int:
     """Run the demo on ``n_requests`` requests, print the report to
     ``stream`` (stdout) and progress to ``progress`` (stderr; False: none);
     save the tables and credits to the .npz file ``out`` (".npz" appended
@@ -233,8 +246,9 @@ def run_demo(n_requests: int, seed: int, out, threads, stream=None, progress=Non
     needed: ImportError otherwise, before any work). Outputs are checked
     before the computation (:class:`fastcredit._output.OutputError`) and
     written atomically, before the report."""
-    n_requests, seed, preset, study_requests, resamples = _demo_arguments(
-        n_requests, seed, preset, study_requests, resamples)
+    n_requests, seed, preset, study_requests, resamples, replay_repeats, replay_noise = \
+        _demo_arguments(n_requests, seed, preset, study_requests, resamples, replay_repeats,
+                        replay_noise)
     stream = sys.stdout if stream is None else stream
     progress = sys.stderr if progress is None else (progress or None)
     if out is not None:
@@ -250,7 +264,8 @@ def run_demo(n_requests: int, seed: int, out, threads, stream=None, progress=Non
     header = demo_header(n_requests, seed, preset)
     print(header, file=stream)
     result = compute_demo(n_requests, seed, threads, progress, preset=preset,
-                          study_requests=study_requests, resamples=resamples)
+                          study_requests=study_requests, resamples=resamples,
+                          replay_repeats=replay_repeats, replay_noise=replay_noise)
     if out is not None:   # saved before the report, which a closed pipe may cut short
         arrays = result.arrays()
         write_file(out, lambda f: np.savez(f, **arrays))
@@ -280,6 +295,9 @@ def add_parser(sub, description: str) -> None:
     _add_option(demo, "--study-requests", STUDY_REQUESTS, STUDY_DEFAULT)
     _add_option(demo, "--resamples", _params.RESAMPLES, 10_000,
                 "bootstrap replicates of the study's paired intervals")
+    _add_option(demo, "--replay-repeats", _params.REPLAY_REPEATS,
+                _params.REPLAY_REPEATS_DEFAULT)
+    _add_option(demo, "--replay-noise", _params.REPLAY_NOISE, _params.REPLAY_NOISE_DEFAULT)
     demo.add_argument("--out", default=None,
                       help="save the tables and credits to this .npz file (written "
                            "atomically; .npz is appended when missing)")
@@ -295,7 +313,8 @@ def run(args) -> int:
     return run_demo(args.requests, args.seed, args.out, args.threads,
                     progress=False if args.quiet else None, preset=args.preset,
                     study_requests=args.study_requests, resamples=args.resamples,
-                    html=args.html)
+                    html=args.html, replay_repeats=args.replay_repeats,
+                    replay_noise=args.replay_noise)
 
 
 #: What the demo's arguments can be refused with, besides OSError of its files.
