@@ -783,7 +783,9 @@ NAN_DOCUMENTED = {"fastcredit.alignment", "fastcredit.alignment_controls",
                   "fastcredit.size_agreement", "fastcredit.rule_agreement",
                   # an empty magnitude bin, a request with no nonzero credit: NaN
                   "fastcredit.fidelity_by_magnitude", "fastcredit.split_half_consistency",
-                  "fastcredit.noise_scale"}   # the sd of no requests: NaN
+                  "fastcredit.noise_scale",   # the sd of no requests: NaN
+                  # a statistic with an empty denominator (every edge within atol)
+                  "fastcredit.correlated_error_null"}
 # Documented equivalents: an error about "target.param" may name these instead.
 EQUIVALENT = {"fastcredit.token_counts.m": ("token_action",)}
 # Where one parameter name has another documented range (lo, hi, finite, choices).

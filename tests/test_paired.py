@@ -267,3 +267,34 @@ def test_partial_correlation_without_covariate_signal_is_pearson():
     pearson = scipy.stats.pearsonr(x, y)
     # with one covariate the test has one degree of freedom less than Pearson's
     assert got.pvalue > pearson.pvalue
+
+
+def test_bad_tables_and_covariates_are_refused_by_name():
+    """What the fuzz harness found (issue 26's standing probes): a ragged
+    table or pair of outcome lists raised NumPy's 'inhomogeneous shape'
+    naming nothing; counts past 2**53 overflowed the binomial tail's C long;
+    an infinite covariate made the regression's SVD fail (LinAlgError)."""
+    with pytest.raises(ValueError, match="^table must be a rectangular array"):
+        fc.mcnemar([[1, 2], [3]])
+    with pytest.raises(ValueError, match="^first must be a rectangular array"):
+        fc.paired_table([[1, 0], [1]], [1, 0])
+    with pytest.raises(ValueError, match=r"table's counts must add up to at most 2\*\*53"):
+        fc.mcnemar(np.array([[1, 2**63], [2**63, 1]], dtype=np.uint64))
+    x = np.arange(10.0)
+    with pytest.raises(ValueError, match="^covariates must be finite for method='pearson'"):
+        fc.partial_correlation(x, x[::-1] ** 2, np.r_[np.inf, np.arange(9.0)])
+    # ranks take an infinite value: Spearman is defined
+    assert np.isfinite(fc.partial_correlation(x, x[::-1] ** 2, np.r_[np.inf, np.arange(9.0)],
+                                              method="spearman").r)
+
+
+def test_evaluator_fidelity_names_its_own_arguments():
+    """The study's table checks named train and audit; evaluator_fidelity's
+    arguments are v and reference (its errors were rewritten by a string
+    replacement, which missed the dtype errors)."""
+    with pytest.raises(TypeError, match="^v must be a real"):
+        fc.evaluator_fidelity(np.zeros(8, dtype=complex), np.zeros(8))
+    with pytest.raises(TypeError, match="^reference must be a real"):
+        fc.evaluator_fidelity(np.zeros(8), np.zeros(8, dtype=np.float16))
+    with pytest.raises(ValueError, match="^v and reference must have the same shape"):
+        fc.evaluator_fidelity(np.zeros(8), np.zeros(16))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._constants import RNG_MAX_RANGE
-from .._validation import float64_array, row_offsets
+from .._validation import as_array, float64_array, row_offsets
 
 
 def float64_vector(x, name: str) -> np.ndarray:
@@ -22,7 +22,7 @@ def real_float64(x, name: str) -> np.ndarray:
     Counts and outcomes are taken in whatever dtype they were tallied in,
     float16 and longdouble included, which
     :func:`~fastcredit._validation.float64_array` refuses."""
-    arr = np.asarray(x)
+    arr = as_array(x, name)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be real, got dtype {arr.dtype}")
     return arr.astype(np.float64)

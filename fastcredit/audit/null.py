@@ -173,7 +173,10 @@ def correlated_error_null(train, audit, *, worlds=1000, level=0.95, atol=1e-9, s
     level : float in (0, 1)
         Of the null interval (percentiles of the worlds).
     atol : float
-        Signs: :math:`|x| \le` atol is 0 (as the study's functions).
+        Signs: :math:`|x| \le` atol is 0 (as the study's functions). A
+        statistic defined for no request (an atol that makes every audit
+        edge 0 leaves edge agreement without a denominator) is NaN, observed
+        and null alike.
     seed : int in [0, 2**64)
     threads, backend
         As in :func:`~fastcredit.audit.bootstrap_median`.

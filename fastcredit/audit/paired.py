@@ -86,6 +86,10 @@ def _table(table):
     if not np.all(np.isfinite(t) & (t >= 0) & (t == np.round(t))) or t.sum() < 1:
         raise ValueError(f"table must hold non-negative whole counts, at least one, got "
                          f"{t.tolist()}")
+    # counts past 2**53 are not whole in float64, and the binomial tail
+    # takes its number of trials as a C long
+    if t.sum() > 2.0**53:
+        raise ValueError(f"table's counts must add up to at most 2**53, got {t.sum():.6g}")
     return (float(x) for x in t.ravel())
 
 
@@ -583,6 +587,11 @@ def partial_correlation(x, y, covariates, *, method="pearson") -> PartialCorrela
                          f"{x.shape}, {y.shape} and {np.shape(covariates)}")
     keep = ~(np.isnan(x) | np.isnan(y) | np.isnan(z).any(axis=1))
     x, y, z = x[keep], y[keep], z[keep]
+    if method == "pearson":   # ranks take an infinite value; a regression does not
+        for name, arr in (("x", x), ("y", y), ("covariates", z)):
+            if np.isinf(arr).any():
+                raise ValueError(f"{name} must be finite for method='pearson' (NaN marks a "
+                                 f"missing item), got an infinite value")
     n, k = x.shape[0], z.shape[1]
     if n - 2 - k < 1:
         raise ValueError(f"covariates: n - 2 - k must be at least 1 (n = {n} items without "

@@ -77,12 +77,14 @@ def _tables(v, name):
     return a.reshape(-1, n), n.bit_length() - 1
 
 
-def _pair(train, audit):
-    t, m = _tables(train, "train")
-    a, _ = _tables(audit, "audit")
+def _pair(train, audit, names=("train", "audit")):
+    """Two tables of the same requests, checked and converted; ``names``
+    are the caller's argument names, for its errors."""
+    t, m = _tables(train, names[0])
+    a, _ = _tables(audit, names[1])
     if t.shape != a.shape or np.shape(train) != np.shape(audit):
-        raise ValueError(f"train and audit must have the same shape, got {np.shape(train)} and "
-                         f"{np.shape(audit)}")
+        raise ValueError(f"{names[0]} and {names[1]} must have the same shape, got "
+                         f"{np.shape(train)} and {np.shape(audit)}")
     return t, a, m
 
 
