@@ -252,13 +252,8 @@ def evaluator_fidelity(v, reference, *, atol=1e-9, threads=None, backend=None) -
     >>> fc.evaluator_fidelity(np.array([0., 1., 1., 1.]), v).edge_sign.tolist()
     [1.0, 0.0]
     """
-    # the study's functions check and convert the tables (naming them train
-    # and audit); an error is re-raised naming this function's arguments
     from .study import edge_agreement, pair_agreement, _pair
-    try:
-        a, ref, m = _pair(v, reference)
-    except ValueError as exc:
-        raise ValueError(str(exc).replace("train", "v").replace("audit", "reference")) from None
+    a, ref, m = _pair(v, reference, names=("v", "reference"))
     edges = edge_agreement(a, ref, atol=atol)
     pair_all = pair_agreement(a, ref, over="all", atol=atol, threads=threads, backend=backend)
     pair_nz = pair_agreement(a, ref, over="audit_nonzero", atol=atol, threads=threads,
