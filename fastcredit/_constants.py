@@ -80,3 +80,7 @@ SYNTHETIC_MAX_INDEX = 1152921504606846976
 #: Largest pCTR noise (log-sd) of the generator: |noise z| stays far below
 #: 708, the range of its exponential, for every Box-Muller z (|z| < 8.6).
 SYNTHETIC_MAX_NOISE = 16
+
+# --- processor paths (csrc/internal.h; private, fastcredit._c.paths) --------------
+#: Bit of fc_internal_paths(): the functions compiled for x86-64-v4 alone.
+PATH_AVX512 = 1

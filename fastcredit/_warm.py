@@ -130,6 +130,11 @@ def _calls():
         "audit.derangement": [lambda: fc.derangement(4, backend="numba")],
         "audit.replay_advantage": [lambda: fc.replay_advantage([[1.0, 0.0]], [[0.0, 0.0]],
                                                                backend="numba")],
+        "audit.bootstrap_spearman_diff": [lambda: fc.spearman_difference(
+            x, x[::-1], x, resamples=4, **nb)],
+        "audit.null_worlds": [lambda: fc.correlated_error_null(
+            np.arange(64.0).reshape(4, 16) % 5, np.arange(64.0).reshape(4, 16) % 3, worlds=2,
+            **nb)],
         "shaping.project": [lambda v=v: fc.project_zero_sum(v, 0.5, **nb) for v in tables],
         "shaping.tokens": [lambda ta=ta: fc.token_advantages(
             np.zeros(2), np.zeros((2, 2)), ta, **nb)
@@ -139,6 +144,8 @@ def _calls():
         "trees.allocation": [lambda: fc.AgentUCT(2, [0.0, 1.0], backend="numba").run(
             float, 3)],
         "synthetic.sponsored_search": [lambda: fc.synthetic.sponsored_search(2, **nb)],
+        "synthetic.replay_repeats": [lambda v=v: fc.synthetic.replay_repeats(v, repeats=2, **nb)
+                                     for v in tables],
         "learning": [lambda: fc.learning.benchmark(fc.learning.benchmark_pools(4, rewrites=3),
                                                    m=2, credits=("shapley",), runs=1, steps=1,
                                                    batch=2, group=2, eval_samples=2),

@@ -49,7 +49,7 @@ from numba.extending import intrinsic
 from . import rng
 from ._simd import prefer_512_bit_vectors
 
-__all__ = ["search_lengths", "search_fill"]
+__all__ = ["search_lengths", "search_fill", "replay_repeats"]
 
 jit = njit(cache=True, nogil=True)
 # error_model="numpy": a float division never raises (and leaves no branch
