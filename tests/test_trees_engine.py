@@ -303,3 +303,78 @@ def test_actor_probabilities_on_a_jit_environment():
         p = ACTOR.probs(ENV, state, 5)
         assert p == ACTOR.probs(ENV.python(), state, 5)
         assert sum(p) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("baseline", ["actor", "uniform"])
+def test_q_stderr_and_credit_against_their_definitions(baseline):
+    """The compiled finish (both engines call it) against NumPy and the trees
+    family's actor_centered_credit on the tried actions."""
+    root, prefix = STATES[1]
+    res = ts.counterfactual_tree(ENV, root, prefix, ACTOR, budget=13, rule="uct",
+                                 baseline=baseline, seed=4)
+    tried = np.flatnonzero(res.counts > 0)
+    for a in range(res.counts.size):
+        r = res.trial_return[res.trial_action == a]
+        assert r.size == res.counts[a]
+        if r.size:
+            assert res.q[a] == pytest.approx(r.mean(), rel=1e-12)
+        if r.size > 1:
+            assert res.stderr[a] == pytest.approx(r.std(ddof=1) / math.sqrt(r.size), rel=1e-12)
+        else:
+            assert np.isnan(res.stderr[a])
+    w = res.pi[tried] / res.pi[tried].sum()
+    ref = trees.actor_centered_credit(res.q[tried], w, [0, tried.size], baseline=baseline)
+    np.testing.assert_allclose(res.credit[tried], ref.credit, rtol=1e-12, atol=1e-12)
+    assert res.baseline == pytest.approx(float(ref.baseline[0]), rel=1e-12, abs=1e-12)
+    np.testing.assert_allclose(res.pi, ACTOR.probs(ENV, W._pack(1, 1, 0, 0, 1, 0, 1, 2), 5),
+                               rtol=1e-12)
+
+
+class Batched(Counting):
+    """Counting with step_batch: the trials' steps must go through it (the
+    restore and the actor's own episode still step one at a time), with the
+    same bits and ledger."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = self.batched = 0
+
+    def step_batch(self, states, actions):
+        assert len(states) == len(actions) >= 1
+        self.calls += 1
+        self.batched += len(states)
+        self.steps += len(states)
+        out = [self.inner.step(s, a) for s, a in zip(states, actions)]
+        return [s for s, _ in out], [c for _, c in out]
+
+
+@pytest.mark.parametrize("rule", ts.ALLOCATORS)
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_batched_steps_give_the_one_at_a_time_results(rule, use_cache):
+    for root, prefix in STATES:
+        kw = dict(budget=48, rule=rule, c_tok=0.2, seed=5, use_cache=use_cache)
+        one = ts.counterfactual_tree(Counting(), root, prefix, ACTOR, **kw)
+        env = Batched()
+        many = ts.counterfactual_tree(env, root, prefix, ACTOR, **kw)
+        _same(one, many, skip=())
+        assert env.steps == many.ledger.executed
+        assert env.batched == many.ledger.trial_executed.sum()
+        if rule == "uniform":
+            assert env.calls <= 6 + len(prefix)       # one call per round
+    # Monte-Carlo continuations (VinePPO's values) and whole episodes' records
+    for credit in ts.CREDIT_SOURCES:
+        a = ts.decision_records(Counting(), W.root(1, 3), ACTOR, credit=credit, budget=8, k=8,
+                                seed=4)
+        b = ts.decision_records(Batched(), W.root(1, 3), ACTOR, credit=credit, budget=8, k=8,
+                                seed=4)
+        np.testing.assert_array_equal(a.credit, b.credit)
+        assert a.ledger == b.ledger
+
+
+def test_step_batch_of_the_wrong_length_is_refused():
+    class Short(Batched):
+        def step_batch(self, states, actions):
+            nxt, cost = super().step_batch(states, actions)
+            return nxt[:-1], cost[:-1]
+    with pytest.raises(ValueError, match="step_batch"):
+        ts.counterfactual_tree(Short(), W.root(0, 0), [], ACTOR, budget=10)

@@ -33,6 +33,21 @@ Signatures:
         from node 0, its steps executed into the trie.
     exact_q(n_actions, step, utility, features, state, theta, q) -> status:
         Q(state, a) of every legal a under the actor, by enumeration.
+    finish(counts, sums, pi, n, trial_action, trial_return, uniform, q,
+           stderr, credit) -> baseline: a tree's Q, standard errors and
+        centred credit from its trials (both engines call it).
+    bound(n_actions, step, utility, features, step_cost) -> search: a
+        compiled function with the environment's functions bound in (so a
+        call types arrays only, not five function arguments, which costs
+        Numba's dispatcher ~25 us), doing the tree, the visited state's
+        probabilities and ``finish`` in one call:
+        search(trie..., prefix, theta, rule, budget, c, c_tok, seed,
+               use_cache, uniform, counts, trial_action, per_action,
+               per_trial, scalars, info) -> status
+        per_action (5, A): sums, pi, q, stderr, credit; per_trial (4,
+        budget): return, executed, reused, cost; scalars (4,): the
+        restore's executed, reused, cost and the baseline; info (2,): the
+        visited state's legal actions and its state.
 """
 import math
 
@@ -123,6 +138,20 @@ def _advance(n_actions, step, node_state, node_nact, node_cost, node_child, n_no
 
 
 @njit(nogil=True)
+def _grow_rows(rows, n):
+    out = np.full(max(n, 2 * rows.shape[0]), -1, dtype=np.int64)
+    out[:rows.shape[0]] = rows
+    return out
+
+
+@njit(nogil=True)
+def _grow_memo(memo):
+    out = np.empty((2 * memo.shape[0], memo.shape[1]))
+    out[:memo.shape[0]] = memo
+    return out
+
+
+@njit(nogil=True)
 def tree(n_actions, step, utility, features, step_cost, node_state, node_nact, node_cost,
          node_child, n_nodes, prefix, theta, rule, budget, c, c_tok, seed, use_cache,
          counts, sums, trial_action, trial_return, trial_executed, trial_reused, trial_cost,
@@ -130,7 +159,6 @@ def tree(n_actions, step, utility, features, step_cost, node_state, node_nact, n
     n_max = node_child.shape[1]
     phi = np.empty(theta.shape[0])
     p = np.empty(n_max)      # the visited state's probabilities
-    pc = np.empty(n_max)     # a continuation state's
     stats = np.zeros(4)
     # restore the visited state: from the cache, or executed from the root
     node, state = 0, node_state[0]
@@ -180,6 +208,9 @@ def tree(n_actions, step, utility, features, step_cost, node_state, node_nact, n
             if taken[a]:
                 cand[n_cand] = a
                 n_cand += 1
+    p_row = np.full(node_state.shape[0], -1, dtype=np.int64)
+    p_memo = np.empty((64, n_max))
+    n_memo = 0
     sub_counts = np.zeros(n_cand, dtype=np.int64)
     sub_sums = np.zeros(n_cand)
     sub_costs = np.zeros(n_cand)
@@ -221,9 +252,20 @@ def tree(n_actions, step, utility, features, step_cost, node_state, node_nact, n
             na = node_nact[node]
             if na == 0:
                 break
-            probs(features, theta, state, na, phi, pc)
+            # the actor is fixed during a tree: a node's probabilities are
+            # computed once (row p_row[node] of p_memo)
+            if node >= p_row.shape[0]:
+                p_row = _grow_rows(p_row, node_state.shape[0])
+            r = p_row[node]
+            if r < 0:
+                if n_memo >= p_memo.shape[0]:
+                    p_memo = _grow_memo(p_memo)
+                r = n_memo
+                n_memo += 1
+                p_row[node] = r
+                probs(features, theta, state, na, phi, p_memo[r])
             cs, u = uniform(cs)
-            a = draw(pc, na, u)
+            a = draw(p_memo[r], na, u)
         value = np.float64(utility(state))
         if not math.isfinite(value):
             return BROKEN
@@ -236,6 +278,88 @@ def tree(n_actions, step, utility, features, step_cost, node_state, node_nact, n
         trial_reused[i] = stats[1]
         trial_cost[i] = stats[2]
     return OK
+
+
+@njit(nogil=True)
+def finish(counts, sums, pi, n, trial_action, trial_return, uniform, q, stderr, credit):
+    """q[a] = sums[a] / counts[a]; stderr[a] = sd(a's returns, ddof 1) /
+    sqrt(counts[a]); credit[a] = q[a] - baseline over the tried actions,
+    the baseline sum_a w_a q[a] with w the actor's pi renormalised over the
+    tried actions (1/k each when their pi sums to 0), or (``uniform``) the
+    plain mean. Untried: NaN (stderr NaN below 2 trials). Sums in index
+    order (actions) and trial order (squared deviations)."""
+    tried = 0
+    ptot = 0.0
+    for a in range(n):
+        stderr[a] = 0.0
+        if counts[a] > 0:
+            q[a] = sums[a] / np.float64(counts[a])
+            tried += 1
+            ptot += pi[a]
+        else:
+            q[a] = np.nan
+    for i in range(trial_action.shape[0]):
+        a = trial_action[i]
+        d = trial_return[i] - q[a]
+        stderr[a] += d * d
+    for a in range(n):
+        if counts[a] > 1:
+            stderr[a] = math.sqrt(stderr[a] / np.float64(counts[a] - 1)) / \
+                math.sqrt(np.float64(counts[a]))
+        else:
+            stderr[a] = np.nan
+    b = 0.0
+    if uniform:
+        for a in range(n):
+            if counts[a] > 0:
+                b += q[a]
+        b /= np.float64(tried)
+    else:
+        for a in range(n):
+            if counts[a] > 0:
+                w = pi[a] / ptot if ptot > 0.0 else 1.0 / np.float64(tried)
+                b += w * q[a]
+    for a in range(n):
+        credit[a] = q[a] - b if counts[a] > 0 else np.nan
+    return b
+
+
+_BOUND = {}
+
+
+def bound(n_actions, step, utility, features, step_cost):
+    """The compiled tree search of one environment (module docstring),
+    built once per set of functions."""
+    fns = (n_actions, step, utility, features, step_cost)
+    fn = _BOUND.get(fns)
+    if fn is not None:
+        return fn
+
+    @njit(nogil=True)
+    def search(node_state, node_nact, node_cost, node_child, n_nodes, prefix, theta, rule,
+               budget, c, c_tok, seed, use_cache, uniform, counts, trial_action, per_action,
+               per_trial, scalars, info):
+        status = tree(n_actions, step, utility, features, step_cost, node_state, node_nact,
+                      node_cost, node_child, n_nodes, prefix, theta, rule, budget, c, c_tok,
+                      seed, use_cache, counts, per_action[0], trial_action, per_trial[0],
+                      per_trial[1], per_trial[2], per_trial[3], scalars)
+        if status != OK:
+            return status
+        node = 0
+        for t in range(prefix.shape[0]):
+            node = node_child[node, prefix[t]]
+        n = node_nact[node]
+        info[0] = n
+        info[1] = node_state[node]
+        phi = np.empty(theta.shape[0])
+        probs(features, theta, node_state[node], n, phi, per_action[1])
+        scalars[3] = finish(counts, per_action[0], per_action[1], n, trial_action,
+                            per_trial[0], uniform, per_action[2], per_action[3],
+                            per_action[4])
+        return OK
+
+    _BOUND[fns] = search
+    return search
 
 
 @njit(nogil=True)

@@ -16,10 +16,20 @@ answers four questions, and optionally two more:
 * ``features(state, action) -> (d,) floats``: what the actor reads
   (:class:`SoftmaxActor`);
 * ``step_cost(state, action) -> float`` (optional): the predicted cost of a
-  step before it runs, read by AgentUCT (0 when absent).
+  step before it runs, read by AgentUCT (0 when absent);
+* ``step_batch(states, actions) -> (next_states, costs)`` (optional): the
+  steps of two lists of equal length at once (a batched LLM call, a vector
+  of simulators), each as ``step`` would take it; sequences of the same
+  length back.
 
 A Python object with these methods is a *Python environment*: the engine
-calls it one step at a time. :class:`JitEnvironment` holds the same functions
+calls it one step at a time, or, when it has ``step_batch``, one round of
+trials at a time: the trials of a tree whose root actions do not wait for
+earlier trials' returns (every trial of the uniform rule and of Monte-Carlo
+continuations, the root's coverage under UCT and AgentUCT) run in lockstep,
+each round's steps in one ``step_batch`` call, with the same results, trie
+and ledger as one at a time (the restore of the visited state and the
+actor's own episode still go through ``step``). :class:`JitEnvironment` holds the same functions
 as ``@njit`` functions over int64 states: the whole tree then runs compiled.
 """
 from __future__ import annotations
@@ -359,17 +369,23 @@ class PrefixCache:
     def _advance(self, node, state, action, execute, stats):
         """Python engine: take ``action`` from ``node``; see
         fastcredit._jit.trees._advance (the same rule)."""
-        key = (node, action)
-        c = self.child.get(key, -1)
+        c = self.child.get((node, action), -1)
         if c >= 0 and not execute:
             stats[1] += 1
             return c, self.state[c]
         nxt, cost = self.env.step(state, action)
+        return self._record(node, action, nxt, cost, stats)
+
+    def _record(self, node, action, nxt, cost, stats):
+        """The step ``action`` from ``node`` was executed, reaching ``nxt``
+        at ``cost``: charge it and add the node when it is new."""
         cost = float(cost)
-        if not (cost == cost and 0.0 <= cost < float("inf")):
+        if not 0.0 <= cost < _INF:
             raise ValueError(f"env.step returned cost {cost!r}; costs must be finite and >= 0")
         stats[0] += 1
         stats[2] += cost
+        key = (node, action)
+        c = self.child.get(key, -1)
         if c >= 0:
             return c, nxt
         c = len(self.state)
@@ -399,8 +415,13 @@ class PrefixCache:
         return state, (int(stats[0]), int(stats[1]), float(stats[2]))
 
 
+_INF = float("inf")
+
+
 def _legal(env, state) -> int:
     n = env.n_actions(state)
+    if type(n) is int and n >= 0:
+        return n
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"env.n_actions returned {n!r}; it must be an int >= 0")
     return int(n)

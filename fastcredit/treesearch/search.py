@@ -33,11 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._backend import kernels, resolve
-from .._constants import ALLOC_AGENT_UCT, ALLOC_UCT, ALLOC_UNIFORM
+from .._constants import ALLOC_AGENT_UCT, ALLOC_UCT, ALLOC_UNIFORM, RNG_GOLDEN
 from .._params import (ALLOCATOR, BACKEND, BASELINE, CONTINUATIONS, COST_PRICE, CREDIT_SOURCE,
                        EXPLORATION, SEED, TREE_BUDGET)
 from .._validation import check_bool, check_int
-from ..trees import actor_centered_credit
 from .env import (JitEnvironment, Ledger, PrefixCache, RunLedger, SoftmaxActor, _prefix,
                   jit_state)
 
@@ -51,9 +50,14 @@ CREDIT_SOURCES = CREDIT_SOURCE.values
 _CODES = {"uniform": ALLOC_UNIFORM, "uct": ALLOC_UCT, "agent_uct": ALLOC_AGENT_UCT}
 
 
+_JIT = []
+
+
 def _jit():
-    from .._jit import trees
-    return trees
+    if not _JIT:
+        from .._jit import trees
+        _JIT.append(trees)
+    return _JIT[0]
 
 
 @dataclass(frozen=True)
@@ -182,36 +186,36 @@ def _jit_restore(cache, prefix, stats):
     return int(cache.node_state[node])
 
 
-def _tree_jit(cache, prefix, theta, rule, budget, c, c_tok, seed, use_cache):
-    env, trees = cache.env, _jit()
-    n = env.max_actions
-    counts, sums = np.zeros(n, dtype=np.int64), np.zeros(n)
+def _tree_jit(cache, prefix, theta, rule, budget, c, c_tok, seed, use_cache, uniform):
+    env = cache.env
+    search = _jit().bound(env.n_actions, env.step, env.utility, env.features, env.step_cost)
+    a_max = env.max_actions
+    counts = np.zeros(a_max, dtype=np.int64)
+    per_action = np.zeros((5, a_max))      # sums, pi, q, stderr, credit
     t_action = np.zeros(budget, dtype=np.int64)
-    t_ret, t_exec, t_reused, t_cost = (np.zeros(budget) for _ in range(4))
-    restore = np.zeros(3)
-    status = _call_grow(cache, prefix.shape[0] + 8 * budget, lambda: trees.tree(
-        env.n_actions, env.step, env.utility, env.features, env.step_cost, *cache.arrays(),
-        prefix, theta, rule, budget, c, c_tok, np.uint64(seed), use_cache, counts, sums,
-        t_action, t_ret, t_exec, t_reused, t_cost, restore))
+    per_trial = np.zeros((4, budget))      # return, executed, reused, cost
+    scalars = np.zeros(4)                  # the restore's executed, reused, cost; baseline
+    info = np.zeros(2, dtype=np.int64)
+    seed = np.uint64(seed)
+    status = _call_grow(cache, prefix.shape[0] + 8 * budget, lambda: search(
+        *cache.arrays(), prefix, theta, rule, budget, c, c_tok, seed, use_cache, uniform,
+        counts, t_action, per_action, per_trial, scalars, info))
     if status:
         raise ValueError(_jit_status(cache, prefix, status))
-    node = 0
-    for a in prefix.tolist():
-        node = int(cache.node_child[node, a])
-    n = int(cache.node_nact[node])
-    state = int(cache.node_state[node])
-    pi = np.zeros(n)
-    trees.probs(env.features, theta, np.int64(state), n, np.empty(env.n_features), pi)
-    return (counts[:n], sums[:n], pi, t_action, t_ret,
-            Ledger(t_exec.astype(np.int64), t_reused.astype(np.int64), t_cost,
-                   int(restore[0]), int(restore[1]), float(restore[2])))
+    n = int(info[0])
+    _, pi, q, stderr, credit = per_action[:, :n]
+    ledger = Ledger(per_trial[1].astype(np.int64), per_trial[2].astype(np.int64),
+                    per_trial[3], int(scalars[0]), int(scalars[1]), float(scalars[2]))
+    return (counts[:n], pi, q, stderr, credit, float(scalars[3]), t_action, per_trial[0],
+            ledger)
 
 
 def _probs(env, actor, state, n):
     return [1.0 / n] * n if actor is None else actor.probs(env, state, n)
 
 
-def _tree_python(cache, prefix, actor, rule, budget, c, c_tok, seed, use_cache, backend):
+def _tree_python(cache, prefix, actor, rule, budget, c, c_tok, seed, use_cache, centre_uniform,
+                 backend):
     from .._numba.rng import key, uniform
     trees = _jit()
     env = cache.env
@@ -251,44 +255,189 @@ def _tree_python(cache, prefix, actor, rule, budget, c, c_tok, seed, use_cache, 
     t_action = np.zeros(budget, dtype=np.int64)
     t_ret, t_cost = np.zeros(budget), np.zeros(budget)
     t_exec, t_reused = np.zeros(budget, dtype=np.int64), np.zeros(budget, dtype=np.int64)
-    for i in range(budget):
-        stats = [0, 0, 0.0, 0.0]
-        cs = key(seed, trees.CONTINUE + np.uint64(i))
-        if rule == trees.ROOT_ACTOR:
-            cs, u = uniform(np.uint64(cs))
-            a0 = trees.draw(np.array(p), n, u)
+    probs_at = _memo_probs(env, actor)     # the actor is fixed during a tree
+    batch = getattr(env, "step_batch", None)
+    pre = prefix.tolist()
+    seed_int = int(seed)
+    i = 0
+    while i < budget:
+        # a wave: trials whose root actions do not wait for returns not yet
+        # known (all of them for "uniform" and continuations, the root's
+        # coverage for the UCT rules); one trial at a time without step_batch
+        if batch is None:
+            wave = 1
+        elif rule in (ALLOC_UNIFORM, trees.ROOT_ACTOR):
+            wave = budget - i
         else:
-            j = pick(rule, counts[cand], sums[cand], costs[cand], c, c_tok, seed, i)
-            if j < 0:
-                raise ValueError(_STATUS[4])
-            a0 = int(cand[j])
-        node, state = visited, root_state
-        if not use_cache and i > 0:
-            node, state = 0, cache.root
-            for a in prefix.tolist():
-                node, state = cache._advance(node, state, a, True, stats)
-        elif use_cache:
-            stats[1] += prefix.shape[0]
-        a = a0
-        while True:
-            node, state = cache._advance(node, state, a, not use_cache, stats)
-            na = cache.nact[node]
-            if na == 0:
-                break
-            pc = _probs(env, actor, state, na)
-            cs, u = uniform(np.uint64(cs))
-            a = _draw(pc, na, u)
-        value = float(env.utility(state))
-        if not math.isfinite(value):
-            raise ValueError(f"env.utility returned {value}; it must be finite")
-        counts[a0] += 1
-        sums[a0] += value
-        costs[a0] = stats[3]
-        t_action[i], t_ret[i] = a0, value
-        t_exec[i], t_reused[i], t_cost[i] = stats[0], stats[1], stats[2]
-    return (counts, sums, np.array(p), t_action, t_ret,
+            wave = max(1, min(budget, cand.shape[0]) - i)
+        firsts, streams = [], []
+        for j in range(i, i + wave):
+            cs = _py_key(seed_int, _CONTINUE + j)
+            if rule == trees.ROOT_ACTOR:
+                cs, u = _py_uniform(cs)
+                a0 = _draw(p, n, u)
+            else:
+                k = pick(rule, counts[cand], sums[cand], costs[cand], c, c_tok, seed, j)
+                if k < 0:
+                    raise ValueError(_STATUS[4])
+                a0 = int(cand[k])
+            counts[a0] += 1        # read by the next pick of this wave (sums are not)
+            firsts.append(a0)
+            streams.append(cs)
+        if batch is None:
+            out = [_trial(cache, pre, visited, root_state, firsts[0], streams[0], probs_at,
+                          use_cache, i)]
+        else:
+            out = _wave(cache, batch, pre, visited, root_state, firsts, streams, probs_at,
+                        use_cache, i)
+        for j, (a0, (value, st)) in enumerate(zip(firsts, out), start=i):
+            sums[a0] += value
+            costs[a0] = st[3]
+            t_action[j], t_ret[j] = a0, value
+            t_exec[j], t_reused[j], t_cost[j] = st[0], st[1], st[2]
+        i += wave
+    pi = np.array(p, dtype=np.float64)
+    q, stderr, credit = np.empty(n), np.empty(n), np.empty(n)
+    baseline = trees.finish(counts, sums, pi, n, t_action, t_ret, centre_uniform, q, stderr,
+                            credit)
+    return (counts, pi, q, stderr, credit, float(baseline), t_action, t_ret,
             Ledger(t_exec, t_reused, t_cost, int(restore[0]), int(restore[1]),
                    float(restore[2])))
+
+
+_MASK = (1 << 64) - 1
+_CONTINUE = 1 << 62
+_TO_UNIT = 1.0 / 9007199254740992.0
+
+
+def _py_mix(z):
+    """fastcredit._numba.rng.mix64 on Python ints (the same bits)."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+def _py_key(seed, item):
+    return _py_mix(seed ^ _py_mix((item + RNG_GOLDEN) & _MASK))
+
+
+def _py_uniform(state):
+    state = (state + RNG_GOLDEN) & _MASK
+    return state, (_py_mix(state) >> 11) * _TO_UNIT
+
+
+def _memo_probs(env, actor):
+    """The actor's probabilities at (node, state, n), computed once per node
+    (the actor does not change during a tree)."""
+    memo = {}
+    if actor is None:
+        def at(node, state, n):
+            p = memo.get(n)
+            if p is None:
+                p = memo[n] = [1.0 / n] * n
+            return p
+    else:
+        def at(node, state, n):
+            p = memo.get(node)
+            if p is None:
+                p = memo[node] = actor.probs(env, state, n)
+            return p
+    return at
+
+
+def _end(env, state):
+    value = float(env.utility(state))
+    if not math.isfinite(value):
+        raise ValueError(f"env.utility returned {value}; it must be finite")
+    return value
+
+
+def _trial(cache, pre, visited, root_state, a, cs, probs_at, use_cache, i):
+    """One trial, step by step: (its return, its stats [executed, reused,
+    cost, uncached cost])."""
+    stats = [0, 0, 0.0, 0.0]
+    advance, nact = cache._advance, cache.nact
+    node, state = visited, root_state
+    if not use_cache and i > 0:
+        node, state = 0, cache.root
+        for b in pre:
+            node, state = advance(node, state, b, True, stats)
+    elif use_cache:
+        stats[1] += len(pre)
+    execute = not use_cache
+    while True:
+        node, state = advance(node, state, a, execute, stats)
+        na = nact[node]
+        if na == 0:
+            break
+        cs, u = _py_uniform(cs)
+        a = _draw(probs_at(node, state, na), na, u)
+    return _end(cache.env, state), stats
+
+
+def _wave(cache, batch, pre, visited, root_state, firsts, streams, probs_at, use_cache, i0):
+    """The trials ``i0 ..`` of a wave in lockstep, each round's steps in one
+    ``env.step_batch`` call: the same trie, results and ledger as
+    :func:`_trial` one after another. A step's node is at the same depth in
+    every trial of a round, so a step two trials of a round need is one
+    that the lower-numbered trial would have executed first: it executes
+    it (with the cache, once) and the others reuse it, in trial order."""
+    env = cache.env
+    w = len(firsts)
+    stats = [[0, 0, 0.0, 0.0] for _ in range(w)]
+    node, state = [visited] * w, [root_state] * w
+    todo = []
+    for j in range(w):
+        replays = not use_cache and i0 + j > 0     # (trial 0 goes on from the restore)
+        if replays:
+            node[j], state[j] = 0, cache.root
+        elif use_cache:
+            stats[j][1] += len(pre)
+        todo.append((list(pre) if replays else []) + [firsts[j]])
+    cs = list(streams)
+    done = [None] * w
+    active = list(range(w))
+    while active:
+        # this round's steps: (trial, action, execute?)
+        calls, owner = [], {}
+        plan = []
+        for j in active:
+            a = todo[j].pop(0)
+            replay = bool(todo[j])     # prefix replays are executed
+            execute = replay or not use_cache
+            key = (node[j], a)
+            c = cache.child.get(key, -1)
+            if not execute and (c >= 0 or key in owner):
+                plan.append((j, a, False, -1))       # reused (now, or after its owner)
+            else:
+                if not execute:
+                    owner[key] = j
+                plan.append((j, a, True, len(calls)))
+                calls.append((state[j], a))
+        if calls:
+            nxt, costs = batch([s for s, _ in calls], [a for _, a in calls])
+            if len(nxt) != len(calls) or len(costs) != len(calls):
+                raise ValueError(f"env.step_batch returned {len(nxt)} states and "
+                                 f"{len(costs)} costs for {len(calls)} steps")
+        for j, a, execute, k in plan:
+            if k < 0:
+                node[j], state[j] = cache._advance(node[j], state[j], a, False, stats[j])
+            else:
+                node[j], state[j] = cache._record(node[j], a, nxt[k], costs[k], stats[j])
+        still = []
+        for j in active:
+            if todo[j]:
+                still.append(j)
+                continue
+            na = cache.nact[node[j]]
+            if na == 0:
+                done[j] = (_end(env, state[j]), stats[j])
+                continue
+            cs[j], u = _py_uniform(cs[j])
+            todo[j].append(_draw(probs_at(node[j], state[j], na), na, u))
+            still.append(j)
+        active = still
+    return done
 
 
 def _draw(p, n, u):
@@ -301,24 +450,17 @@ def _draw(p, n, u):
 
 
 def _search(env, root, prefix, actor, rule, budget, c, c_tok, seed, cache, use_cache,
-            backend):
+            backend, uniform=False):
     cache = _cache_for(env, root, cache)
     prefix = _prefix(prefix)
     theta = _theta(env, actor)
     seed = SEED.check(seed)
     use_cache = check_bool(use_cache, "use_cache")
     if cache.jit:
-        return _tree_jit(cache, prefix, theta, rule, budget, c, c_tok, seed, use_cache)
-    return _tree_python(cache, prefix, actor, rule, budget, c, c_tok, seed, use_cache, backend)
-
-
-def _stderr(t_action, t_ret, n):
-    se = np.full(n, np.nan)
-    for a in range(n):
-        r = t_ret[t_action == a]
-        if r.size > 1:
-            se[a] = r.std(ddof=1) / math.sqrt(r.size)
-    return se
+        return _tree_jit(cache, prefix, theta, rule, budget, c, c_tok, seed, use_cache,
+                         uniform)
+    return _tree_python(cache, prefix, actor, rule, budget, c, c_tok, seed, use_cache, uniform,
+                        backend)
 
 
 def counterfactual_tree(env, root=None, prefix=(), actor=None, *, budget: int = 48,
@@ -374,20 +516,10 @@ def counterfactual_tree(env, root=None, prefix=(), actor=None, *, budget: int = 
     budget = TREE_BUDGET.check(budget)
     c, c_tok = EXPLORATION.check(c), COST_PRICE.check(c_tok)
     baseline = BASELINE.check(baseline)
-    counts, sums, pi, t_action, t_ret, ledger = _search(
+    counts, pi, q, stderr, credit, base, t_action, t_ret, ledger = _search(
         env, root, prefix, actor, _CODES[rule], budget, c, c_tok, seed, cache, use_cache,
-        backend)
-    n = counts.shape[0]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        q = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-    tried = np.flatnonzero(counts > 0)
-    w = pi[tried] / pi[tried].sum() if pi[tried].sum() > 0 else np.full(tried.size,
-                                                                         1.0 / tried.size)
-    res = actor_centered_credit(q[tried], w, [0, tried.size], baseline=baseline, atol=1e-9)
-    credit = np.full(n, np.nan)
-    credit[tried] = res.credit
-    return TreeResult(q, _stderr(t_action, t_ret, n), counts.copy(), pi, credit,
-                      float(res.baseline[0]), t_action, t_ret, ledger)
+        backend, baseline == "uniform")
+    return TreeResult(q, stderr, counts, pi, credit, base, t_action, t_ret, ledger)
 
 
 def monte_carlo_value(env, root=None, prefix=(), actor=None, *, k: int = 16, seed: int = 0,
@@ -419,8 +551,8 @@ def monte_carlo_value(env, root=None, prefix=(), actor=None, *, k: int = 16, see
         value = float(env.utility(_state(cache, node)))
         return value, 0.0, Ledger(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0),
                                   0, 0, 0.0)
-    _, _, _, t_action, t_ret, ledger = _search(env, None, pre, actor, _jit().ROOT_ACTOR, k,
-                                               0.0, 0.0, seed, cache, use_cache, None)
+    *_, t_ret, ledger = _search(env, None, pre, actor, _jit().ROOT_ACTOR, k, 0.0, 0.0, seed,
+                                cache, use_cache, None)
     se = t_ret.std(ddof=1) / math.sqrt(k) if k > 1 else float("nan")
     return float(t_ret.mean()), float(se), ledger
 
