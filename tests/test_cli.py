@@ -301,7 +301,7 @@ def test_version(capsys):
 def test_every_option_has_help():
     parser = cli._parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    assert sorted(commands.choices) == ["demo", "learn", "score", "synth", "warm"]
+    assert sorted(commands.choices) == ["demo", "learn", "learn-trees", "score", "synth", "warm"]
     for name, sub in [("fastcredit", parser)] + sorted(commands.choices.items()):
         for action in sub._actions:
             assert action.help and action.help.strip(), (name, action.dest)
