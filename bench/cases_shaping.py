@@ -139,15 +139,32 @@ def _shaping_cases(quick):
     yield Case("group_advantages", f"{sci(rows)} rewards, groups of 8",
                lambda backend, threads: fc.group_advantages(rewards, 8), Limit(rewards),
                backends=("numpy",), repeats=3, bare="no kernel: NumPy bincounts throughout")
-    # bare: the projection kernel alone, on the credit centred and scaled to
-    # unit sd as shape_advantages does it; that scaling and the map
-    # base + beta z are NumPy passes around the kernel, counted by the ratio
+    # bare: the shaping kernel (centring, scaling, projection and base +
+    # beta z in one pass over blocks of rows) over shape_advantages' row
+    # split, into a prepared output; the detail is the time of the
+    # projection kernel alone on the credit already centred and scaled (what
+    # the bare call was before the pipeline moved into the kernel)
     u = credit - credit.mean(axis=1, keepdims=True)
     u /= np.sqrt((u * u).mean(axis=1, keepdims=True))
     yield Case("shape_advantages", f"{sci(rows)} x {M}, std, kappa=1",
                lambda backend, threads: fc.shape_advantages(base, credit, threads=threads,
                                                             backend=backend),
-               Limit(credit), repeats=3, bare=_bare_projection(u, 1.0, np.empty_like(u)))
+               Limit(credit), repeats=5, bare=_bare_shaping(base, credit, np.empty_like(u)))
+
+
+def _bare_shaping(base, credit, out):
+    """The bare call of fc.shape_advantages(base, credit) (float64, std,
+    beta 1, kappa 1): the shaping kernel over row ranges."""
+    def prepare(backend, threads):
+        impl = kernels("shaping.project", backend)
+        flat, b = read_only(credit), read_only(base)
+
+        def part(a, e):
+            impl.shape_advantages(flat[a:e], b[a:e], 1.0, 1.0, 0, None, out[a:e])
+
+        return lambda: _parallel.run(part, credit.shape[0], _parallel.n_threads(threads),
+                                     min_items=shaping._MIN_ROWS_PER_THREAD)
+    return prepare
 
 
 def cases(quick: bool):

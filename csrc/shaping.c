@@ -534,6 +534,104 @@ static FC_CLONES void project_rows(const rows_problem *q, int64_t n_rows)
 PROJECT_BOX(f64, double, u, NULL)
 PROJECT_BOX(f32, float, NULL, u)
 
+/* fc_shape_advantages_*'s normalize (shaping.h) and the values in a block
+ * of its rows. */
+#define FC_SHAPE_STD 0
+#define FC_SHAPE_MAXABS 1
+#define FC_SHAPE_NONE 2
+#define FC_SHAPE_BLOCK_VALUES 2048
+
+/* Rows of a block of fc_shape_advantages: as many as fill
+ * FC_SHAPE_BLOCK_VALUES values (a multiple of 8 when that is at least 8, so
+ * the lanes take whole groups), at least one. */
+static int64_t shape_block_rows(int64_t m)
+{
+    const int64_t rows = FC_SHAPE_BLOCK_VALUES / m;
+    return rows >= 8 ? rows & ~(int64_t)7 : (rows > 0 ? rows : 1);
+}
+
+/* Rows [r0, r0 + nb) of credit (c64 or c32, the other NULL) centred and
+ * scaled into u (nb rows of m): u = c - mean(c), then divided by the
+ * population sd or the largest |u| unless that is 0 (u = 0 then) or NaN (u
+ * = NaN), sums in index order. The divisions by the spread (what limits a
+ * row-by-row loop: the divider) run as one loop over the block that
+ * vectorises across rows; scratch holds 2 nb m doubles (the spreads, then
+ * each row's spread repeated along it). */
+static FC_CLONES void shape_rows(const double *c64, const float *c32, int64_t r0, int64_t nb,
+                                 int64_t m, int normalize, double *restrict u,
+                                 double *restrict scratch)
+{
+    double *restrict stat = scratch, *restrict rep = scratch + nb * m;
+    int64_t r, i, k;
+    for (r = 0; r < nb; r++) {
+        double *restrict x = u + r * m;
+        double s = 0.0, mean, spread = 0.0;
+        if (c64) {
+            const double *c = c64 + (r0 + r) * m;
+            for (i = 0; i < m; i++) s += c[i];
+            mean = s / (double)m;
+            for (i = 0; i < m; i++) x[i] = c[i] - mean;
+        } else {
+            const float *c = c32 + (r0 + r) * m;
+            for (i = 0; i < m; i++) s += (double)c[i];
+            mean = s / (double)m;
+            for (i = 0; i < m; i++) x[i] = (double)c[i] - mean;
+        }
+        if (normalize == FC_SHAPE_STD) {
+            double q = 0.0;
+            for (i = 0; i < m; i++) q += x[i] * x[i];
+            spread = sqrt(q / (double)m);
+        } else if (normalize == FC_SHAPE_MAXABS) {
+            int nan = 0;
+            for (i = 0; i < m; i++) {
+                const double a = fabs(x[i]);
+                spread = a > spread ? a : spread;
+                nan |= a != a;
+            }
+            if (nan) spread = NAN;
+        }
+        stat[r] = spread;
+    }
+    if (normalize == FC_SHAPE_NONE) return;
+    for (r = 0; r < nb; r++)
+        for (i = 0; i < m; i++) rep[r * m + i] = stat[r];
+    /* u / spread where spread > 0, else 0 (or NaN for a NaN spread); the
+     * division by 1 elsewhere keeps the loop free of branches */
+    for (k = 0; k < nb * m; k++) {
+        const double d = rep[k], y = u[k] / (d > 0.0 ? d : 1.0);
+        u[k] = d > 0.0 ? y : (d == d ? 0.0 : NAN);
+    }
+}
+
+#define SHAPE_ADVANTAGES(SFX, REAL, C64, C32)                                             \
+    int fc_shape_advantages_##SFX(const REAL *credit, int64_t n_rows, int64_t m,          \
+                                  const double *base, double beta, double kappa,          \
+                                  int normalize, const double *weights, double *out,      \
+                                  double *work)                                           \
+    {                                                                                     \
+        const double lo = -kappa, hi = kappa, total = 0.0;                                \
+        int64_t r0, r, i, rows;                                                           \
+        if (n_rows < 0 || m < 1 || !credit || !base || !out || !work || !(kappa >= 0.0) || \
+            normalize < FC_SHAPE_STD || normalize > FC_SHAPE_NONE)                        \
+            return FC_EINVAL;                                                             \
+        rows = shape_block_rows(m);                                                       \
+        for (r0 = 0; r0 < n_rows; r0 += rows) {                                           \
+            const int64_t nb = n_rows - r0 < rows ? n_rows - r0 : rows;                   \
+            double *o = out + r0 * m;                                                     \
+            rows_problem q = {work, NULL, m, &lo, &hi, 0, 0,                              \
+                              weights ? weights + r0 * m : NULL, m, &total, 0, o,         \
+                              work + 3 * rows * m};                                       \
+            shape_rows(C64, C32, r0, nb, m, normalize, work, work + rows * m);            \
+            project_rows(&q, nb);                                                         \
+            for (r = 0; r < nb; r++)                                                      \
+                for (i = 0; i < m; i++) o[r * m + i] = o[r * m + i] * beta + base[r0 + r]; \
+        }                                                                                 \
+        return FC_OK;                                                                     \
+    }
+
+SHAPE_ADVANTAGES(f64, double, credit, NULL)
+SHAPE_ADVANTAGES(f32, float, NULL, credit)
+
 /* One sequence: table[0] = base, table[1 + i] = action i's advantage,
  * padded with zeros to FC_TOKEN_SELECT_MAX + 1 entries. A bad id only raises
  * the returned flag (the caller reports it), keeping the loops branch-free.

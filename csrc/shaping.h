@@ -86,6 +86,29 @@ int fc_project_box_f32(const float *u, int64_t n_rows, int64_t m,
                        const double *total, int64_t total_stride,
                        double *out, double *work);
 
+/* Per-action advantages of n_rows rows of m actions (fastcredit's
+ * shape_advantages), in one pass over blocks of rows:
+ *
+ *   u   = c - mean(c)                         (sums in index order)
+ *   u  /= spread   (normalize: 0 the population sd of u, 1 max |u|,
+ *                   2 no division);
+ *                  spread 0 makes u = 0, a NaN spread u = NaN
+ *   z   = fc_project_box(u, lower = -kappa, upper = kappa, weights, total 0)
+ *   out = z * beta + base[r]
+ *
+ * c = credit[r*m ...], weights[r*m + i] (NULL: all 1; must be finite and
+ * >= 0, NOT checked here). A row whose credit is not finite gets NaN (its u
+ * is NaN, and so its z). The rows go in blocks of about 2048 values, which
+ * stay in cache between these passes; work holds 3 max(2048, m) + 3m
+ * doubles. Returns FC_EINVAL for n_rows < 0, m < 1, NULL arrays, kappa < 0
+ * or NaN, or an unknown normalize. */
+int fc_shape_advantages_f64(const double *credit, int64_t n_rows, int64_t m,
+                            const double *base, double beta, double kappa, int normalize,
+                            const double *weights, double *out, double *work);
+int fc_shape_advantages_f32(const float *credit, int64_t n_rows, int64_t m,
+                            const double *base, double beta, double kappa, int normalize,
+                            const double *weights, double *out, double *work);
+
 /* Token advantages of n_seq sequences of n_tok tokens:
  *
  *   out[g*n_tok + t] = 0                              if mask && !mask[g*n_tok + t]

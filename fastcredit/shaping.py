@@ -386,6 +386,10 @@ def _grouped(r, inverse, scale, eps, ddof, singleton) -> np.ndarray:
     return adv
 
 
+#: shape_advantages' normalize= as the kernels' code (csrc/shaping.h).
+_NORMALIZE_CODES = {"std": 0, "maxabs": 1, "none": 2}
+
+
 def shape_advantages(base, credit, *, beta=1.0, kappa=1.0, normalize="std", token_counts=None,
                      out=None, threads=None, backend=None) -> np.ndarray:
     r"""Per-action advantages: the shared advantage plus bounded zero-sum credit.
@@ -444,17 +448,27 @@ def shape_advantages(base, credit, *, beta=1.0, kappa=1.0, normalize="std", toke
             raise ValueError("token_counts must be finite and >= 0")
         if weights.shape != c.shape:
             raise ValueError(f"token_counts must have shape {c.shape}, got {weights.shape}")
-    u = c - c.mean(axis=-1, keepdims=True, dtype=np.float64)
-    if normalize != "none":
-        spread = (np.sqrt((u * u).mean(axis=-1, keepdims=True)) if normalize == "std"
-                  else np.abs(u).max(axis=-1, keepdims=True))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            u = np.where(spread > 0, u / spread, np.where(np.isnan(spread), np.nan, 0.0))
     res = output(out, c.shape, inputs={"credit": (credit, c), "base": (base, b),
                                        "token_counts": (token_counts, weights)})
-    project_zero_sum(u, kappa, weights=weights, out=res, threads=threads, backend=backend)
-    res *= beta
-    res += b[..., None]
+    m = c.shape[-1]
+    n_rows = math.prod(c.shape[:-1])
+    if n_rows == 0:
+        return res
+    # the centring, the scaling, the projection and base + beta z are one
+    # compiled pass over blocks of rows (csrc/shaping.h fc_shape_advantages)
+    flat = read_only(c.reshape(n_rows, m))
+    b = read_only(np.ascontiguousarray(b, dtype=np.float64).reshape(-1))
+    w = None if weights is None else read_only(
+        np.ascontiguousarray(weights, dtype=np.float64).reshape(-1))
+    res_flat = res.reshape(n_rows, m)
+    impl = kernels("shaping", resolve("shaping.project", backend))
+    code = _NORMALIZE_CODES[normalize]
+
+    def part(a, e):
+        impl.shape_advantages(flat[a:e], b[a:e], beta, kappa, code,
+                              None if w is None else w[a * m:e * m], res_flat[a:e])
+
+    _parallel.run(part, n_rows, _parallel.n_threads(threads), min_items=_MIN_ROWS_PER_THREAD)
     return res
 
 

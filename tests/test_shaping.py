@@ -600,6 +600,74 @@ def test_shape_advantages_nan_credit_gives_a_nan_row(backend, normalize, weighte
     assert not np.isnan(alone).any()
 
 
+def _numpy_shaping(base, credit, beta, kappa, normalize, weights=None):
+    """shape_advantages as NumPy passes around project_zero_sum (what it was
+    before the pipeline moved into the kernel, issue 33)."""
+    u = credit - credit.mean(axis=-1, keepdims=True, dtype=np.float64)
+    if normalize != "none":
+        spread = (np.sqrt((u * u).mean(axis=-1, keepdims=True)) if normalize == "std"
+                  else np.abs(u).max(axis=-1, keepdims=True))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            u = np.where(spread > 0, u / spread, np.where(np.isnan(spread), np.nan, 0.0))
+    return base[..., None] + beta * fc.project_zero_sum(u, kappa, weights=weights)
+
+
+@pytest.mark.parametrize("m", [1, 5, 9, 300])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("normalize", ["std", "maxabs", "none"])
+def test_shape_advantages_kernel_pipeline_matches_numpy(backend, m, dtype, normalize):
+    """The centring, scaling, projection and base + beta z run in one kernel
+    over blocks of rows (several blocks and both thread splits here): the
+    same values as the NumPy pipeline, bit for bit for m < 8 (NumPy sums
+    longer rows pairwise: the last bits of the mean may differ), with the
+    guards kept: a row with NaN or +-inf credit is NaN throughout, a
+    constant row is its base, a spread that overflows to inf gives 0
+    offsets, as NumPy's u / inf does."""
+    rng = np.random.default_rng(m)
+    n = 5000 if m < 100 else 40
+    credit = rng.normal(size=(n, m)) * rng.uniform(0, 3, (n, 1))
+    credit[3] = np.nan
+    credit[7, 0] = np.inf
+    credit[8, -1] = -np.inf
+    credit[11] = 1.0
+    if m > 1:    # (u * u).sum overflows in float64; float32 cannot hold 1e200
+        big = 1e200 if dtype == np.float64 else 3e38
+        credit[13, 0], credit[13, -1] = big, -big
+    credit = credit.astype(dtype)
+    base = rng.normal(size=n)
+    with np.errstate(all="ignore"):
+        want = _numpy_shaping(base, credit, 0.3, 0.8, normalize)
+    for threads in (1, 2):
+        got = fc.shape_advantages(base, credit, beta=0.3, kappa=0.8, normalize=normalize,
+                                  threads=threads, backend=backend)
+        if m < 8:
+            np.testing.assert_array_equal(got, want)
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14)
+    for row in (3, 7, 8):
+        assert np.isnan(got[row]).all()
+    np.testing.assert_array_equal(got[11], np.full(m, base[11]))
+    assert not np.isnan(np.delete(got, [3, 7, 8], axis=0)).any()
+
+
+def test_shape_advantages_checks_before_the_kernel(backend, monkeypatch):
+    """Bad token counts are refused naming the argument before any kernel
+    runs (the kernel does not check weights)."""
+    from fastcredit._numba import shaping as numba_shaping
+    from fastcredit._c import shaping as c_shaping
+
+    def boom(*args):
+        raise AssertionError("the kernel ran")
+
+    for mod in (numba_shaping, c_shaping):
+        monkeypatch.setattr(mod, "shape_advantages", boom)
+    for bad in ([[1.0, -2.0, 1.0]], [[1.0, np.nan, 1.0]], [[1.0, np.inf, 1.0]]):
+        with pytest.raises(ValueError, match="token_counts"):
+            fc.shape_advantages(np.zeros(1), np.ones((1, 3)), token_counts=bad, backend=backend)
+    with pytest.raises(ValueError, match="base"):
+        fc.shape_advantages(np.zeros(2), np.ones((1, 3)), backend=backend)
+
+
 def test_token_weighted_shaping_keeps_token_mean(backend, rng):
     G, T, m = 16, 64, 4
     ta = rng.integers(-1, m, size=(G, T))

@@ -5,7 +5,7 @@ import numpy as np
 from .._constants import TOKEN_SELECT_MAX
 from . import check, ffi, lib, ptr, suffix
 
-__all__ = ["project_box", "token_advantages"]
+__all__ = ["project_box", "shape_advantages", "token_advantages"]
 
 
 def project_box(u, lower, upper, bound_row_stride, bound_col_stride, weights,
@@ -30,3 +30,12 @@ def token_advantages(base, action_adv, token_action, mask, out):
         return int(bad[0])
     check(rc, f)
     return -1
+
+
+def shape_advantages(credit, base, beta, kappa, normalize, weights, out):
+    n_rows, m = credit.shape
+    work = np.empty(3 * max(2048, m) + 3 * m)
+    f = "fc_shape_advantages" + suffix(credit)
+    check(getattr(lib, f)(ptr(credit), n_rows, m, ptr(base), beta, kappa,
+                          normalize, ffi.NULL if weights is None else ptr(weights),
+                          ptr(out), ptr(work)), f)

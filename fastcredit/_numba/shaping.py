@@ -9,6 +9,11 @@ Signatures:
         [r*row_stride + i*col_stride] / [r*total_stride]; weights float64
         1-d read at [r*weight_row_stride + i], or None for all ones;
         out (n, m) float64.
+    shape_advantages(credit, base, beta, kappa, normalize, weights, out)
+        credit (n, m) float32/float64, base (n,) float64, normalize 0 (sd),
+        1 (max |u|) or 2 (none), weights float64 (n*m,) or None, out (n, m)
+        float64: out = base + beta * project_box(normalised centred credit,
+        -kappa, kappa, weights, total 0), blocks of rows at a time.
     token_advantages(base, action_adv, token_action, mask, out) -> int
         base (G,) float64, action_adv (G, m) float64, token_action (G, T)
         int32/int64, mask (G, T) uint8 or None, out (G, T) float32.
@@ -26,7 +31,7 @@ from .._constants import (PROJECT_EVALUATE_MAX, PROJECT_INSERTION_SORT_MAX, PROJ
 from ._simd import (bits8, gather_strided, lanes_to_rows, load8, rows_to_lanes, select8, splat8,
                     store8, zeros8)
 
-__all__ = ["project_box", "token_advantages"]
+__all__ = ["project_box", "shape_advantages", "token_advantages"]
 
 jit = njit(cache=True, nogil=True)
 
@@ -483,6 +488,84 @@ def project_box(u, lower, upper, bound_row_stride, bound_col_stride, weights,
     for r in range(done, n_rows):
         _project_one(u, r, lower, upper, bound_row_stride, bound_col_stride, weights,
                      weight_row_stride, total, total_stride, flat, row, bp)
+
+
+# Values in a block of shape_advantages' rows (csrc/shaping.c projects
+# blocks of 2048; the arithmetic of a row does not depend on the block).
+_SHAPE_BLOCK_VALUES = 8192
+
+
+@jit
+def _shape_rows(credit, r0, nb, normalize, U, stat, rep):
+    """shape_rows of csrc/shaping.c: rows [r0, r0 + nb) of credit centred
+    and scaled into U[:nb], in the same order, the divisions and square
+    roots in loops over the block that vectorise across rows."""
+    m = credit.shape[1]
+    for r in range(nb):
+        for i in range(m):
+            U[r, i] = np.float64(credit[r0 + r, i])
+    for r in range(nb):
+        s = 0.0
+        for i in range(m):
+            s += U[r, i]
+        stat[r] = s
+    for r in range(nb):
+        stat[r] = stat[r] / m
+    for r in range(nb):
+        for i in range(m):
+            U[r, i] -= stat[r]
+    if normalize == 2:
+        return
+    if normalize == 0:
+        for r in range(nb):
+            q = 0.0
+            for i in range(m):
+                q += U[r, i] * U[r, i]
+            stat[r] = q
+        for r in range(nb):
+            stat[r] = math.sqrt(stat[r] / m)
+    else:
+        for r in range(nb):
+            spread = 0.0
+            nan = False
+            for i in range(m):
+                a = abs(U[r, i])
+                spread = a if a > spread else spread
+                nan |= a != a
+            stat[r] = np.nan if nan else spread
+    for r in range(nb):
+        for i in range(m):
+            rep[r * m + i] = stat[r]
+    flat = U.reshape(-1)
+    for k in range(nb * m):
+        d = rep[k]
+        y = flat[k] / (d if d > 0.0 else 1.0)
+        flat[k] = y if d > 0.0 else (0.0 if d == d else np.nan)
+
+
+@jit
+def shape_advantages(credit, base, beta, kappa, normalize, weights, out):
+    n_rows, m = credit.shape
+    rows = max(1, _SHAPE_BLOCK_VALUES // m)
+    if rows >= 8:
+        rows -= rows % 8
+    U = np.empty((rows, m))
+    stat = np.empty(rows)
+    rep = np.empty(rows * m)
+    lo = np.full(1, -kappa)
+    hi = np.full(1, kappa)
+    total = np.zeros(1)
+    for r0 in range(0, n_rows, rows):
+        nb = min(rows, n_rows - r0)
+        _shape_rows(credit, r0, nb, normalize, U, stat, rep)
+        if weights is None:
+            project_box(U[:nb], lo, hi, 0, 0, None, m, total, 0, out[r0:r0 + nb])
+        else:
+            project_box(U[:nb], lo, hi, 0, 0, weights[r0 * m:], m, total, 0, out[r0:r0 + nb])
+        for r in range(r0, r0 + nb):
+            b = base[r]
+            for i in range(m):
+                out[r, i] = out[r, i] * beta + b
 
 
 @jit
