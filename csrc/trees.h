@@ -57,4 +57,60 @@ int fc_allocation_pick(int rule, int64_t n, const int64_t *counts, const double 
                        const double *costs, double c, double c_tok, uint64_t seed,
                        uint64_t step, int64_t *choice);
 
+/* The whole counterfactual tree over a caller's environment (the C twin of
+ * fastcredit._jit.trees.tree; fastcredit.treesearch documents the method).
+ * The environment is five callbacks over int64 states:
+ *   n_actions(state)                legal actions 0..n-1 (0: terminal);
+ *   step(state, action, &cost)      the next state, its cost written;
+ *   utility(state)                  a terminal state's return;
+ *   features(state, action, out)    writes n_features doubles;
+ *   step_cost(state, action)        AgentUCT's predicted cost of a step.
+ * The prefix cache is a trie of capacity nodes (node 0 the episode's root,
+ * *n_nodes in use): node_state, node_nact (capacity), node_cost (capacity),
+ * node_child (capacity x max_actions, row-major, -1: not executed). rule is
+ * an FC_ALLOC_* code or -1 (the actor draws the root action too: Monte-Carlo
+ * continuations). The streams, the order of every sum and
+ * the trie's growth are those of the Numba loop, so both give the same bits.
+ * Outputs: counts, sums, pi (max_actions; the first n written: pi the
+ * actor's probabilities at the visited state), trial_action,
+ * trial_return, trial_executed, trial_reused, trial_cost (budget), restore
+ * (3: the restore's executed, reused steps and cost).
+ * Returns FC_OK, a positive status (the codes of fastcredit._jit.trees: 1
+ * the trie has no room: the caller grows it, rolls back the nodes added and
+ * calls again; 2 the prefix reaches a terminal state; 3 an action of prefix
+ * is not legal; 4 a callback broke its contract: an action count outside
+ * 0..max_actions, a negative or non-finite cost or step cost, a non-finite
+ * utility), FC_EINVAL for NULL pointers, sizes < 0, n_features < 1 or
+ * max_actions outside 1..FC_RNG_MAX_RANGE, or FC_ENOMEM. */
+typedef int64_t (*fc_env_n_actions)(int64_t state);
+typedef int64_t (*fc_env_step)(int64_t state, int64_t action, double *cost);
+typedef double (*fc_env_utility)(int64_t state);
+typedef void (*fc_env_features)(int64_t state, int64_t action, double *out);
+typedef double (*fc_env_step_cost)(int64_t state, int64_t action);
+
+int fc_counterfactual_tree(fc_env_n_actions n_actions, fc_env_step step,
+                           fc_env_utility utility, fc_env_features features,
+                           fc_env_step_cost step_cost, int64_t n_features,
+                           int64_t max_actions, int64_t capacity, int64_t *node_state,
+                           int64_t *node_nact, double *node_cost, int64_t *node_child,
+                           int64_t *n_nodes, const int64_t *prefix, int64_t prefix_len,
+                           const double *theta, int rule, int64_t budget, double c,
+                           double c_tok, uint64_t seed, int use_cache, int64_t *counts,
+                           double *sums, double *pi, int64_t *trial_action, double *trial_return,
+                           double *trial_executed, double *trial_reused, double *trial_cost,
+                           double *restore);
+
+/* A tree's Q, standard errors and centred credit over its n root actions
+ * (fastcredit._jit.trees.finish): q[a] = sums[a] / counts[a]; stderr[a] =
+ * sd of a's trial returns (ddof 1) / sqrt(counts[a]); credit[a] = q[a] -
+ * baseline, the baseline over the tried actions: sum_a w_a q[a] with w = pi
+ * renormalised over them (1/k each when their pi sums to 0), or (uniform)
+ * their mean. Untried actions (and stderr below 2 trials): NaN. *baseline is
+ * written. Returns FC_EINVAL for NULL pointers, n < 1, budget < 0 or a trial
+ * action outside 0..n-1. */
+int fc_tree_finish(const int64_t *counts, const double *sums, const double *pi, int64_t n,
+                   const int64_t *trial_action, const double *trial_return, int64_t budget,
+                   int uniform, double *q, double *stderr_, double *credit,
+                   double *baseline);
+
 #endif

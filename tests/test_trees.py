@@ -172,3 +172,93 @@ def test_allocator_state_is_checked_before_it_is_allocated(monkeypatch):
     with pytest.raises(ValueError, match=r"n_actions = 4,294,967,296 \(a count, a sum and a "
                                          r"cost per action\) needs 96\.0 GiB, more than"):
         fc.Uniform(2**32)
+
+
+# --- the whole tree: fc_counterfactual_tree (C, over @cfunc pointers) against
+# the Numba loop fastcredit._jit.trees.tree, on the synthetic workflow --------
+
+def _tree_case(kernel, env, cache, prefix, theta, rule, budget, use_cache, seed, pi=None):
+    a = env.max_actions
+    out = dict(counts=np.zeros(a, np.int64), sums=np.zeros(a), action=np.zeros(budget, np.int64),
+               ret=np.zeros(budget), executed=np.zeros(budget), reused=np.zeros(budget),
+               cost=np.zeros(budget), restore=np.zeros(3))
+    extra = () if pi is None else (pi,)
+    status = kernel(env.n_actions, env.step, env.utility, env.features, env.step_cost,
+                    *cache.arrays(), np.asarray(prefix, np.int64), theta, rule, budget, 1.3,
+                    0.2, np.uint64(seed), use_cache, *out.values(), *extra)
+    out["status"] = status
+    out["trie"] = [x[:int(cache.n_nodes[0])].copy() for x in cache.arrays()[:4]]
+    return out
+
+
+@pytest.mark.parametrize("rule", [-1, 0, 1, 2])      # actor continuations, FC_ALLOC_*
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_c_tree_is_bit_identical_to_the_numba_loop(rule, use_cache):
+    import fastcredit.treesearch as ts
+    from fastcredit._c import trees as ct
+    from fastcredit._jit import trees as jt
+    from fastcredit.learning import workflow as W
+    env = W.environment()
+    theta = np.random.default_rng(rule + 5).normal(scale=0.7, size=W.N_FEATURES)
+    for root, prefix, budget in ((W.root(0, 3), [], 48), (W.root(1, 2), [0], 3),
+                                 (W.root(2, 1), [2, 3], 200), (W.root(3, 0), [1], 1)):
+        for seed in (0, 2**64 - 1):
+            res = []
+            for kernel in (jt.tree, ct.tree):
+                cache = ts.PrefixCache(env, root, capacity=4096)
+                pi = np.zeros(env.max_actions) if kernel is ct.tree else None
+                # a first tree fills the trie: the second reuses part of it
+                _tree_case(kernel, env, cache, [], theta, rule, 7, use_cache, (seed + 1) % 2**64, pi)
+                res.append(_tree_case(kernel, env, cache, prefix, theta, rule, budget,
+                                      use_cache, seed, pi))
+            assert res[0]["status"] == res[1]["status"] == 0
+            for k in res[0]:
+                if k == "trie":
+                    for x, y in zip(res[0][k], res[1][k]):
+                        np.testing.assert_array_equal(x, y)
+                else:
+                    np.testing.assert_array_equal(res[0][k], res[1][k], err_msg=k)
+
+
+def test_c_tree_statuses_and_finish_match_numba():
+    import fastcredit.treesearch as ts
+    from fastcredit._c import trees as ct
+    from fastcredit._jit import trees as jt
+    from fastcredit.learning import workflow as W
+    env = W.environment()
+    theta = np.zeros(W.N_FEATURES)
+    root = W.root(1, 1)
+    for prefix, cap, status in (([4], 64, 2), ([0, 7], 64, 3), ([], 3, 1)):
+        got = []
+        for kernel in (jt.tree, ct.tree):
+            cache = ts.PrefixCache(env, root, capacity=cap)
+            pi = np.zeros(env.max_actions) if kernel is ct.tree else None
+            got.append(_tree_case(kernel, env, cache, prefix, theta, 0, 20, True, 0, pi))
+        assert got[0]["status"] == got[1]["status"] == status
+    # the public call on either backend, with a trie that has to grow
+    for baseline in ("actor", "uniform"):
+        kw = dict(budget=300, rule="agent_uct", baseline=baseline, seed=8)
+        a = ts.counterfactual_tree(env, root, [0], ts.SoftmaxActor(theta + 0.1), backend="numba",
+                                   cache=ts.PrefixCache(env, root, capacity=2), **kw)
+        b = ts.counterfactual_tree(env, root, [0], ts.SoftmaxActor(theta + 0.1), backend="c",
+                                   cache=ts.PrefixCache(env, root, capacity=2), **kw)
+        for f in ("q", "stderr", "counts", "pi", "credit", "baseline", "trial_action",
+                  "trial_return"):
+            np.testing.assert_array_equal(getattr(a, f), getattr(b, f), err_msg=f)
+        assert a.ledger.executed == b.ledger.executed and a.ledger.cost == b.ledger.cost
+    # finish on its own
+    n, rng = 5, np.random.default_rng(0)
+    counts = np.array([3, 0, 1, 4, 2])
+    action = rng.permutation(np.repeat(np.arange(n), counts))
+    ret = rng.normal(size=action.size)
+    sums = np.zeros(n)
+    for a, r in zip(action, ret):
+        sums[a] += r
+    pi = rng.dirichlet(np.ones(n))
+    for uniform in (False, True):
+        outs = [[np.empty(n) for _ in range(3)] for _ in range(2)]
+        b0 = jt.finish(counts, sums, pi, n, action, ret, uniform, *outs[0])
+        b1 = ct.finish(counts, sums, pi, n, action, ret, uniform, *outs[1])
+        assert b0 == b1
+        for x, y in zip(*outs):
+            np.testing.assert_array_equal(x, y)

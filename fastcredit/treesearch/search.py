@@ -210,6 +210,34 @@ def _tree_jit(cache, prefix, theta, rule, budget, c, c_tok, seed, use_cache, uni
             ledger)
 
 
+def _tree_c(cache, prefix, theta, rule, budget, c, c_tok, seed, use_cache, uniform):
+    """The C twin of the compiled tree (fc_counterfactual_tree over Numba
+    @cfunc pointers to the environment's functions): the same bits."""
+    from .._c import trees as ct
+    env = cache.env
+    a_max = env.max_actions
+    counts, sums, pi = np.zeros(a_max, dtype=np.int64), np.zeros(a_max), np.zeros(a_max)
+    t_action = np.zeros(budget, dtype=np.int64)
+    t_ret, t_exec, t_reused, t_cost = (np.zeros(budget) for _ in range(4))
+    restore = np.zeros(3)
+    status = _call_grow(cache, prefix.shape[0] + 8 * budget, lambda: ct.tree(
+        env.n_actions, env.step, env.utility, env.features, env.step_cost, *cache.arrays(),
+        prefix, theta, rule, budget, c, c_tok, np.uint64(seed), use_cache, counts, sums,
+        t_action, t_ret, t_exec, t_reused, t_cost, restore, pi))
+    if status:
+        raise ValueError(_jit_status(cache, prefix, status))
+    node = 0
+    for a in prefix.tolist():
+        node = int(cache.node_child[node, a])
+    n = int(cache.node_nact[node])
+    pi = pi[:n]
+    q, stderr, credit = np.empty(n), np.empty(n), np.empty(n)
+    base = ct.finish(counts, sums, pi, n, t_action, t_ret, uniform, q, stderr, credit)
+    ledger = Ledger(t_exec.astype(np.int64), t_reused.astype(np.int64), t_cost,
+                    int(restore[0]), int(restore[1]), float(restore[2]))
+    return counts[:n], pi, q, stderr, credit, base, t_action, t_ret, ledger
+
+
 def _probs(env, actor, state, n):
     return [1.0 / n] * n if actor is None else actor.probs(env, state, n)
 
@@ -457,8 +485,8 @@ def _search(env, root, prefix, actor, rule, budget, c, c_tok, seed, cache, use_c
     seed = SEED.check(seed)
     use_cache = check_bool(use_cache, "use_cache")
     if cache.jit:
-        return _tree_jit(cache, prefix, theta, rule, budget, c, c_tok, seed, use_cache,
-                         uniform)
+        run = _tree_c if backend == "c" else _tree_jit
+        return run(cache, prefix, theta, rule, budget, c, c_tok, seed, use_cache, uniform)
     return _tree_python(cache, prefix, actor, rule, budget, c, c_tok, seed, use_cache, uniform,
                         backend)
 
@@ -495,8 +523,10 @@ def counterfactual_tree(env, root=None, prefix=(), actor=None, *, budget: int = 
         False: every step is executed (the ledger without reuse; the
         results are the same bits).
     backend : {"c", "numba"}, optional
-        The allocation kernel of a Python environment's tree (a
-        JitEnvironment's runs compiled, on Numba's).
+        A JitEnvironment's tree: the Numba loop (default) or its C twin
+        fc_counterfactual_tree, which calls the environment's functions
+        through C pointers (Numba @cfunc wrappers); the same bits. A Python
+        environment's tree: the allocation kernel's backend.
 
     Returns
     -------
