@@ -26,6 +26,7 @@ backend : {None, "c", "numba"}
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -59,7 +60,14 @@ def shapley_weights(m: int) -> np.ndarray:
 
     Each is one correctly rounded division of two exact integers, so C, Numba
     and this function give identical bits."""
-    m = TABLE_PLAYERS.check(m)
+    return _shapley_weights(TABLE_PLAYERS.check(m)).copy()
+
+
+@functools.lru_cache(maxsize=None)
+def _shapley_weights(m: int) -> np.ndarray:
+    """:func:`shapley_weights` made once per m (math.comb per call cost ~30
+    us of a one-game call, issue 33): shared, so only kernels that read it
+    get it."""
     return np.array([1.0 / (m * math.comb(m - 1, k)) for k in range(m)])
 
 
@@ -210,7 +218,7 @@ def shapley(v, *, out=None, threads=None, backend=None) -> np.ndarray:
     array([0.6667, 0.1667, 0.1667])
     """
     flat, m, lead = coalition_table(v)
-    return _semivalue(flat, m, lead, shapley_weights(m), out, threads, backend,
+    return _semivalue(flat, m, lead, _shapley_weights(m), out, threads, backend,
                       {"v": (v, flat)})
 
 
