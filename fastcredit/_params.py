@@ -161,6 +161,9 @@ RULE = Options("rule", ("shapley", "banzhaf", "singleton", "leave_one_out"),
                "credit rule computed from each request's coalition table")
 ON_ERROR = Options("on_error", ("stop", "skip"),
                    "a malformed row stops the run, or is skipped and counted")
+SCORE_BETA = Real("beta", 0.0, None,
+                  "weight of the shaped credit in the per-action advantage, >= 0 (a negative "
+                  "weight would raise the advantage of the actions the credit blames)")
 
 # --- trainer integrations ----------------------------------------------------
 CREDIT_RULE = Options("credit_rule", RULE.values,
@@ -243,3 +246,11 @@ REPLAY_NOISE = Real("replay_noise", 0.0, 1e300,
 #: (docs/study.md says why these).
 REPLAY_REPEATS_DEFAULT = 6
 REPLAY_NOISE_DEFAULT = 1.0
+
+# --- approximators (fastcredit.approximate) ------------------------------------
+APPROX_METHOD = Options("method", ("svarm", "stratified", "owen"),
+                        "sampling estimator of fc.approximate (shapiq's SVARM, "
+                        "StratifiedSamplingSV, OwenSamplingSV)")
+APPROX_BUDGET = Integer("budget", 1, 2**62, "game evaluations an approximator may spend")
+APPROX_ANCHORS = Integer("anchors", 1, 1 << 16,
+                         "Owen sampling: anchor points q in [0, 1] (shapiq's n_anchor_points)")

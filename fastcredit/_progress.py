@@ -55,7 +55,9 @@ class Stage:
         if self.stream is not None and _is_terminal(self.stream):
             self._bar = tqdm(total=self.total, desc=self.name, file=self.stream, delay=DELAY,
                              mininterval=0.2, unit=f" {self.unit}" if self.unit else "it",
-                             unit_scale=True, dynamic_ncols=True, leave=True)
+                             # "12.3k requests/s"; items of no unit unscaled ("kit/s" is
+                             # no unit a reader knows)
+                             unit_scale=bool(self.unit), dynamic_ncols=True, leave=True)
         return self
 
     def _line(self, elapsed: float, last: bool = False) -> str:

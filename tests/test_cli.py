@@ -277,6 +277,25 @@ def test_progress_on_a_terminal_is_a_bar_with_rate_and_eta(monkeypatch):
     assert stage.done == 1000 and stage.seconds > 0
 
 
+def test_the_score_bar_counts_requests(monkeypatch, tmp_path):
+    """The terminal bar of fastcredit score says requests/s, never kit/s."""
+    pytest.importorskip("pyarrow")
+    from fastcredit import scoring
+    from fastcredit.cli import write_synthetic
+    monkeypatch.setattr(_progress, "DELAY", 0.0)
+    write_synthetic(tmp_path / "in.parquet", 3000, row_group=1000, progress=False)
+    screen = _Terminal()
+    monkeypatch.setattr("sys.stderr", screen)
+    scoring.score_parquet(tmp_path / "in.parquet", tmp_path / "out.parquet", progress=True,
+                          batch_rows=1000)
+    text = screen.getvalue()
+    assert "score requests" in text and "requests/s" in text and "it/s" not in text
+    screen = _Terminal()
+    with _progress.Stage("rules", 8, screen) as stage:
+        stage.advance(8)
+    assert "kit" not in screen.getvalue()
+
+
 def test_progress_in_a_log_is_a_plain_line_every_few_seconds(monkeypatch):
     clock = iter([0.0, 0.5, 1.2, 3.0, 6.5, 7.0])
     monkeypatch.setattr(_progress.time, "perf_counter", lambda: next(clock))

@@ -135,7 +135,7 @@ def test_skipped_rows_are_numbered_in_the_input_across_batches(tmp_path):
 
 def test_interrupted_write_leaves_no_file(synthetic_file, tmp_path, monkeypatch):
     calls = {"n": 0}
-    real = scoring.score_batch
+    real = scoring.pipeline._score
 
     def fail_on_second(*args, **kwargs):
         calls["n"] += 1
@@ -143,7 +143,7 @@ def test_interrupted_write_leaves_no_file(synthetic_file, tmp_path, monkeypatch)
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(scoring.pipeline, "score_batch", fail_on_second)
+    monkeypatch.setattr(scoring.pipeline, "_score", fail_on_second)
     dest = tmp_path / "out.parquet"
     with pytest.raises(KeyboardInterrupt):
         scoring.score_parquet(synthetic_file, dest, batch_rows=1000)

@@ -16,6 +16,11 @@ COMMANDS = {"demo": demo, "score": score, "synth": synth, "learn": learn,
             "learn-trees": learn_trees, "warm": warm}
 
 
+#: What the ImportError of a missing optional extra says (``pip install
+#: 'fastcredit[parquet]'``): a command stopped by one prints it in one line.
+_EXTRA = "pip install 'fastcredit["
+
+
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line on stderr, exit status 2."""
 
@@ -71,5 +76,10 @@ def main(argv=None) -> int:
         return 2
     except _user_errors(*command.ERRORS) as err:
         print(f"fastcredit {args.command}: {_message(err)}", file=sys.stderr)
+        return 2
+    except ImportError as err:   # an optional extra the command needs is not installed
+        if _EXTRA not in str(err):
+            raise
+        print(f"fastcredit {args.command}: {_one_line(err)}", file=sys.stderr)
         return 2
 

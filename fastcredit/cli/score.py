@@ -14,7 +14,9 @@ SLOTS = 4
 
 def _add_config_arguments(p) -> None:
     """The options of a fastcredit.scoring.ScoreConfig."""
-    _add_option(p, "--m", _params.ACTIONS, 5)
+    _add_option(p, "--m", _params.ACTIONS, 5,
+                "actions (query rewrites) per request: the number in the data (a larger "
+                "one is refused)")
     p.add_argument("--rules", default="shapley",
                    help=f"comma-separated credit rules to output, from "
                         f"{', '.join(_params.RULE.values)} (default: shapley)")
@@ -31,7 +33,7 @@ def _add_config_arguments(p) -> None:
     p.add_argument("--base", default=None,
                    help="base-advantage column: also output shaped per-action advantages")
     _add_option(p, "--shaping-rule", _params.RULE, "shapley", "credit rule the shaping uses")
-    _add_option(p, "--beta", _params.BETA, 1.0)
+    _add_option(p, "--beta", _params.SCORE_BETA, 1.0)
     _add_option(p, "--kappa", _params.KAPPA, 1.0)
     _add_option(p, "--normalize", _params.NORMALIZE, "std")
 
@@ -53,7 +55,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..scoring import ScoreConfig, score_parquet
+    from ..scoring import ActionCountError, ScoreConfig, _pa, score_parquet
+    _pa()   # without pyarrow: one line naming the extra, before anything else
     try:   # options first: an error here names the option, not the input
         config = ScoreConfig(m=args.m, rules=tuple(args.rules.split(",")), slots=args.slots,
                              reserve=args.reserve, capacity=args.capacity,
@@ -73,6 +76,10 @@ def run(args) -> int:
                                 batch_rows=args.batch_rows, progress=not args.quiet)
     except (OutputError, WriteError):   # the output's: they name it
         raise
+    except ActionCountError as err:
+        raise _UserError(f"--m {err.m} is more than the {err.present} actions present in "
+                         f"input {args.input!r} (no candidate has an action above "
+                         f"{err.present - 1}); use --m {err.present}") from None
     except _user_errors(ValueError, TypeError, OSError) as err:
         text = _message(err)
         if args.input not in text and args.output not in text:

@@ -48,12 +48,15 @@ def synthetic_parquet_options(schema) -> dict:
     prerank (random doubles, which snappy shrinks by a few percent at a
     quarter more writing time), not compressed; snappy for the rest (value
     is mostly zeros). Leaves declared non-null (:func:`_required`) spare the
-    writer validity bitmaps."""
+    writer validity bitmaps. Every page carries its CRC-32 checksum (4
+    bytes a page), so that a reader verifying them (``fastcredit score``)
+    refuses a file changed after it was written."""
     leaves = [f.name for f in schema if f.name != "candidates"]
     if schema.get_field_index("candidates") >= 0:
         leaves += [_CANDIDATE + f.name for f in schema.field("candidates").type.value_type]
     plain = {_CANDIDATE + name for name in ("ad_id", "score", "prerank")}
     return {"use_dictionary": False, "write_statistics": ["request_id"],
+            "write_page_checksum": True,
             "compression": {c: "none" if c in plain else "snappy" for c in leaves},
             "column_encoding": {c: "DELTA_BINARY_PACKED" for c in leaves
                                 if c == _CANDIDATE + "ad_id"}}
@@ -221,6 +224,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from ..scoring import _pa
+    _pa()   # without pyarrow: one line naming the extra, before anything else
     # checked here too, so that a refusal names the option and the size is
     # said before the work (write_synthetic checks the same for its callers)
     size = synthetic_bytes(args.requests, m=args.m, k=args.k, row_group=args.row_group)

@@ -37,6 +37,14 @@ run leaves nothing. Reading and decoding (pyarrow's threads, a bounded
 read-ahead), the kernels and encoding and writing run at the same time, with
 bounded queues between them.
 
+Data cannot rot silently: every page written (scores, and ``fastcredit
+synth``'s requests) carries a CRC-32 checksum, and every page read is
+verified against its checksum; a file changed after it was written is
+refused naming it (:class:`UnreadableFileError`). A file written without
+checksums (pyarrow writes none by default) cannot be verified: it is read
+as it is. ``ScoreConfig.m`` larger than the actions present in the data is
+refused (:class:`ActionCountError`). See docs/scoring.md.
+
 Requires the optional extra ``fastcredit[parquet]`` (pyarrow).
 
 The package: :mod:`.config` (what a run computes and reports),
@@ -45,12 +53,14 @@ The package: :mod:`.config` (what a run computes and reports),
 run, :func:`score_parquet`).
 """
 from .arrow import pools_to_arrow, score_batch
-from .config import BATCH_ROWS, RULES, MalformedRowError, ScoreConfig, ScoreSummary, _pa
+from .config import (BATCH_ROWS, RULES, ActionCountError, MalformedRowError, ScoreConfig,
+                     ScoreSummary, UnreadableFileError, _pa)
 from .pipeline import score_parquet
 # the stages' internals, for the tests and benchmarks that measure them alone
 from .arrow import _BadRows, _check_rows, _pools  # noqa: E402,I001
 from .config import _DECODE_ROWS, _READ_BUFFER  # noqa: E402
 from .files import _leaves, _write_options  # noqa: E402
 
-__all__ = ["ScoreConfig", "ScoreSummary", "MalformedRowError", "RULES", "score_batch",
+__all__ = ["ScoreConfig", "ScoreSummary", "MalformedRowError", "ActionCountError",
+           "UnreadableFileError", "RULES", "score_batch",
            "score_parquet", "pools_to_arrow"]

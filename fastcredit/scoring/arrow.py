@@ -271,6 +271,7 @@ class _Checked:
     keep: np.ndarray | None
     base: np.ndarray | None
     problems: list
+    present: int = 0   # actions present: the largest action of a good row's candidate + 1
 
 
 def _check_rows(batch, config) -> _Checked:
@@ -309,7 +310,9 @@ def _check_rows(batch, config) -> _Checked:
     offsets = np.zeros(counts.size + 1, dtype=np.int64)
     np.cumsum(counts.reshape(-1), out=offsets[1:])
     problems = sorted(bad.reasons.items())
-    return _Checked(offsets, fields, keep, base, problems)
+    seen = np.flatnonzero(counts.any(axis=0)) if counts.size else counts[:0, 0]
+    present = int(seen[-1]) + 1 if seen.size else 0
+    return _Checked(offsets, fields, keep, base, problems, present)
 
 
 def _pools(checked: _Checked, m: int):
@@ -360,6 +363,14 @@ def score_batch(batch, config: ScoreConfig = ScoreConfig(), *, first_row: int = 
     ``first_row``), which were left out (``on_error="skip"``). With
     ``on_error="stop"`` the first malformed row raises MalformedRowError.
     """
+    out, problems, _ = _score(batch, config, first_row=first_row, on_error=on_error)
+    return out, problems
+
+
+def _score(batch, config: ScoreConfig = ScoreConfig(), *, first_row: int = 0,
+           on_error: str = "stop"):
+    """:func:`score_batch`, and the actions present in the batch's good rows
+    (the largest action of a candidate + 1; 0 without candidates)."""
     pa = _pa()
     on_error = ON_ERROR.check(on_error)
     if not isinstance(config, ScoreConfig):
@@ -391,7 +402,7 @@ def score_batch(batch, config: ScoreConfig = ScoreConfig(), *, first_row: int = 
                                        threads=config.threads)
         arrays.append(_fixed_size(adv, m))
     names = [config.key, *config.carry, *config.output_columns]
-    return pa.RecordBatch.from_arrays(arrays, names=names), problems
+    return pa.RecordBatch.from_arrays(arrays, names=names), problems, checked.present
 
 
 

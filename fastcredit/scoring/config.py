@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import tables
-from .._params import (ACTIONS, BETA, CAPACITY, KAPPA, MODE, NORMALIZE, PRICING, RESERVE, RULE,
-                       SLOTS, THREADS, Integer)
+from .._params import (ACTIONS, CAPACITY, KAPPA, MODE, NORMALIZE, PRICING, RESERVE, RULE,
+                       SCORE_BETA, SLOTS, THREADS, Integer)
 
 
 RULES = {rule: getattr(tables, rule) for rule in RULE.values}
@@ -31,12 +31,40 @@ _INT64_MAX = np.iinfo(np.int64).max
 
 
 def _pa():
+    """pyarrow, or an ImportError saying which extra installs it (the
+    command line prints it as one line, exit status 2)."""
     try:
         import pyarrow
+        import pyarrow.parquet  # noqa: F401
     except ImportError as exc:
-        raise ImportError("Parquet scoring needs pyarrow: pip install 'fastcredit[parquet]'") \
-            from exc
+        raise ImportError("Parquet files need pyarrow, which is not installed: pip install "
+                          "'fastcredit[parquet]'") from exc
     return pyarrow
+
+
+class ActionCountError(ValueError):
+    """``ScoreConfig.m`` is larger than the actions present in the input: no
+    candidate of any request has an action above ``present - 1``, so the
+    credit of actions ``present .. m - 1`` would be made up (a phantom
+    action with zero credit). ``m`` and ``present`` are the two counts."""
+
+    def __init__(self, m: int, present: int, where: str):
+        super().__init__(f"m = {m} is more than the {present} actions present in {where} "
+                         f"(no candidate has an action above {present - 1}); score it with "
+                         f"m = {present}")
+        self.m = m
+        self.present = present
+
+
+class UnreadableFileError(ValueError):
+    """An input file whose pages cannot be read: a page checksum that does
+    not match (the file changed after it was written), or pages that do not
+    decode. ``path`` is the file."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"file {path!r} cannot be read: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 class MalformedRowError(ValueError):
@@ -52,7 +80,7 @@ class MalformedRowError(ValueError):
 # the other fields of ScoreConfig with the declaration that checks each (key,
 # candidates, base and carry name columns)
 _CONFIG_FIELDS = (("shaping_rule", RULE), ("slots", SLOTS), ("reserve", RESERVE),
-                  ("capacity", CAPACITY), ("pricing", PRICING), ("mode", MODE), ("beta", BETA),
+                  ("capacity", CAPACITY), ("pricing", PRICING), ("mode", MODE), ("beta", SCORE_BETA),
                   ("kappa", KAPPA), ("normalize", NORMALIZE), ("threads", THREADS))
 
 
@@ -75,7 +103,8 @@ class ScoreConfig:
     candidates : the list<struct<action, ...>> column; when the input has no
         such column, per-action columns ``action_0 .. action_{m-1}`` are read.
     base : base-advantage column; when set, output ``advantage`` (B, m) =
-        shape_advantages(base, credit[shaping_rule], beta, kappa, normalize).
+        shape_advantages(base, credit[shaping_rule], beta, kappa, normalize);
+        ``beta`` >= 0.
     carry : further input columns copied to the output after the key (a
         hive partition key of the input counts as a column).
     threads : threads of the kernels (default: all cores).

@@ -2,6 +2,7 @@
 writing run at once with bounded queues; score_parquet."""
 from __future__ import annotations
 
+import os
 import queue
 import resource
 import sys
@@ -11,8 +12,8 @@ import time
 from .._params import ON_ERROR
 from .._progress import Stage
 from .._validation import check_bool, check_int
-from .arrow import score_batch
-from .config import BATCH_ROWS, ScoreConfig, ScoreSummary, _DECODE_ROWS, _QUEUE_DEPTH, _pa
+from .arrow import _score
+from .config import ActionCountError, BATCH_ROWS, ScoreConfig, ScoreSummary, _DECODE_ROWS, _QUEUE_DEPTH, _pa
 from .files import _Source, _Writer, _destination, _open_columns, _read
 
 
@@ -114,6 +115,15 @@ def _peak_rss_bytes() -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def _described(source) -> str:
+    """``source`` as an error names it."""
+    if isinstance(source, (str, os.PathLike)):
+        return repr(os.fspath(source))
+    if isinstance(source, (list, tuple)):
+        return repr([os.fspath(s) if isinstance(s, os.PathLike) else s for s in source])
+    return "(the dataset)"
+
+
 def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
                   on_error: str = "stop", batch_rows: int = 65_536,
                   progress: bool | None = None, max_errors_kept: int = 100,
@@ -143,6 +153,19 @@ def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
     scored at a time, output row groups hold ``batch_rows`` requests, so
     memory is bounded whatever the input size.
 
+    Every page of the output carries a CRC-32 checksum, and the checksums
+    of the input's pages are verified as they are read: a page that does not
+    match (a file changed after it was written) or does not decode stops
+    the run with :class:`UnreadableFileError` naming the file. Files written
+    without checksums (pyarrow's default before, and most other writers)
+    cannot be verified and are read as they are.
+
+    ``config.m`` must be the number of actions in the data: a run whose
+    candidates' largest action is below ``m - 1`` is refused at its end,
+    its output discarded (:class:`ActionCountError`, naming both counts),
+    rather than giving every request phantom actions of zero credit; an
+    action of ``m`` or more is a malformed row.
+
     Returns a :class:`ScoreSummary` (rows read, scored, skipped, seconds,
     peak resident memory of the process).
     """
@@ -157,18 +180,20 @@ def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
     show = sys.stderr.isatty() if progress is None else check_bool(progress, "progress")
     src = _Source.resolve(source)
     filesystem, output, directory = _destination(destination, src)
-    counts = {"rows": 0, "scored": 0, "skipped": 0}
+    counts = {"rows": 0, "scored": 0, "skipped": 0, "present": 0}
     errors: list = []
     with output as root:  # the destination is checked here, before any work
         _open_columns(src, 0, config)  # the first file has the columns, before any work
         total = sum(src.open(f).metadata.num_rows for f in src.files) if show else 0
         sink = _Writer(filesystem, root, directory, src, config, batch_rows, destination)
-        with Stage("score requests", total, sys.stderr if show else None) as bar:
+        with Stage("score requests", total, sys.stderr if show else None,
+                   unit="requests") as bar:
 
             def work(item):
                 index, batch, first_row = item
-                out, problems = score_batch(batch, config, first_row=first_row,
-                                            on_error=on_error)
+                out, problems, present = _score(batch, config, first_row=first_row,
+                                                on_error=on_error)
+                counts["present"] = max(counts["present"], present)
                 counts["rows"] += batch.num_rows
                 counts["skipped"] += len(problems)
                 counts["scored"] += out.num_rows
@@ -183,6 +208,9 @@ def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
                 else:
                     for item in items:
                         sink.write(*work(item))
+                if 0 < counts["present"] < config.m:   # before the output is published
+                    raise ActionCountError(config.m, counts["present"], f"{src.name} "
+                                           f"{_described(source)}")
             except BaseException:
                 sink.abandon()
                 raise
