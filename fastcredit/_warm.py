@@ -135,7 +135,9 @@ def _calls():
         "audit.null_worlds": [lambda: fc.correlated_error_null(
             np.arange(64.0).reshape(4, 16) % 5, np.arange(64.0).reshape(4, 16) % 3, worlds=2,
             **nb)],
-        "shaping.project": [lambda v=v: fc.project_zero_sum(v, 0.5, **nb) for v in tables],
+        "shaping.project": [lambda v=v: (fc.project_zero_sum(v, 0.5, **nb),
+                                         fc.shape_advantages(np.zeros(2), v, **nb))
+                            for v in tables],
         "shaping.tokens": [lambda ta=ta: fc.token_advantages(
             np.zeros(2), np.zeros((2, 2)), ta, **nb)
             for ta in (np.zeros((2, 3), dtype=np.int64), np.zeros((2, 3), dtype=np.int32))],

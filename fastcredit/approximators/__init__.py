@@ -1,0 +1,131 @@
+r"""Sampling estimators of values and interactions, compiled: the approximator
+family (``fc.approximate``).
+
+Every estimator shapiq has is to live here, one module per estimator group
+over a shared base (as shapiq's ``approximator/``):
+
+- :mod:`~fastcredit.approximators.base`: the budget, the memo of a
+  deterministic game's coalitions, the batched sampling loop, the result;
+- :mod:`~fastcredit.approximators.montecarlo`: SVARM (``method="svarm"``);
+- :mod:`~fastcredit.approximators.marginals`: StratifiedSamplingSV
+  (``"stratified"``) and OwenSamplingSV (``"owen"``).
+
+Drawing the samples and folding the values into moments are the compiled
+kernels (csrc/approximators.c and fastcredit._numba.approximators, bit for
+bit the same per seed); docs/approximators.md has each estimator, its
+variance and what the budget buys.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _parallel
+from .._params import APPROX_ANCHORS, APPROX_BUDGET, APPROX_METHOD, INDEX, ORDER, SEED
+from ..games import MAX_MASK_PLAYERS, as_game
+from .base import InteractionEstimate, run_design
+from .marginals import Owen, Stratified
+from .montecarlo import Svarm
+
+__all__ = ["InteractionEstimate", "approximate"]
+
+#: method -> (its design, the indices it estimates, its fixed evaluations)
+_METHODS = {"svarm": (Svarm, ("SV", "BV"), 2), "stratified": (Stratified, ("SV",), 1),
+            "owen": (Owen, ("SV",), 1)}
+
+
+def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *,
+                method: str = "svarm", budget: int = 20_000, seed: int = 0,
+                anchors: int | None = None, coalitions: str = "mask", backend=None,
+                threads=None) -> InteractionEstimate:
+    r"""Estimate a value (interaction index) by sampling, within a budget of
+    game evaluations.
+
+    Parameters
+    ----------
+    game : array_like or callable
+        A coalition table ``(2**m,)`` or a batch ``(..., 2**m)`` (one estimate
+        per game, each keyed by its position), a vectorised Python callable
+        on uint64 masks (or bool rows with ``coalitions="bool"``), an @njit
+        ``fn(mask)``, or a stochastic @njit ``fn(mask, key)``
+        (:mod:`fastcredit.games`); m <= 64.
+    m : int
+        Players (taken from a table).
+    index : str
+        "SV" (every method) or "BV" (svarm).
+    order : int
+        1 (the methods here estimate values).
+    method : {"svarm", "stratified", "owen"}
+        The estimator (see :mod:`fastcredit.approximators` and
+        docs/approximators.md).
+    budget : int
+        Game evaluations to spend, never exceeded: a deterministic game
+        (table, @njit ``fn(mask)``, declared callable) is evaluated once per
+        distinct coalition; a stochastic one afresh at every use. At least
+        the method's fixed evaluations (svarm: v(empty) and v(N), 2; the
+        others: v(empty), 1). When a deterministic game's 2**m coalitions fit
+        in it, all are evaluated once and the estimand is exact.
+    seed : int
+        Seed of the counter-based streams, in [0, 2**64): the same estimate
+        on the C and Numba backends.
+    anchors : int, optional
+        Owen sampling's anchor points (default 10, shapiq's).
+    coalitions : {"mask", "bool"}
+        How a Python callable receives coalitions.
+    backend : {None, "c", "numba"}
+        For the draw and fold kernels (@njit games run on Numba).
+    threads : int, optional
+        Threads for a batch of tables.
+
+    Returns
+    -------
+    InteractionEstimate
+        :class:`fastcredit.Interactions` (``values[0]`` = v(empty),
+        ``values[1]`` the m values) with ``stderr`` (same layout),
+        ``n_evals``, ``n_samples`` and ``method``.
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> v = np.arange(16.0) ** 1.5
+    >>> est = fc.approximate(v, method="stratified", budget=10)
+    >>> est.values[1].shape, est.n_evals <= 10
+    ((4,), True)
+    """
+    method = APPROX_METHOD.check(method)
+    design, indices, fixed = _METHODS[method]
+    index = INDEX.check(index)
+    if index not in indices:
+        raise ValueError(f"index must be one of {indices} for method={method!r}, got "
+                         f"{index!r}")
+    order = ORDER.check(order)
+    if order != 1:
+        raise ValueError(f"order must be 1 for method={method!r} (it estimates values), got "
+                         f"{order}")
+    budget = APPROX_BUDGET.check(budget)
+    if budget < fixed:
+        raise ValueError(f"budget must cover the {fixed} fixed evaluation(s) of "
+                         f"method={method!r}, got {budget}")
+    if anchors is not None and method != "owen":
+        raise ValueError(f"anchors applies to method='owen' only, not to {method!r}")
+    n_anchors = APPROX_ANCHORS.check(10 if anchors is None else anchors, "anchors")
+    seed = np.uint64(SEED.check(seed))
+    threads = _parallel.n_threads(threads)
+    kernel = design.kernel
+    g = as_game(game, m, coalitions=coalitions,
+                kernels={k: kernel for k in ("table", "callable", "jitted", "stochastic")},
+                backend=backend)
+    if g.m > MAX_MASK_PLAYERS:
+        raise ValueError(f"m must be at most {MAX_MASK_PLAYERS} for fc.approximate "
+                         f"(coalitions are uint64 masks), got {g.m}")
+    deterministic = bool(g.deterministic)
+    if method == "owen":
+        def make():
+            return Owen(g.m, index, deterministic, budget, n_anchors)
+    else:
+        def make():
+            return design(g.m, index, deterministic, budget)
+    base, values, stderr, n_evals, n_samples = run_design(make, g, index, budget, seed, threads)
+    zero = np.zeros_like(base)
+    return InteractionEstimate(index=index, order=1, m=g.m, values=(base, values),
+                               stderr=(zero, stderr), n_evals=n_evals, n_samples=n_samples,
+                               method=method)
