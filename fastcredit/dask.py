@@ -1,10 +1,27 @@
 """Cluster-scale scoring with Dask: the single-process scorer of
-:mod:`fastcredit.scoring` mapped over partitions, so the same code runs on a
-laptop and on a cluster and gives the same output.
+:mod:`fastcredit.scoring` mapped over the partitions of a Dask DataFrame
+(``map_partitions``), so the same code runs on a laptop and on a cluster and
+gives the same output.
+
+Frames as Dask makes them: :func:`score` takes any frame ``dd.read_parquet``
+returns, with its default (NumPy/object) dtypes or ``dtype_backend="pyarrow"``;
+each partition is converted to Arrow inside the partition function. A path
+is read with ``dd.read_parquet`` itself (Arrow-backed dtypes unless told
+otherwise), so its keyword arguments (``filters``, ``columns``,
+``storage_options``, ``blocksize``, ``split_row_groups``, ...) work as in
+Dask; only the columns scoring needs are read.
 
 Each task scores with one kernel thread (``ScoreConfig.threads`` when set):
 a worker runs as many tasks at once as it has threads, so a worker's tasks
 together use its own thread budget, not every core of the machine each.
+
+What differs from the single-process path (docs/scoring.md): Dask's reader
+opens the files itself and has no option to verify Parquet page checksums,
+so pages read here are not verified (verify a file with ``fastcredit
+score``, or read it with fastcredit.scoring); the output
+(:func:`score_parquet`) carries page checksums like the command line's. Row
+numbers in errors count within a partition. ``m`` larger than the actions in
+the data is not detected across partitions.
 
 Requires the optional extra ``fastcredit[dask]`` (dask[dataframe],
 distributed, pyarrow).
@@ -19,26 +36,16 @@ try:
     import pandas as pd
     import pyarrow as pa
     import pyarrow.dataset as pads
+    from dask.dataframe.utils import make_meta
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("fastcredit.dask needs dask: pip install 'fastcredit[dask]'") from exc
 
 from ._params import ON_ERROR
-from ._validation import check_int
-from .scoring.arrow import score_batch
-from .scoring.config import _DECODE_ROWS, MalformedRowError, ScoreConfig
-from .scoring.files import (_destination, _empty_batch, _open_columns, _read, _Source,
-                            _write_options)
-from .scoring.pipeline import _pipeline
+from .scoring.arrow import _GROUPED_FIELDS, score_batch
+from .scoring.config import MalformedRowError, ScoreConfig
+from .scoring.files import _destination, _Source, _write_options
 
 __all__ = ["score", "score_parquet"]
-
-
-def _to_arrow(df: "pd.DataFrame") -> "pa.Table":
-    return pa.Table.from_pandas(df, preserve_index=False)
-
-
-def _to_pandas(batches, schema) -> "pd.DataFrame":
-    return pa.Table.from_batches(batches, schema=schema).to_pandas(types_mapper=pd.ArrowDtype)
 
 
 def _task_config(config: ScoreConfig) -> ScoreConfig:
@@ -48,133 +55,187 @@ def _task_config(config: ScoreConfig) -> ScoreConfig:
     return config if config.threads is not None else dataclasses.replace(config, threads=1)
 
 
+def _candidate_type(with_action: bool):
+    fields = [(f, pa.int64() if f in ("action", "ad_id") else pa.float64())
+              for f in (_GROUPED_FIELDS if with_action else _GROUPED_FIELDS[1:])]
+    return pa.list_(pa.struct(fields))
+
+
+def _to_arrow(df: "pd.DataFrame", config: ScoreConfig) -> "pa.Table":
+    """A partition as an Arrow table, whatever its dtypes: Arrow-backed
+    columns as they are, object columns of lists of dicts (``dd.read_parquet``'s
+    default) converted; a candidates column that is null in every row (no
+    type to infer) becomes null lists of the candidates' type."""
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    lists = {config.candidates: True} | {f"action_{i}": False for i in range(config.m)}
+    for name, with_action in lists.items():
+        i = table.schema.get_field_index(name)
+        if i >= 0 and pa.types.is_null(table.schema.field(i).type):
+            table = table.set_column(i, name, pa.nulls(table.num_rows,
+                                                       _candidate_type(with_action)))
+    return table
+
+
+def _needed(meta: "pd.DataFrame", config: ScoreConfig, name: str) -> list:
+    """The columns scoring reads, checked to be in the frame."""
+    columns = list(meta.columns)
+
+    def need(col, what):
+        if col not in columns:
+            raise ValueError(f"{name} has no {what}{col!r} (columns: {columns})")
+    need(config.key, "key column ")
+    if config.candidates in columns:
+        cands = [config.candidates]
+    else:
+        cands = [f"action_{i}" for i in range(config.m)]
+        missing = [c for c in cands if c not in columns]
+        if missing:
+            raise ValueError(f"{name} has neither a {config.candidates!r} column nor "
+                             f"{missing[0]!r}")
+        if f"action_{config.m}" in columns:
+            raise ValueError(f"m = {config.m} reads only action_0 .. action_{config.m - 1}, "
+                             f"but {name} has a column 'action_{config.m}'")
+    if config.base is not None:
+        need(config.base, "base-advantage column ")
+    for col in config.carry:
+        need(col, "column to carry ")
+    return list(dict.fromkeys([config.key, *config.carry, *cands]
+                              + ([config.base] if config.base else [])))
+
+
+def _computed_meta(config: ScoreConfig) -> dict:
+    """The computed columns' (empty) series: fixed-size lists of doubles."""
+    width = {"table": 1 << config.m}
+    return {c: pd.Series([], dtype=pd.ArrowDtype(pa.list_(pa.float64(),
+                                                           width.get(c, config.m))))
+            for c in config.output_columns}
+
+
+def _output_meta(meta: "pd.DataFrame", config: ScoreConfig) -> "pd.DataFrame":
+    """The scored frame's meta: the key and carried columns as the input
+    has them, then the computed columns."""
+    out = meta[[config.key, *config.carry]].copy()
+    for name, series in _computed_meta(config).items():
+        out[name] = series.set_axis(out.index[:0])
+    return out
+
+
 def _score_partition(df, config, on_error, partition_info=None):
+    """The scored rows of one partition: the key and carried columns as
+    they were (dtypes and index of the kept rows), the computed columns
+    Arrow-backed."""
     number = None if partition_info is None else partition_info.get("number")
     try:
-        out, _ = score_batch(_to_arrow(df), config, on_error=on_error)
+        out, problems = score_batch(_to_arrow(df, config), config, on_error=on_error)
     except MalformedRowError as err:
         raise MalformedRowError(err.row, f"{err.reason} (partition {number}, row numbered "
                                 f"within the partition)") from err
-    return _to_pandas([out], out.schema)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Part:
-    """Row groups of one input file, and the input row number of its first row."""
-    number: int
-    file: int
-    row_groups: tuple
-    first_row: int
-
-
-def _score_part(part: _Part, source: _Source, config: ScoreConfig, on_error: str, schema):
-    """The scored rows of one part: the next batch is read and decoded while
-    this one is scored, as in the single-process pipeline."""
-    def work(item):
-        _, batch, first = item
-        try:
-            out, _ = score_batch(batch, config, first_row=part.first_row + first,
-                                 on_error=on_error)
-        except MalformedRowError as err:
-            raise MalformedRowError(err.row, f"{err.reason} (partition {part.number})") \
-                from err
-        return out.cast(schema) if not out.schema.equals(schema) else out
-
-    outs = []
-    _pipeline(_read(source, config, _DECODE_ROWS, files=[part.file],
-                    row_groups=part.row_groups), work, outs.append)
-    return _to_pandas(outs, schema)
-
-
-def _parts(source: _Source, split_row_groups) -> list:
-    """One part per row group (True), per ``split_row_groups`` row groups
-    (an int), or per file (False); row numbers count across the input."""
-    if split_row_groups is True:
-        step = 1
-    elif split_row_groups is False:
-        step = None
-    else:
-        step = check_int(split_row_groups, "split_row_groups", lo=1)
-    parts, first = [], 0
-    for index, file in enumerate(source.files):
-        meta = source.open(file).metadata
-        counts = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
-        size = step or max(len(counts), 1)
-        for g in range(0, max(len(counts), 1), size):
-            groups = tuple(range(g, min(g + size, len(counts))))
-            parts.append(_Part(len(parts), index, groups, first))
-            first += sum(counts[i] for i in groups)
-    return parts
-
-
-def _meta(source: _Source, config: ScoreConfig):
-    """The scored schema: the first file's columns, scored empty."""
-    return score_batch(_empty_batch(*_open_columns(source, 0, config)), config)[0].schema
+    keep = slice(None)
+    if problems:
+        keep = pd.Series(True, index=range(len(df)))
+        keep.iloc[[row for row, _ in problems]] = False
+        keep = keep.to_numpy()
+    scored = df[[config.key, *config.carry]].iloc[keep].copy()
+    for name in config.output_columns:
+        scored[name] = pd.Series(pd.arrays.ArrowExtensionArray(out.column(name)),
+                                 index=scored.index)
+    return scored
 
 
 def _is_source(data) -> bool:
     return isinstance(data, (str, os.PathLike, list, tuple, pads.FileSystemDataset))
 
 
+def _read(data, read_parquet: dict):
+    """``dd.read_parquet`` of a path, glob, URI, list or pyarrow dataset,
+    Arrow-backed dtypes unless ``read_parquet`` says otherwise."""
+    kwargs = {"dtype_backend": "pyarrow", **read_parquet}
+    if isinstance(data, pads.FileSystemDataset):
+        kwargs.setdefault("filesystem", data.filesystem)
+        data = list(data.files)
+    elif isinstance(data, (list, tuple)):
+        data = [os.fspath(d) if isinstance(d, os.PathLike) else d for d in data]
+    else:
+        data = os.fspath(data)
+    return dd.read_parquet(data, **kwargs)
+
+
 def score(data, config: ScoreConfig = ScoreConfig(), *, on_error: str = "stop",
-          split_row_groups: bool | int = True) -> "dd.DataFrame":
+          **read_parquet) -> "dd.DataFrame":
     """Score every request of a Dask DataFrame or Parquet dataset, lazily.
 
     Parameters
     ----------
-    data : dask.dataframe.DataFrame, or what :func:`fastcredit.scoring.score_parquet`
-        reads (a file, directory, glob, URI, a list of them, a
-        ``pyarrow.dataset.FileSystemDataset``)
-        Requests in either layout of :mod:`fastcredit.scoring`. Files are read
-        by the single-process reader, one partition per row group by default
-        (``split_row_groups``: an int groups that many, False one per file),
-        hive partition keys included, and row numbers in errors count across
-        the whole input as in the single-process path.
+    data : dask.dataframe.DataFrame, or a path, directory, glob, URI, list of
+        them or a ``pyarrow.dataset.FileSystemDataset``
+        Requests in either layout of :mod:`fastcredit.scoring`, in a frame of
+        any dtypes ``dd.read_parquet`` gives (its default NumPy/object ones
+        or ``dtype_backend="pyarrow"``: each partition is converted to Arrow
+        inside the partition function). A path is read with
+        ``dd.read_parquet(data, dtype_backend="pyarrow", **read_parquet)``,
+        the columns scoring needs only.
     config : ScoreConfig
         What to compute (the same object the single-process path takes); each
         task uses ``config.threads`` kernel threads, default 1.
     on_error : {"stop", "skip"}
-        Malformed rows stop the computation (the error names the row and the
-        partition; for a DataFrame the row is numbered within the partition)
-        or are left out.
+        Malformed rows stop the computation (the error names the row,
+        numbered within its partition, and the partition) or are left out.
+    **read_parquet
+        Keyword arguments of ``dask.dataframe.read_parquet`` for a path:
+        ``filters``, ``columns``, ``storage_options``, ``blocksize``,
+        ``split_row_groups``, ``dtype_backend``, ...
 
     Returns
     -------
     dask.dataframe.DataFrame
-        One row per scored request with the columns of
-        :func:`fastcredit.scoring.score_batch` (Arrow-backed list columns);
-        call ``.compute()``, or write it with :func:`score_parquet` (or
+        One row per scored request: the key and carried columns as the input
+        has them (dtypes and index of the kept rows), then ``table``, one
+        column per rule and ``advantage`` (Arrow-backed fixed-size lists of
+        doubles), as in :func:`fastcredit.scoring.score_batch`; call
+        ``.compute()``, or write it with :func:`score_parquet` (or
         ``.to_parquet(path, write_index=False)``: with the default
-        ``write_index=True`` Dask adds a ``__null_dask_index__`` column).
+        ``write_index=True`` Dask adds the index as a column).
+
+    Raises
+    ------
+    TypeError
+        ``data`` is neither a frame nor a path; ``config`` is not a ScoreConfig.
+    ValueError
+        A column scoring needs is missing (named), or an option is refused.
 
     Examples
     --------
+    >>> import dask.dataframe as dd                              # doctest: +SKIP
     >>> from distributed import Client, LocalCluster            # doctest: +SKIP
     >>> client = Client(LocalCluster(n_workers=2, threads_per_worker=1))  # doctest: +SKIP
-    >>> fastcredit.dask.score_parquet("requests/", "scored/")   # doctest: +SKIP
+    >>> scored = fastcredit.dask.score(dd.read_parquet("requests/"), ScoreConfig())  # doctest: +SKIP
+    >>> fastcredit.dask.score_parquet("requests/", "scored/", filters=[("day", "=", 3)])  # doctest: +SKIP
     """
-    return _score(data, config, on_error, split_row_groups, "data")
+    return _score(data, config, on_error, read_parquet, "data")
 
 
-def _score(data, config, on_error, split_row_groups, name: str):
+def _score(data, config, on_error, read_parquet: dict, name: str):
     """:func:`score`, errors naming the argument ``name``."""
     on_error = ON_ERROR.check(on_error)
     task_config = _task_config(config)
     if isinstance(data, dd.DataFrame):
-        meta_batch, _ = score_batch(_to_arrow(data._meta), task_config, on_error=on_error)
-        meta = _to_pandas([meta_batch], meta_batch.schema)
-        return data.map_partitions(_score_partition, task_config, on_error, meta=meta)
-    if not isinstance(data, _Source) and not _is_source(data):
+        if read_parquet:
+            raise TypeError(f"{sorted(read_parquet)[0]!r} is an argument of dd.read_parquet: "
+                            f"{name} is a DataFrame already")
+        frame = data
+    elif _is_source(data):
+        frame = _read(data, read_parquet)
+    else:
         raise TypeError(f"{name} must be a dask DataFrame or a path, URI, glob, list of them "
                         f"or a pyarrow dataset, got {type(data).__name__}")
-    if not isinstance(split_row_groups, bool):
-        check_int(split_row_groups, "split_row_groups", lo=1)
-    source = data if isinstance(data, _Source) else _Source.resolve(data, name)
-    schema = _meta(source, task_config)
-    parts = _parts(source, split_row_groups)
-    return dd.from_map(_score_part, parts, args=(source, task_config, on_error, schema),
-                       meta=_to_pandas([], schema), label="fastcredit-score",
-                       enforce_metadata=False)
+    meta = make_meta(frame)
+    needed = _needed(meta, task_config, name)
+    if list(meta.columns) != needed:
+        frame = frame[needed]   # only these are read
+        meta = make_meta(frame)
+    return frame.map_partitions(_score_partition, task_config, on_error,
+                                meta=_output_meta(meta, task_config),
+                                enforce_metadata=False)
 
 
 def _part_name(number: int) -> str:
@@ -182,19 +243,27 @@ def _part_name(number: int) -> str:
 
 
 def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
-                  on_error: str = "stop", split_row_groups: bool | int = True) -> str:
-    """Score ``source`` (see :func:`score`) on the current Dask scheduler into
-    the directory ``destination``, one Parquet file per partition
-    (``part-00000.parquet``, ...: partition order is name order) with exactly
-    the columns of the single-process output. Like
-    :func:`fastcredit.scoring.score_parquet` the destination is checked
-    before any work (an input, or a directory holding one, is refused) and
-    written under a temporary name that is renamed into place only when
-    every partition is written. Returns the destination path."""
+                  on_error: str = "stop", **read_parquet) -> str:
+    """Score ``source`` (see :func:`score`; ``read_parquet``: the keyword
+    arguments of ``dd.read_parquet`` for a path) on the current Dask
+    scheduler into the directory ``destination`` with ``to_parquet``, one
+    file per partition named ``part-00000.parquet``, ... in partition order.
+    The command line writing into a directory names each output file after
+    its input file; Dask's partitions are not files (``split_row_groups``,
+    ``blocksize`` and ``aggregate_files`` decide them), so the names here
+    are the partitions' numbers: with one partition per input file
+    (``split_row_groups=False``, ``blocksize=None``) ``part-i`` holds the
+    i-th input file in ``dd.read_parquet``'s (sorted) order. The files have
+    exactly the columns of the single-process output and carry page
+    checksums. Like :func:`fastcredit.scoring.score_parquet` the
+    destination is checked before any work (an input, or a directory
+    holding one, is refused) and written under a temporary name that is
+    renamed into place only when every partition is written. Returns the
+    destination path."""
     if isinstance(source, dd.DataFrame):
         inputs = _Source(None, [], "", True)
     elif _is_source(source):
-        inputs = source = _Source.resolve(source, "source")
+        inputs = _Source.resolve(source, "source")
     else:
         raise TypeError(f"source must be a dask DataFrame or a path, URI, glob, list of them "
                         f"or a pyarrow dataset, got {type(source).__name__}")
@@ -203,9 +272,9 @@ def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
     if isinstance(destination, str) and not destination.endswith(("/", os.sep)):
         destination += "/"  # always a directory
     filesystem, output, _ = _destination(destination, inputs)  # checked before any work
-    ddf = _score(source, config, on_error, split_row_groups, "source")
+    ddf = _score(source, config, on_error, read_parquet, "source")
+    schema = pa.Schema.from_pandas(make_meta(ddf), preserve_index=False)
     with output as root:
         ddf.to_parquet(root, filesystem=filesystem, write_index=False, name_function=_part_name,
-                       write_metadata_file=False,
-                       **_write_options(pa.Schema.from_pandas(ddf._meta), config))
+                       write_metadata_file=False, **_write_options(schema, config))
     return destination.rstrip("/")

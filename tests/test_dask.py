@@ -1,5 +1,8 @@
 """The Dask path on a real LocalCluster with two worker processes equals the
-single-process path (optional extra: skipped without dask/distributed)."""
+single-process path (optional extra: skipped without dask/distributed):
+frames as ``dd.read_parquet`` makes them (default and Arrow dtypes), paths
+read by ``dd.read_parquet`` with its options, output by ``to_parquet``."""
+import os
 import pytest
 
 pytest.importorskip("pyarrow")
@@ -8,6 +11,8 @@ distributed = pytest.importorskip("distributed")
 
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
+
+import dask.dataframe as dd  # noqa: E402
 
 import fastcredit.dask as fdask  # noqa: E402
 from fastcredit import scoring  # noqa: E402
@@ -45,12 +50,12 @@ def as_arrow(df):
 
 
 def test_dask_equals_single_process(client, source, single, tmp_path):
-    ddf = fdask.score(source, CONFIG)
+    ddf = fdask.score(source, CONFIG, split_row_groups=True)
     assert ddf.npartitions == 5
     assert as_arrow(ddf.compute()).equals(single)
     assert fdask.score(source, CONFIG, split_row_groups=2).npartitions == 3
     # written by the workers: the same columns, no __null_dask_index__
-    out = fdask.score_parquet(source, tmp_path / "scored", CONFIG)
+    out = fdask.score_parquet(source, tmp_path / "scored", CONFIG, split_row_groups=True)
     names = sorted(p.name for p in (tmp_path / "scored").iterdir())
     assert names == [f"part-{i:05d}.parquet" for i in range(5)]
     back = pa.concat_tables(pq.read_table(tmp_path / "scored" / n) for n in names)
@@ -86,9 +91,11 @@ def test_dask_reports_malformed_rows_by_input_row(client, tmp_path):
                       "candidates": pa.array([good, good, bad, good])})
     pq.write_table(table, tmp_path / "bad.parquet", row_group_size=2)
     config = ScoreConfig(m=2)
-    with pytest.raises(MalformedRowError, match=r"row 2: .*action out of range.*partition 1"):
-        fdask.score(tmp_path / "bad.parquet", config).compute()
-    kept = fdask.score(tmp_path / "bad.parquet", config, on_error="skip").compute()
+    with pytest.raises(MalformedRowError, match=r"row 0: .*action out of range.*partition 1, "
+                                                r"row numbered within the partition"):
+        fdask.score(tmp_path / "bad.parquet", config, split_row_groups=True).compute()
+    kept = fdask.score(tmp_path / "bad.parquet", config, on_error="skip",
+                       split_row_groups=True).compute()
     assert kept["request_id"].tolist() == [0, 1, 3]
     with pytest.raises(TypeError, match="data must be a dask DataFrame or a path"):
         fdask.score(3)
@@ -118,3 +125,78 @@ def test_a_null_candidate_is_a_bad_row_on_the_dask_path(client, tmp_path):
         fdask.score(frame, config).compute()
     kept = fdask.score(frame, config, on_error="skip").compute()
     assert kept["request_id"].tolist() == [0, 2]
+
+
+# --- Dask the way Dask users work (issue 31, item 4) ---------------------------
+
+@pytest.mark.parametrize("dtype_backend", [None, "numpy_nullable", "pyarrow"])
+def test_any_frame_read_parquet_returns(client, source, single, dtype_backend):
+    """The default dtypes (object columns of lists of dicts) as well as the
+    Arrow-backed ones: each partition is converted to Arrow on the worker."""
+    kwargs = {} if dtype_backend is None else {"dtype_backend": dtype_backend}
+    frame = dd.read_parquet(source, split_row_groups=True, **kwargs)
+    got = fdask.score(frame, CONFIG).compute()
+    assert as_arrow(got).equals(single)
+    assert got["request_id"].dtype == frame.dtypes["request_id"]   # the key as it was
+    # a partition of no rows, and one whose candidates are all null
+    empty = fdask.score(frame[frame.request_id < 0], CONFIG).compute()
+    assert len(empty) == 0 and list(empty.columns) == single.column_names
+    nulls = frame.assign(candidates=None)
+    with pytest.raises(MalformedRowError, match="null candidate list"):
+        fdask.score(nulls, CONFIG).compute()
+
+
+def test_read_parquet_options_work(client, source, single, tmp_path, monkeypatch):
+    """filters, columns, storage_options and blocksize reach dd.read_parquet."""
+    got = fdask.score(source, CONFIG, filters=[("request_id", "<", 1000)]).compute()
+    assert as_arrow(got).equals(single.slice(0, 1000))
+    config = ScoreConfig(rules=("shapley",), mode="rerun", pricing="gsp")
+    only = fdask.score(source, config, columns=["request_id", "candidates"]).compute()
+    assert as_arrow(only).column("shapley").equals(single.column("shapley"))
+    with pytest.raises(ValueError, match="'base_advantage'"):
+        fdask.score(source, CONFIG, columns=["request_id", "candidates"])
+    uri = "file://" + str(source)
+    assert as_arrow(fdask.score(uri, CONFIG, storage_options={"auto_mkdir": False})
+                    .compute()).equals(single)
+    seen = []
+    real = dd.read_parquet
+
+    def spy(path, **kwargs):
+        seen.append(kwargs)
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(fdask.dd, "read_parquet", spy)
+    fdask.score(uri, CONFIG, storage_options={"auto_mkdir": True})
+    assert seen[-1]["storage_options"] == {"auto_mkdir": True}
+    monkeypatch.undo()
+    blocks = fdask.score(source, CONFIG, blocksize="1MB", split_row_groups="adaptive")
+    assert blocks.npartitions > 1
+    assert as_arrow(blocks.compute()).equals(single)
+    with pytest.raises(TypeError, match="'filters' is an argument of dd.read_parquet"):
+        fdask.score(dd.read_parquet(source), CONFIG, filters=[("request_id", "<", 3)])
+
+
+def test_one_file_per_input_as_the_command_line(client, source, tmp_path):
+    """With one partition per input file, part-i is the command line's
+    output of the i-th input file, and carries page checksums."""
+    table = pq.read_table(source)
+    src = tmp_path / "in"
+    src.mkdir()
+    for i, (a, b) in enumerate([(0, 1000), (1000, 2200), (2200, 3000)]):
+        pq.write_table(table.slice(a, b - a), src / f"part-{i}.parquet", row_group_size=300)
+    scoring.score_parquet(src, str(tmp_path / "cli") + "/", CONFIG)
+    fdask.score_parquet(src, tmp_path / "dask", CONFIG, split_row_groups=False,
+                        blocksize=None)
+    names = sorted(os.listdir(tmp_path / "dask"))
+    assert names == [f"part-{i:05d}.parquet" for i in range(3)]
+    for i, name in enumerate(names):
+        mine = pq.read_table(tmp_path / "dask" / name)
+        assert mine.equals(pq.read_table(tmp_path / "cli" / f"part-{i}.parquet")), name
+        pq.ParquetFile(tmp_path / "dask" / name, page_checksum_verification=True).read()
+    from test_checksums import has_checksums
+    assert has_checksums(tmp_path / "dask" / names[0])
+
+
+def test_no_private_attributes():
+    text = open(fdask.__file__).read()
+    assert "._meta" not in text and "from_map" not in text
