@@ -312,33 +312,40 @@ def output(out, shape: tuple, name: str = "out", dtype=np.float64, *, inputs=())
 
 
 def csr_offsets(offsets, n_rows: int, n_values: int, name: str = "offsets",
-                row_name: str = "row", *, row_label=None, values: str = "values") -> np.ndarray:
+                row_name: str = "row", *, row_label=None, values: str = "values",
+                nonempty: str | None = None) -> np.ndarray:
     """Validate CSR offsets: int array of length n_rows + 1, starting at 0,
     non-decreasing, ending at n_values. Errors name the first bad row, as
     ``row_label(r)`` when given (e.g. "request 3 (action 1)"), else
-    "<row_name> r"; ``values`` names what the offsets count."""
+    "<row_name> r"; ``values`` names what the offsets count. With
+    ``nonempty`` (the values' argument name, for the error) every row must
+    hold at least one value; the rows' lengths are taken once for both
+    checks."""
     arr = int_array(offsets, name)
     if arr.ndim != 1 or arr.shape[0] != n_rows + 1:
         raise ValueError(f"{name} must have shape ({n_rows + 1},), got {arr.shape}")
     if arr[0] != 0:
         raise ValueError(f"{name}[0] must be 0, got {arr[0]}")
     steps = np.diff(arr)
-    bad = np.flatnonzero(steps < 0)
-    if bad.size:
-        r = int(bad[0])
+    shortest = steps.min() if steps.size else 1
+    if shortest < 0:
+        r = int(np.flatnonzero(steps < 0)[0])
         label = row_label(r) if row_label is not None else f"{row_name} {r}"
         raise ValueError(f"{name} must be non-decreasing: {label} has "
                          f"{name}[{r}] = {arr[r]} > {name}[{r + 1}] = {arr[r + 1]}")
     if arr[-1] != n_values:
         raise ValueError(f"{name}[-1] must equal the number of {values} ({n_values}), "
                          f"got {arr[-1]}")
+    if nonempty is not None and shortest == 0:
+        raise ValueError(f"{nonempty}: {row_name} {int(np.flatnonzero(steps == 0)[0])} has no "
+                         f"values (each needs >= 1)")
     return arr
 
 
 # --- ragged (CSR) data -------------------------------------------------------
 
 def row_offsets(offsets, n_values: int, name: str = "offsets",
-                row_name: str = "row") -> np.ndarray:
+                row_name: str = "row", nonempty: str | None = None) -> np.ndarray:
     """CSR offsets of at least one row over ``n_values`` values, the number
     of rows read from their length (``len(offsets) - 1``); otherwise checked
     as :func:`csr_offsets`."""
@@ -346,7 +353,7 @@ def row_offsets(offsets, n_values: int, name: str = "offsets",
     if arr.ndim != 1 or arr.shape[0] < 2:
         raise ValueError(f"{name} must be one-dimensional with at least 2 entries (one "
                          f"{row_name}), got shape {arr.shape}")
-    return csr_offsets(arr, arr.shape[0] - 1, n_values, name, row_name)
+    return csr_offsets(arr, arr.shape[0] - 1, n_values, name, row_name, nonempty=nonempty)
 
 
 def dense_offsets(n_rows: int, row_len: int) -> np.ndarray:
@@ -355,26 +362,22 @@ def dense_offsets(n_rows: int, row_len: int) -> np.ndarray:
     return np.arange(n_rows + 1, dtype=np.int64) * row_len
 
 
-def ragged_rows(values, offsets, name: str, row_name: str = "row"):
+def ragged_rows(values, offsets, name: str, row_name: str = "row", *, nonempty=False):
     """Rows of values as ``(flat float64 values, int64 CSR offsets)``.
 
     ``values`` is 2-D (n_rows, k) when ``offsets`` is None (k values per
     row), else flat with CSR ``offsets`` (n_rows + 1,), named
-    ``<name>_offsets`` in errors."""
+    ``<name>_offsets`` in errors. ``nonempty``: every row must hold a
+    value (the error names ``name`` and the first empty row)."""
     arr = float64_array(values, name)
     if offsets is None:
         if arr.ndim != 2:
             raise ValueError(f"{name} must be 2-D (n_{row_name}s, k) when no offsets are "
                              f"given, got shape {arr.shape}")
+        if nonempty and arr.shape[1] == 0 and arr.shape[0]:
+            raise ValueError(f"{name}: {row_name} 0 has no values (each needs >= 1)")
         return arr.reshape(-1), dense_offsets(*arr.shape)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional with offsets, got shape {arr.shape}")
-    return arr, row_offsets(offsets, arr.shape[0], f"{name}_offsets", row_name)
-
-
-def check_nonempty_rows(offsets: np.ndarray, name: str, row_name: str = "row") -> None:
-    """Every row of valid CSR ``offsets`` holds at least one value; the error
-    names the first empty row."""
-    empty = np.flatnonzero(np.diff(offsets) == 0)
-    if empty.size:
-        raise ValueError(f"{name}: {row_name} {int(empty[0])} has no values (each needs >= 1)")
+    return arr, row_offsets(offsets, arr.shape[0], f"{name}_offsets", row_name,
+                            nonempty=name if nonempty else None)

@@ -10,7 +10,7 @@ from .. import _parallel
 from .._backend import kernels, resolve
 from .._constants import RNG_MAX_RANGE
 from .._params import COMMITMENT_RULE, EFFECT_KIND, SEED
-from .._validation import check_nonempty_rows, check_open_unit, ragged_rows
+from .._validation import check_open_unit, ragged_rows
 from ._data import check_rng_rows, real_float64
 from .bootstrap import _percentile_interval, check_resamples
 from .intervals import _newcombe, _wilson
@@ -124,8 +124,7 @@ def contrastive_effects(resampled, observed, *, offsets=None, kind="auto", level
     >>> fc.contrastive_effects(y, 0.5, rule="excludes_zero").commitment_point
     1
     """
-    vals, off = ragged_rows(resampled, offsets, "resampled", "step")
-    check_nonempty_rows(off, "resampled", "step")
+    vals, off = ragged_rows(resampled, offsets, "resampled", "step", nonempty=True)
     check_rng_rows(off, "resampled", "step")
     kind = EFFECT_KIND.check(kind)
     rule = COMMITMENT_RULE.check(rule)

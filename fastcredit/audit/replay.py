@@ -6,7 +6,7 @@ import dataclasses
 import numpy as np
 
 from .._backend import kernels, resolve
-from .._validation import check_float, check_nonempty_rows, check_open_unit, ragged_rows
+from .._validation import check_float, check_open_unit, ragged_rows
 
 __all__ = ["ReplayAdvantage", "replay_advantage"]
 
@@ -76,13 +76,12 @@ def replay_advantage(factual, alternative, *, factual_offsets=None, alternative_
     >>> ra.advantage.round(3), ra.critical, ra.resolution.round(3)
     (array([0.667, 0.   ]), array([ True, False]), array([  nan, 0.632]))
     """
-    f, f_off = ragged_rows(factual, factual_offsets, "factual", "step")
-    a, a_off = ragged_rows(alternative, alternative_offsets, "alternative", "step")
+    f, f_off = ragged_rows(factual, factual_offsets, "factual", "step", nonempty=True)
+    a, a_off = ragged_rows(alternative, alternative_offsets, "alternative", "step",
+                           nonempty=True)
     if f_off.shape != a_off.shape:
         raise ValueError(f"factual and alternative must cover the same steps, got "
                          f"{f_off.shape[0] - 1} and {a_off.shape[0] - 1}")
-    check_nonempty_rows(f_off, "factual", "step")
-    check_nonempty_rows(a_off, "alternative", "step")
     alpha = check_open_unit(alpha, "alpha")
     threshold = check_float(threshold, "threshold", lo=0.0)
     n_steps = f_off.shape[0] - 1
