@@ -50,6 +50,11 @@ class Trivial:
         return 1.0
 
 
+class TrivialBatched(Trivial):
+    def step_batch(self, states, actions):
+        return [s + 8 for s in states], [1.0] * len(states)
+
+
 def main():
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
                 if line.startswith("model name")), platform.processor())
@@ -89,6 +94,23 @@ def main():
         print(f"tree B=48 depth 6 x 5 actions, {rule:<9}: public {pub * 1e6:6.1f} us, "
               f"compiled call {kern * 1e6:5.1f} us, in a compiled loop {inner * 1e6:5.1f} us "
               f"(target <= 50 us)")
+    # the C twin (fc_counterfactual_tree over @cfunc pointers), AgentUCT
+    from fastcredit._c import trees as ct
+    cache = ts.PrefixCache(env, root, capacity=1 << 12)
+    cargs = (np.zeros(n, np.int64), np.zeros(n), np.zeros(48, np.int64), np.zeros(48),
+             np.zeros(48), np.zeros(48), np.zeros(48), np.zeros(3), np.zeros(n))
+
+    def c_call():
+        cache.n_nodes[0] = 1
+        ct.tree(env.n_actions, env.step, env.utility, env.features, env.step_cost,
+                *cache.arrays(), empty, actor.theta, 2, 48, 1.0, 0.05, np.uint64(0), True,
+                *cargs)
+    c_call()
+    ts.counterfactual_tree(env, root, [], actor, budget=48, rule="agent_uct", backend="c")
+    pub = best(lambda: ts.counterfactual_tree(env, root, [], actor, budget=48,
+                                              rule="agent_uct", backend="c"))
+    print(f"tree B=48 depth 6 x 5 actions, agent_uct, C twin: public {pub * 1e6:6.1f} us, "
+          f"C call {best(c_call) * 1e6:5.1f} us")
     # the Python harness: the whole tree on a trivial environment, per executed step
     triv = Trivial()
     res = ts.counterfactual_tree(triv, 0, budget=48, use_cache=False)
@@ -100,6 +122,15 @@ def main():
     print(f"Python harness: {(t_tree - t_env) / steps * 1e6:.2f} us per executed step over "
           f"the environment's own {t_env / steps * 1e6:.2f} us ({steps} steps per tree; "
           f"target <= 5 us)")
+    # the same with step_batch (uniform rule: one call per round of the 48 trials)
+    batched = TrivialBatched()
+    t_batch = best(lambda: ts.counterfactual_tree(batched, 0, budget=48, use_cache=False),
+                   repeat=5, number=20)
+    t_benv = best(lambda: [batched.step_batch([0] * 48, [1] * 48) for _ in range(6)] +
+                  [(batched.n_actions(8), batched.utility(0)) for _ in range(steps)],
+                  repeat=5, number=20)
+    print(f"Python harness with step_batch: {(t_batch - t_benv) / steps * 1e6:.2f} us per "
+          f"executed step over the environment's own {t_benv / steps * 1e6:.2f} us")
     # prefix reuse on the benchmark's episodes
     for credit, rule in (("asct", "uniform"), ("asct", "agent_uct"), ("vine", "uniform")):
         on = off = None

@@ -338,11 +338,17 @@ class PrefixCache:
     # --- a JitEnvironment's arrays -------------------------------------------
     def _alloc(self, capacity, label=""):
         a = self.env.max_actions
-        check_memory(capacity * (24 + 8 * a), f"a prefix cache of {label}{capacity:,} nodes")
-        self.node_state = np.zeros(capacity, dtype=np.int64)
-        self.node_nact = np.zeros(capacity, dtype=np.int64)
-        self.node_cost = np.zeros(capacity)
-        self.node_child = np.full((capacity, a), -1, dtype=np.int64)
+        nbytes = capacity * (24 + 8 * a)
+        if nbytes >= 1 << 20:
+            check_memory(nbytes, f"a prefix cache of {label}{capacity:,} nodes")
+        # a node's entries are written when it is added (node_child's row to
+        # -1 then); rows past n_nodes are never read
+        self.node_state = np.empty(capacity, dtype=np.int64)
+        self.node_nact = np.empty(capacity, dtype=np.int64)
+        self.node_cost = np.empty(capacity)
+        self.node_child = np.empty((capacity, a), dtype=np.int64)
+        self.node_child[0] = -1
+        self.node_cost[0] = 0.0
         self.n_nodes = np.zeros(1, dtype=np.int64)
 
     def _grow(self, need: int):
@@ -428,6 +434,12 @@ def _legal(env, state) -> int:
 
 
 def _prefix(prefix) -> np.ndarray:
+    # the common cases first: no prefix, a short list or tuple of ints
+    if type(prefix) in (tuple, list):
+        if not prefix:
+            return np.zeros(0, dtype=np.int64)
+        if all(type(a) is int and -(1 << 63) <= a < (1 << 63) for a in prefix):
+            return np.array(prefix, dtype=np.int64)
     from .._validation import int_array
     p = int_array(prefix, "prefix")
     if p.ndim != 1:
