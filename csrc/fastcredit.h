@@ -40,6 +40,7 @@ extern "C" {
 #include "trees.h"
 #include "auction.h"
 #include "synthetic.h"
+#include "approximators.h"
 
 #ifdef __cplusplus
 }

@@ -38,6 +38,7 @@ _PUBLIC = {
     ".interactions": ("Interactions", "LeastCore", "egalitarian_least_core", "interactions",
                       "subset_players", "subset_position"),
     ".sampling": ("ShapleyEstimate", "permutation_shapley"),
+    ".approximators": ("InteractionEstimate", "approximate"),
     ".auction": ("AuctionWinners", "Pools", "auction_replay", "auction_winners"),
     ".shaping": ("group_advantages", "project_zero_sum", "shape_advantages",
                  "token_advantages", "token_counts"),

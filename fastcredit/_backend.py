@@ -50,6 +50,10 @@ FASTEST: dict[str, str] = {
     "trees.allocation": "numba",
     "synthetic.sponsored_search": "c",
     "synthetic.replay_repeats": "c",
+    # the approximator family: one key per method (its draw and fold kernels)
+    "approximators.svarm": "c",
+    "approximators.stratified": "c",
+    "approximators.owen": "c",
 }
 
 
@@ -102,19 +106,19 @@ def _twins(backend: str) -> dict:
     """family -> the module of ``backend``'s kernels. Imported on first use,
     so the C extension is loaded, or Numba imported, only when asked for."""
     if backend == "c":
-        from ._c import (auction, audit, interactions, sampling, shaping, synthetic, tables,
-                         trees)
+        from ._c import (approximators, auction, audit, interactions, sampling, shaping,
+                         synthetic, tables, trees)
     else:
-        from ._numba import (auction, audit, interactions, sampling, shaping, synthetic,
-                             tables, trees)
-    return {"auction": auction, "audit": audit, "interactions": interactions,
-            "sampling": sampling, "shaping": shaping,
+        from ._numba import (approximators, auction, audit, interactions, sampling, shaping,
+                             synthetic, tables, trees)
+    return {"approximators": approximators, "auction": auction, "audit": audit,
+            "interactions": interactions, "sampling": sampling, "shaping": shaping,
             "synthetic": synthetic, "tables": tables, "trees": trees}
 
 
 #: The kernel families; each has a twin module in fastcredit._c and fastcredit._numba.
-FAMILIES = ("auction", "audit", "interactions", "sampling", "shaping", "synthetic", "tables",
-            "trees")
+FAMILIES = ("approximators", "auction", "audit", "interactions", "sampling", "shaping",
+            "synthetic", "tables", "trees")
 
 
 def kernels(family: str, backend: str):

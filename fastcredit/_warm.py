@@ -148,6 +148,13 @@ def _calls():
         "synthetic.sponsored_search": [lambda: fc.synthetic.sponsored_search(2, **nb)],
         "synthetic.replay_repeats": [lambda v=v: fc.synthetic.replay_repeats(v, repeats=2, **nb)
                                      for v in tables],
+        "approximators.svarm": [lambda v=v: fc.approximate(v, method="svarm", budget=5, **nb)
+                                for v in tables],
+        "approximators.stratified": [lambda v=v: fc.approximate(v, method="stratified",
+                                                                budget=5, **nb)
+                                     for v in tables],
+        "approximators.owen": [lambda v=v: fc.approximate(v, method="owen", budget=5, **nb)
+                               for v in tables],
         "learning": [lambda: fc.learning.benchmark(fc.learning.benchmark_pools(4, rewrites=3),
                                                    m=2, credits=("shapley",), runs=1, steps=1,
                                                    batch=2, group=2, eval_samples=2),

@@ -1248,3 +1248,146 @@ def replay_repeats(v, repeats: int, noise: float, seed: int, first: int = 0) -> 
                 rho = math.sqrt(-2.0 * synthetic_log(1.0 - u1))
                 out[b, r, mask] = v[b, mask] + noise * (rho * synthetic_sincos_2pi(u2)[1])
     return out
+
+
+# --- approximators (fastcredit.approximate; csrc/approximators.h) ------------
+
+def _approx_uniform(stream) -> float:
+    return (stream.next() >> 11) * (1.0 / 9007199254740992.0)
+
+
+def _approx_pick(stream, p, k) -> int:
+    """Partial Fisher-Yates: k of the list p; their mask."""
+    mask = 0
+    for j in range(k):
+        r = stream.below(len(p) - j)
+        p[j], p[j + r] = p[j + r], p[j]
+        mask |= 1 << p[j]
+    return mask
+
+
+def approx_sample(method, seed, game, u, m, sizes=None, cdf=None, anchors=None):
+    """(coalitions, stratum) of sample u: svarm one coalition (stratum None),
+    stratified and owen (S, S + i) and the slot of (player, stratum)."""
+    s = Stream(Stream(seed, game).state, u)
+    if method == "svarm":
+        x = _approx_uniform(s)
+        size = next((k for k, c in zip(sizes, cdf) if x < c), sizes[-1])
+        return [_approx_pick(s, list(range(m)), size)], None
+    i = u % m
+    if method == "stratified":
+        size = (u // m) % m
+        mask = _approx_pick(s, [j for j in range(m) if j != i], size)
+        return [mask, mask | 1 << i], i * m + size
+    a = (u // m) % len(anchors)
+    mask = 0
+    for j in range(m):
+        if j != i and _approx_uniform(s) < anchors[a]:
+            mask |= 1 << j
+    return [mask, mask | 1 << i], i * len(anchors) + a
+
+
+def _approx_border(m, budget):
+    """shapiq's border trick on the weights 1 / (l (m - l))."""
+    sizes = list(range(1, m))
+    w = [1.0 / (k * (m - k)) for k in sizes]
+    w = [x / sum(w) for x in w]
+    left = min(budget, 2.0 ** m) - 2
+    computed = []
+    while sizes:
+        move = [k for k, x in zip(sizes, w) if left * x >= math.comb(m, k)]
+        if not move:
+            break
+        computed += move
+        left -= sum(math.comb(m, k) for k in move)
+        keep = [j for j, k in enumerate(sizes) if k not in move]
+        sizes, w = [sizes[j] for j in keep], [w[j] for j in keep]
+        w = [x / sum(w) for x in w] if w else w
+    return sorted(computed), sizes, w
+
+
+def approx_run(v, method, budget, seed, game=0, index="SV", n_anchors=10) -> dict:
+    """fc.approximate on one table from the definitions: a dict memo, samples
+    in order until one's new coalitions exceed the budget left, stratum
+    means and variances by the statistics module."""
+    import statistics
+    v = np.asarray(v, dtype=np.float64)
+    m = len(v).bit_length() - 1
+    anchors = [0.5] if n_anchors == 1 else list(np.linspace(0.0, 1.0, n_anchors))
+    if budget >= 1 << m:
+        if method == "owen":
+            w = [sum(q ** k * (1 - q) ** (m - 1 - k) for q in anchors) / len(anchors)
+                 for k in range(m)]
+            values = semivalue(v, w)
+        else:
+            values = shapley(v) if index == "SV" else banzhaf(v)
+        return {"values": values, "stderr": np.zeros(m), "n_evals": 1 << m, "base": v[0]}
+    memo = {}
+
+    def ev(mask):
+        if mask not in memo:
+            memo[mask] = float(v[mask])
+        return memo[mask]
+
+    strata = {}
+    v0 = ev(0)
+    if method == "svarm":
+        computed, sizes, w = _approx_border(m, budget)
+        cdf = list(np.cumsum(w))
+        if cdf:
+            cdf[-1] = 2.0
+        fixed = [0, (1 << m) - 1] + [mask for k in computed for mask in subsets(m, k)]
+        for mask in fixed:
+            ev(mask)
+        census = set([0, m] + computed)
+
+        def put(mask):
+            size = bin(mask).count("1")
+            for i in range(m):
+                strata.setdefault((i, size, mask >> i & 1), []).append(ev(mask) - v0)
+
+        for mask in fixed:
+            put(mask)
+    else:
+        sizes = cdf = None
+    u = 0
+    while sizes != [] and u < 64 * budget:
+        coalitions, slot = approx_sample(method, seed, game, u, m, sizes, cdf, anchors)
+        new = list(dict.fromkeys(c for c in coalitions if c not in memo))
+        if len(new) > budget - len(memo):
+            break
+        if method == "svarm":
+            put(coalitions[0])
+        else:
+            strata.setdefault(slot, []).append(ev(coalitions[1]) - ev(coalitions[0]))
+        u += 1
+
+    def var(xs):
+        return statistics.variance(xs) if len(xs) > 1 else math.inf
+
+    values, stderr = np.zeros(m), np.zeros(m)
+    if method == "svarm":
+        p = [1 / (m * math.comb(m - 1, t)) if index == "SV" else 2.0 ** (1 - m)
+             for t in range(m)]
+        for i in range(m):
+            total = se = 0.0
+            for size in range(m + 1):
+                for inside in (0, 1):
+                    xs = strata.get((i, size, inside))
+                    coef = (math.comb(m - 1, size - 1) * p[size - 1] if inside and size
+                            else -math.comb(m - 1, size) * p[size] if not inside and size < m
+                            else 0.0)
+                    if xs and coef:
+                        total += coef * statistics.fmean(xs)
+                        se += 0.0 if size in census else coef ** 2 * var(xs) / len(xs)
+            values[i], stderr[i] = total, math.sqrt(se)
+    else:
+        k = m if method == "stratified" else len(anchors)
+        one = ({0, m - 1} if method == "stratified"
+               else {a for a, q in enumerate(anchors) if q in (0.0, 1.0)})
+        for i in range(m):
+            full = [(j, strata[i * k + j]) for j in range(k) if i * k + j in strata]
+            values[i] = sum(statistics.fmean(xs) for _, xs in full) / len(full)
+            stderr[i] = math.sqrt(sum(0.0 if j in one else var(xs) / len(xs)
+                                      for j, xs in full)) / len(full)
+    return {"values": values, "stderr": stderr, "n_evals": len(memo), "base": v0}

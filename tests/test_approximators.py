@@ -221,3 +221,62 @@ def test_bad_games_are_named():
         fc.approximate(lambda s: np.full(len(s), np.nan), 4)
     with pytest.raises(ValueError, match="game"):
         fc.approximate(np.zeros(15))
+
+
+# --- the shapiq drop-ins ----------------------------------------------------------
+
+DROP_INS = [("SVARM", {}, 150), ("StratifiedSamplingSV", {}, 200),
+            ("OwenSamplingSV", {"n_anchor_points": 4}, 200)]
+
+
+@pytest.mark.parametrize("name, kwargs, budget", DROP_INS)
+def test_drop_in_agrees_with_shapiq(name, kwargs, budget):
+    """Ours and shapiq's class, 40 seeds each on one n = 8 game: the mean
+    estimates agree within 4.5 standard errors of their difference (both
+    estimate the same thing; a chance failure has probability < 1e-4 over
+    the 8 players), and each result is shapiq's InteractionValues with the
+    same index, layout and baseline."""
+    shapiq = pytest.importorskip("shapiq")
+    import warnings
+    from fastcredit import shapiq as fcs
+    v = _game(8, 7)
+    game = fcs.TableGame(v)
+    ours_cls, theirs_cls = getattr(fcs, name), getattr(shapiq, name)
+    assert issubclass(ours_cls, theirs_cls)
+    ours, theirs = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for s in range(40):
+            a = ours_cls(8, random_state=s, **kwargs).approximate(budget, game)
+            b = theirs_cls(8, random_state=s, **kwargs)(budget=budget, game=game)
+            assert a.index == b.index and a.interaction_lookup == b.interaction_lookup
+            assert a.baseline_value == b.baseline_value == v[0]
+            assert a.estimation_budget <= budget
+            ours.append(a.get_n_order_values(1))
+            theirs.append(b.get_n_order_values(1))
+    ours, theirs = np.array(ours), np.array(theirs)
+    se = np.sqrt(ours.var(axis=0, ddof=1) / 40 + theirs.var(axis=0, ddof=1) / 40)
+    z = (ours.mean(axis=0) - theirs.mean(axis=0)) / se
+    assert np.all(np.abs(z) < 4.5), z
+
+
+def test_drop_ins_random_state_and_full_budget():
+    pytest.importorskip("shapiq")
+    from fastcredit import shapiq as fcs
+    v = _game(6, 8)
+    game = fcs.TableGame(v)
+    for cls in (fcs.SVARM, fcs.StratifiedSamplingSV, fcs.OwenSamplingSV):
+        a, b = cls(6, random_state=3), cls(6, random_state=3)
+        first = a.approximate(40, game)
+        assert np.array_equal(first.values, b.approximate(40, game).values)
+        assert not np.array_equal(first.values, a.approximate(40, game).values)
+        full = cls(6).approximate(64, game)
+        assert not full.estimated and full.estimation_budget == 64
+    exact = fcs.SVARM(6).approximate(64, game)
+    np.testing.assert_allclose(exact.get_n_order_values(1), fc.shapley(v), atol=1e-12)
+    with pytest.raises(ValueError, match="pairing_trick"):
+        fcs.SVARM(6, pairing_trick=True)
+    with pytest.raises(ValueError, match="n_anchor_points"):
+        fcs.OwenSamplingSV(6, n_anchor_points=0)
+    with pytest.raises(ValueError, match="budget"):
+        fcs.SVARM(6).approximate(1, game)

@@ -1187,3 +1187,69 @@ def test_every_kernel_has_a_case_and_a_strictness():   # noqa: F811 (counts the 
     covered = {k for case in every for k in case.kernels}
     assert not set(_backend.FASTEST) - covered, "kernels without a case"
     assert len({case.id for case in every}) == len(every), "case ids must be unique"
+
+
+# --- issue 27: the approximator family (fc.approximate) ------------------------------
+# Each method's draw and fold kernels: the same streams, the same moments in
+# sample order; against tests/reference.py's run from the definitions.
+STRICTNESS.update({"approximators.svarm": BITS, "approximators.stratified": BITS,
+                   "approximators.owen": BITS})
+
+
+def approximator_case(method, index="SV"):
+    g = _rng(94)
+    v = g.normal(size=(2, 3, 1 << 7)) + np.bitwise_count(np.arange(1 << 7)) ** 1.5
+    v32 = v[0].astype(np.float32)
+
+    def call(backend):
+        out = {}
+        for name, table in (("f64", v), ("f32", v32)):
+            est = fc.approximate(table, method=method, index=index, budget=90, seed=2**64 - 5,
+                                 threads=2, backend=backend)
+            out |= {f"{name}.values": est.values[1], f"{name}.stderr": est.stderr[1],
+                    f"{name}.base": est.values[0], f"{name}.n_evals": est.n_evals}
+        return out
+
+    def oracle():
+        out = {}
+        for name, table in (("f64", v), ("f32", v32.astype(np.float64))):
+            flat = table.reshape(-1, 1 << 7)
+            runs = [ref.approx_run(t, method, 90, 2**64 - 5, game=i, index=index)
+                    for i, t in enumerate(flat)]
+            lead = table.shape[:-1]
+            out |= {f"{name}.values": np.array([r["values"] for r in runs]).reshape(lead + (7,)),
+                    f"{name}.stderr": np.array([r["stderr"] for r in runs]).reshape(lead + (7,)),
+                    f"{name}.base": np.array([r["base"] for r in runs]).reshape(lead + (1,)),
+                    f"{name}.n_evals": np.array([r["n_evals"] for r in runs]).reshape(lead)}
+        return out
+
+    return Case((f"approximators.{method}",), f"{index}-batch-f32-threads", call, oracle)
+
+
+CASES_ISSUE_27 = [approximator_case("svarm"), approximator_case("svarm", "BV"),
+                  approximator_case("stratified"), approximator_case("owen")]
+
+
+@pytest.mark.parametrize("case", CASES_ISSUE_27, ids=[c.id for c in CASES_ISSUE_27])
+def test_approximator_twins_agree(case, resolved):
+    """test_twins_agree's checks for the approximators: each backend against
+    the oracle, C against Numba bit for bit, exactly the declared kernel."""
+    want = {k: np.asarray(v) for k, v in case.oracle().items()}
+    got = {b: {k: np.asarray(v) for k, v in case.call(b).items()} for b in BACKENDS}
+    for backend, out in got.items():
+        assert out.keys() == want.keys()
+        for k in want:
+            assert_close(out[k], want[k], case.rtol,
+                         f"{case.id} {k} on {backend} against tests/reference.py")
+    assert set(resolved) == set(case.kernels), "the case runs other kernels than it declares"
+    if len(got) == 2:
+        for k in want:
+            assert_same_bits(got["c"][k], got["numba"][k], f"{case.id} {k}: C against Numba")
+
+
+def test_every_kernel_has_a_case_and_a_strictness():   # noqa: F811 (counts the appended cases)
+    assert STRICTNESS.keys() == _backend.FASTEST.keys()
+    every = CASES + CASES_ISSUE_32 + CASES_ISSUE_32_REPEATS + CASES_ISSUE_27
+    covered = {k for case in every for k in case.kernels}
+    assert not set(_backend.FASTEST) - covered, "kernels without a case"
+    assert len({case.id for case in every}) == len(every), "case ids must be unique"

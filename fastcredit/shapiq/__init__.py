@@ -14,6 +14,9 @@ methods keep working:
   designs, budget accounting and output layout, vectorised (a whole batch of
   permutations or coalitions is drawn, evaluated in one game call and
   accumulated at once).
+- :class:`SVARM`, :class:`StratifiedSamplingSV`, :class:`OwenSamplingSV`
+  (shapiq's stratified value estimators): thin adapters over
+  :func:`fastcredit.approximate`, the compiled approximator family.
 - :class:`TableGame`: a shapiq ``Game`` over a fastcredit coalition table.
 
 Requires the optional extra: ``pip install fastcredit[shapiq]``.
@@ -26,9 +29,11 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("fastcredit.shapiq needs shapiq: pip install 'fastcredit[shapiq]'") from exc
 
 from ._common import TableGame
+from .approximators import SVARM, OwenSamplingSV, StratifiedSamplingSV
 from .exact import ExactComputer, exact_values
 from .kernelshap import KernelSHAP
 from .permutation import PermutationSamplingSII, PermutationSamplingSTII, PermutationSamplingSV
 
 __all__ = ["ExactComputer", "exact_values", "PermutationSamplingSV", "PermutationSamplingSII",
-           "PermutationSamplingSTII", "KernelSHAP", "TableGame"]
+           "PermutationSamplingSTII", "KernelSHAP", "SVARM", "StratifiedSamplingSV",
+           "OwenSamplingSV", "TableGame"]
