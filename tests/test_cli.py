@@ -380,3 +380,12 @@ def test_synth_of_no_requests_writes_the_schema(tmp_path):
     file = pq.ParquetFile(tmp_path / "empty.parquet")
     assert file.metadata.num_rows == 0
     assert file.schema_arrow.names == ["request_id", "candidates", "base_advantage"]
+
+
+@pytest.mark.parametrize("command", ["demo", "score", "synth", "learn", "learn-trees", "warm"])
+def test_every_option_says_its_default_once(command, capsys):
+    with pytest.raises(SystemExit):
+        cli.main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for option in re.split(r"\s(?=--?[a-z])", text):
+        assert option.count("(default:") <= 1, option

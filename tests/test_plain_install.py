@@ -73,3 +73,23 @@ def test_the_library_names_the_extra():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "pip install 'fastcredit[parquet]'" in result.stdout
+
+
+@pytest.mark.parametrize("flags", [["--cflags"], ["--libs"], ["--cflags", "--libs"],
+                                   ["--include"]])
+def test_native_flags_print_no_warning(tmp_path, flags):
+    """``python -m fastcredit._native`` prints its flags and nothing else:
+    no RuntimeWarning of runpy (the package must not import _native
+    itself), even with warnings as errors."""
+    result = subprocess.run([sys.executable, "-W", "error", "-m", "fastcredit._native",
+                             *flags], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "" and result.stdout.strip()
+
+
+def test_the_package_ships_py_typed():
+    import os
+
+    import fastcredit
+    assert os.path.isfile(os.path.join(os.path.dirname(fastcredit.__file__), "py.typed"))

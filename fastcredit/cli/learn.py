@@ -2,6 +2,7 @@
 (fastcredit.learning)."""
 from __future__ import annotations
 
+import re
 import sys
 
 from .. import _params, synthetic
@@ -42,7 +43,9 @@ def add_parser(sub) -> None:
     _add_option(learn, "--held-out", _params.HELD_OUT, 0.3)
     for flag, declared in (("--slots", _params.SLOTS), ("--reserve", _params.RESERVE),
                            ("--capacity", _params.CAPACITY), ("--pricing", _params.PRICING)):
-        _add_option(learn, flag, declared, None, f"{declared.help} (default: the preset's)")
+        # the preset's value replaces the declaration's own default ("all")
+        text = re.sub(r"\s*\(default: [^)]*\)$", "", declared.help)
+        _add_option(learn, flag, declared, None, f"{text} (default: the preset's)")
     _add_option(learn, "--seed", _params.SEED, 0)
     _add_option(learn, "--threads", _params.THREADS, None)
     _add_quiet(learn)
