@@ -208,8 +208,10 @@ def score(data, config: ScoreConfig = ScoreConfig(), *, on_error: str = "stop",
     >>> import dask.dataframe as dd                              # doctest: +SKIP
     >>> from distributed import Client, LocalCluster            # doctest: +SKIP
     >>> client = Client(LocalCluster(n_workers=2, threads_per_worker=1))  # doctest: +SKIP
-    >>> scored = fastcredit.dask.score(dd.read_parquet("requests/"), ScoreConfig())  # doctest: +SKIP
-    >>> fastcredit.dask.score_parquet("requests/", "scored/", filters=[("day", "=", 3)])  # doctest: +SKIP
+    >>> frame = dd.read_parquet("requests/")                   # doctest: +SKIP
+    >>> scored = fastcredit.dask.score(frame, ScoreConfig())    # doctest: +SKIP
+    >>> fastcredit.dask.score_parquet("requests/", "scored/",
+    ...                               filters=[("day", "=", 3)])  # doctest: +SKIP
     """
     return _score(data, config, on_error, read_parquet, "data")
 

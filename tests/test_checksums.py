@@ -168,6 +168,25 @@ def test_m_larger_than_the_actions_present_is_refused(synthetic, tmp_path):
         scoring.score_parquet(synthetic, tmp_path / "out.parquet", ScoreConfig(m=6))
     assert (info.value.m, info.value.present) == (6, 5)
     assert os.listdir(tmp_path) == []
+    # synth's files state their actions (statistics): refused before any work
+    from fastcredit.scoring import pipeline
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("scored")
+    real, pipeline._score = pipeline._score, no_work
+    try:
+        with pytest.raises(ActionCountError, match="m = 6"):
+            scoring.score_parquet(synthetic, tmp_path / "out.parquet", ScoreConfig(m=6))
+    finally:
+        pipeline._score = real
+    # without statistics: refused once the data are read, the output discarded
+    pq.write_table(pq.read_table(synthetic), tmp_path / "nostats.parquet",
+                   write_statistics=False, row_group_size=1000)
+    with pytest.raises(ActionCountError, match="m = 7 is more than the 5"):
+        scoring.score_parquet(tmp_path / "nostats.parquet", tmp_path / "out.parquet",
+                              ScoreConfig(m=7))
+    assert os.listdir(tmp_path) == ["nostats.parquet"]
+    (tmp_path / "nostats.parquet").unlink()
     # the data's own m scores; per-action columns beyond m are refused by name
     table = pa.table({"request_id": [0, 1],
                       **{f"action_{i}": [[{"ad_id": i, "score": 1.0, "value": 1.0}]] * 2

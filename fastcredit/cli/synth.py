@@ -44,7 +44,8 @@ def synthetic_parquet_options(schema) -> dict:
     (a 1.6 GB file) and 4.4 with these (1.7 GB: only value compresses
     much). No dictionary pages (the doubles are nearly
     all distinct; the 50,000 ad ids would take a hash lookup per candidate),
-    no statistics but the key's; ad_id delta-encoded and, like score and
+    no statistics but the key's and the action's (which let ``fastcredit
+    score`` refuse a wrong ``--m`` before any work); ad_id delta-encoded and, like score and
     prerank (random doubles, which snappy shrinks by a few percent at a
     quarter more writing time), not compressed; snappy for the rest (value
     is mostly zeros). Leaves declared non-null (:func:`_required`) spare the
@@ -55,7 +56,7 @@ def synthetic_parquet_options(schema) -> dict:
     if schema.get_field_index("candidates") >= 0:
         leaves += [_CANDIDATE + f.name for f in schema.field("candidates").type.value_type]
     plain = {_CANDIDATE + name for name in ("ad_id", "score", "prerank")}
-    return {"use_dictionary": False, "write_statistics": ["request_id"],
+    return {"use_dictionary": False, "write_statistics": ["request_id", _CANDIDATE + "action"],
             "write_page_checksum": True,
             "compression": {c: "none" if c in plain else "snappy" for c in leaves},
             "column_encoding": {c: "DELTA_BINARY_PACKED" for c in leaves

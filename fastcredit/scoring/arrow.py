@@ -114,7 +114,9 @@ def _float64_field(arr, label: str, short: str, offsets, bad: _BadRows,
     x = x.astype(np.float64, copy=False)
     # one sum finds any NaN or infinity (a sum of finite values can overflow
     # to inf: then the exact test below decides)
-    if finite and x.size and not np.isfinite(np.add.reduce(x)):
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.add.reduce(x) if finite and x.size else 0.0
+    if not np.isfinite(total):
         bad.values(np.flatnonzero(~np.isfinite(x)), offsets,
                    lambda p: f"{short} is not finite ({float(x[p])!r})")
     return x

@@ -80,7 +80,8 @@ class MalformedRowError(ValueError):
 # the other fields of ScoreConfig with the declaration that checks each (key,
 # candidates, base and carry name columns)
 _CONFIG_FIELDS = (("shaping_rule", RULE), ("slots", SLOTS), ("reserve", RESERVE),
-                  ("capacity", CAPACITY), ("pricing", PRICING), ("mode", MODE), ("beta", SCORE_BETA),
+                  ("capacity", CAPACITY), ("pricing", PRICING), ("mode", MODE),
+                  ("beta", SCORE_BETA),
                   ("kappa", KAPPA), ("normalize", NORMALIZE), ("threads", THREADS))
 
 

@@ -278,6 +278,38 @@ def _open_columns(source: _Source, index: int, config: ScoreConfig):
         [(k, v) for k, v in partition if k in wanted]
 
 
+def _actions_in_statistics(source: _Source, config: ScoreConfig):
+    """The actions present in the input by its Parquet statistics (the
+    largest ``action`` of a candidate + 1), or None when some row group of
+    the candidates layout has no statistics of it (or the layout is the
+    per-action one): the check before any work of an ``m`` too large."""
+    leaf = None
+    present = 0
+    for file in source.files:
+        meta = source.open(file).metadata
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            if group.num_rows == 0:
+                continue
+            if leaf is None:
+                names = [group.column(j).path_in_schema for j in range(group.num_columns)]
+                found = [j for j, n in enumerate(names)
+                         if n.split(".")[0] == config.candidates and n.endswith(".action")
+                         and n.count(".") == 3]
+                if len(found) != 1:
+                    return None
+                leaf = names[found[0]]
+            column = next((group.column(j) for j in range(group.num_columns)
+                           if group.column(j).path_in_schema == leaf), None)
+            stats = None if column is None else column.statistics
+            if stats is None or not stats.has_min_max:
+                if stats is not None and stats.num_values == 0 and stats.has_null_count:
+                    continue   # no candidates in this row group
+                return None
+            present = max(present, int(stats.max) + 1)
+    return present
+
+
 def _empty_batch(reader, in_file, partition):
     """A batch of no rows with the columns a file gives the scorer."""
     pa = _pa()

@@ -13,8 +13,9 @@ from .._params import ON_ERROR
 from .._progress import Stage
 from .._validation import check_bool, check_int
 from .arrow import _score
-from .config import ActionCountError, BATCH_ROWS, ScoreConfig, ScoreSummary, _DECODE_ROWS, _QUEUE_DEPTH, _pa
-from .files import _Source, _Writer, _destination, _open_columns, _read
+from .config import (ActionCountError, BATCH_ROWS, ScoreConfig, ScoreSummary, _DECODE_ROWS,
+                     _QUEUE_DEPTH, _pa)
+from .files import _Source, _Writer, _actions_in_statistics, _destination, _open_columns, _read
 
 
 # --- the pipeline ------------------------------------------------------------
@@ -161,10 +162,12 @@ def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
     cannot be verified and are read as they are.
 
     ``config.m`` must be the number of actions in the data: a run whose
-    candidates' largest action is below ``m - 1`` is refused at its end,
-    its output discarded (:class:`ActionCountError`, naming both counts),
-    rather than giving every request phantom actions of zero credit; an
-    action of ``m`` or more is a malformed row.
+    candidates' largest action is below ``m - 1`` is refused
+    (:class:`ActionCountError`, naming both counts) before any work when
+    the files' statistics of ``action`` say so (``fastcredit synth`` writes
+    them), else at its end, its output discarded, rather than giving every
+    request phantom actions of zero credit; an action of ``m`` or more is a
+    malformed row.
 
     Returns a :class:`ScoreSummary` (rows read, scored, skipped, seconds,
     peak resident memory of the process).
@@ -184,6 +187,9 @@ def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
     errors: list = []
     with output as root:  # the destination is checked here, before any work
         _open_columns(src, 0, config)  # the first file has the columns, before any work
+        stated = _actions_in_statistics(src, config)   # fastcredit synth writes them
+        if stated is not None and 0 < stated < config.m:
+            raise ActionCountError(config.m, stated, f"{src.name} {_described(source)}")
         total = sum(src.open(f).metadata.num_rows for f in src.files) if show else 0
         sink = _Writer(filesystem, root, directory, src, config, batch_rows, destination)
         with Stage("score requests", total, sys.stderr if show else None,
