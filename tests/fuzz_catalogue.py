@@ -595,6 +595,13 @@ OVERRIDES: dict[str, object] = {
     "fastcredit.shapiq.PermutationSamplingSII.approximate.game": lambda c: bool_game,
     "fastcredit.shapiq.PermutationSamplingSTII.approximate.game": lambda c: bool_game,
     "fastcredit.shapiq.KernelSHAP.approximate.game": lambda c: bool_game,
+    # the approximator family (issue 27): values of order 1; shapiq's drop-ins over it
+    "fastcredit.approximate.index": "SV",
+    "fastcredit.approximate.order": 1,
+    "fastcredit.shapiq.SVARM.approximate.game": lambda c: bool_game,
+    "fastcredit.shapiq.StratifiedSamplingSV.approximate.game": lambda c: bool_game,
+    "fastcredit.shapiq.OwenSamplingSV.approximate.game": lambda c: bool_game,
+    "fastcredit.shapiq.SVARM.index": "SV",
     "fastcredit.shapiq.ExactComputer.game": lambda c: bool_game,
     "fastcredit.shapiq.PermutationSamplingSII.index": "SII",
     "fastcredit.shapiq.PermutationSamplingSTII.max_order": 2,
@@ -740,6 +747,11 @@ INSTANCES: dict[str, Callable] = {
     "PermutationSamplingSTII": lambda c: resolve("fastcredit.shapiq.PermutationSamplingSTII")(
         M, 2, random_state=0),
     "KernelSHAP": lambda c: resolve("fastcredit.shapiq.KernelSHAP")(M, random_state=0),
+    "SVARM": lambda c: resolve("fastcredit.shapiq.SVARM")(M, random_state=0),
+    "StratifiedSamplingSV": lambda c: resolve("fastcredit.shapiq.StratifiedSamplingSV")(
+        M, random_state=0),
+    "OwenSamplingSV": lambda c: resolve("fastcredit.shapiq.OwenSamplingSV")(M,
+                                                                            random_state=0),
     "TableGame": lambda c: resolve("fastcredit.shapiq.TableGame")(_table1()),
     "DemoResult": _demo_result,
     "CreditShaping": lambda c: resolve("fastcredit.trl.CreditShaping")(),

@@ -30,7 +30,7 @@ from .._params import APPROX_ANCHORS, SEED
 from .._validation import check_choice, check_int
 from ..approximators import approximate
 from ..games import MAX_MASK_PLAYERS, deterministic
-from ._common import GameCalls, check_budget, check_fixed
+from ._common import check_budget, check_fixed
 
 __all__ = ["SVARM", "StratifiedSamplingSV", "OwenSamplingSV"]
 
@@ -52,9 +52,10 @@ class _Adapter:
 
     def _estimate(self, budget, game, **options):
         budget = check_budget(budget, self._min_budget)
-        calls = GameCalls(game, self.n)
+        if not callable(game):
+            raise TypeError(f"game must be callable, got {type(game).__name__}")
         seed = int(self._rng.integers(0, 2**63))
-        est = approximate(deterministic(calls), self.n, self.index, 1, method=self._method,
+        est = approximate(deterministic(game), self.n, self.index, 1, method=self._method,
                           budget=budget, seed=seed, coalitions="bool", **options)
         values = np.zeros(len(self.interaction_lookup))
         base = float(est.values[0][0])
