@@ -146,9 +146,10 @@ def _is_source(data) -> bool:
     return isinstance(data, (str, os.PathLike, list, tuple, pads.FileSystemDataset))
 
 
-def _read(data, read_parquet: dict):
+def _read(data, read_parquet: dict, name: str = "data"):
     """``dd.read_parquet`` of a path, glob, URI, list or pyarrow dataset,
-    Arrow-backed dtypes unless ``read_parquet`` says otherwise."""
+    Arrow-backed dtypes unless ``read_parquet`` says otherwise; its errors
+    name the argument ``name`` and what it was."""
     kwargs = {"dtype_backend": "pyarrow", **read_parquet}
     if isinstance(data, pads.FileSystemDataset):
         kwargs.setdefault("filesystem", data.filesystem)
@@ -157,7 +158,15 @@ def _read(data, read_parquet: dict):
         data = [os.fspath(d) if isinstance(d, os.PathLike) else d for d in data]
     else:
         data = os.fspath(data)
-    return dd.read_parquet(data, **kwargs)
+    try:
+        return dd.read_parquet(data, **kwargs)
+    except (ValueError, TypeError, OSError) as err:
+        text = " ".join(str(err).split())
+        try:
+            named = type(err)(f"{name} {data!r} cannot be read by dd.read_parquet: {text}")
+        except Exception:  # an exception type of other arguments
+            named = ValueError(f"{name} {data!r} cannot be read by dd.read_parquet: {text}")
+        raise named from err
 
 
 def score(data, config: ScoreConfig = ScoreConfig(), *, on_error: str = "stop",
@@ -226,7 +235,7 @@ def _score(data, config, on_error, read_parquet: dict, name: str):
                             f"{name} is a DataFrame already")
         frame = data
     elif _is_source(data):
-        frame = _read(data, read_parquet)
+        frame = _read(data, read_parquet, name)
     else:
         raise TypeError(f"{name} must be a dask DataFrame or a path, URI, glob, list of them "
                         f"or a pyarrow dataset, got {type(data).__name__}")

@@ -712,6 +712,10 @@ BASE: dict[str, tuple] = {
     "fastcredit.shapiq.exact_values": ("n_players",),
     "fastcredit.shapiq.ExactComputer": ("n_players",),
     "fastcredit.cli.main": ("argv",),
+    # the example requests have M actions: the default ScoreConfig (m = 5) is refused
+    "fastcredit.scoring.score_parquet": ("config",),
+    "fastcredit.dask.score": ("config",),
+    "fastcredit.dask.score_parquet": ("config",),
     "fastcredit.learning.train_policy": ("m", "steps", "batch"),
     "fastcredit.learning.policy_value": ("m",),
     "fastcredit.learning.benchmark": ("m", "steps", "runs", "eval_samples"),
