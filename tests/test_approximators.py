@@ -280,3 +280,26 @@ def test_drop_ins_random_state_and_full_budget():
         fcs.OwenSamplingSV(6, n_anchor_points=0)
     with pytest.raises(ValueError, match="budget"):
         fcs.SVARM(6).approximate(1, game)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_dense_and_sorted_memos_agree(method, monkeypatch):
+    """The memo is bookkeeping: the dense one (small m) and the sorted one
+    (large m) give the same run."""
+    from fastcredit.approximators import base
+    v = _game(9, 9)
+    want = fc.approximate(v, method=method, budget=300, seed=5)
+    monkeypatch.setattr(base, "_memo", lambda m, budget: base._Memo())
+    got = fc.approximate(v, method=method, budget=300, seed=5)
+    assert got.values[1].tobytes() == want.values[1].tobytes()
+    assert got.stderr[1].tobytes() == want.stderr[1].tobytes()
+    assert got.n_evals == want.n_evals and got.n_samples == want.n_samples
+
+
+def test_sorted_memo_on_a_large_game_against_the_reference():
+    v = _game(20, 10)
+    for method in METHODS:
+        est = fc.approximate(v, method=method, budget=700, seed=3)
+        want = ref.approx_run(v, method, 700, 3)
+        np.testing.assert_allclose(est.values[1], want["values"], rtol=1e-10, atol=1e-12)
+        assert est.n_evals == want["n_evals"]

@@ -98,6 +98,33 @@ class Design:
         return np.zeros(1, dtype=np.uint64)
 
 
+class _DenseMemo:
+    """The memo as a seen flag and a value per coalition, indexed by mask:
+    for games whose 2**m coalitions are few beside the budget."""
+
+    def __init__(self, m):
+        self.seen = np.zeros(1 << m, dtype=bool)
+        self.vals = np.empty(1 << m)
+
+    def known(self, masks):
+        return self.seen[masks]
+
+    def add(self, masks, vals):
+        self.seen[masks] = True
+        self.vals[masks] = vals
+
+    def get(self, masks):
+        return self.vals[masks]
+
+
+def _memo(m, budget):
+    """A dense memo when 2**m is at most max(2**16, 8 budget) (m <= 26),
+    else the sorted one; the same answers either way."""
+    if m <= 26 and (1 << m) <= max(1 << 16, 8 * budget):
+        return _DenseMemo(m)
+    return _Memo()
+
+
 class _Memo:
     """Every coalition a deterministic game was evaluated on, and its value
     (sorted keys)."""
@@ -176,7 +203,7 @@ def _run_one(design, game, g, seed, budget, impl):
         table = ev(np.arange(1 << m, dtype=np.uint64))
         values = design.exact(table)
         return values, np.zeros(m), table[0], ev.n_evals, 0
-    memo = _Memo() if design.deterministic else None
+    memo = _memo(m, budget) if design.deterministic else None
     fixed = design.fixed()
     vals = ev(fixed)
     if memo is not None:
