@@ -41,7 +41,12 @@ def _add_config_arguments(p) -> None:
 def add_parser(sub) -> None:
     score = sub.add_parser("score", help="score a Parquet file or dataset of requests",
                            description="Score the requests of a Parquet file or dataset "
-                                       "(see fastcredit.scoring) into Parquet.",
+                                       "(see fastcredit.scoring) into Parquet. Every page "
+                                       "read is verified against its checksum (a file "
+                                       "changed after it was written is refused, naming "
+                                       "it); files written without checksums cannot be "
+                                       "verified and are read as they are. Every page "
+                                       "written carries a checksum.",
                            epilog=OUTPUTS)
     score.add_argument("input", help="Parquet file, directory or glob of requests")
     score.add_argument("output", help="Parquet file to write, or a directory (existing, or "

@@ -207,7 +207,8 @@ def add_parser(sub) -> None:
                            description="Write synthetic sponsored-search requests "
                                        "(fastcredit.synthetic.sponsored_search) to one "
                                        "Parquet file in the candidates layout of "
-                                       "fastcredit score.",
+                                       "fastcredit score, every page with its checksum; "
+                                       "the size it will write is said before writing.",
                            epilog=OUTPUTS)
     synth.add_argument("output", help="Parquet file to write (atomically)")
     _add_option(synth, "--requests", REQUESTS, 1_000_000,
