@@ -1,0 +1,83 @@
+"""fastcredit's approximator drop-ins against shapiq's classes of the same
+name (issue 27): n = 16 players, budget 20,000, a cheap table game.
+
+For each class: seconds per ``approximate()`` call (median over the seeds)
+and the RMSE of the order-1 values against the exact Shapley values
+(``fc.interactions(v, "SV")``), over the same seeds, ours and shapiq's timed
+alternately in one process. Also the bare ``fc.approximate`` on the table
+(no shapiq game in between).
+
+    .venv/bin/python bench/approximators_vs_shapiq.py [--seeds 10]
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import time
+import warnings
+from importlib import metadata
+
+import numpy as np
+import shapiq
+
+import fastcredit as fc
+from fastcredit import shapiq as fcs
+
+N, BUDGET = 16, 20_000
+CLASSES = ("SVARM", "StratifiedSamplingSV", "OwenSamplingSV")
+METHOD = {"SVARM": "svarm", "StratifiedSamplingSV": "stratified", "OwenSamplingSV": "owen"}
+
+
+def table_game(n: int, seed: int = 0) -> np.ndarray:
+    """v(S) = sum of the members' weights + a pairwise interaction term +
+    noise: a cheap, non-additive table."""
+    g = np.random.default_rng(seed)
+    masks = np.arange(1 << n)
+    x = ((masks[:, None] >> np.arange(n)) & 1).astype(float)
+    w = g.normal(size=n)
+    pairs = g.normal(size=(n, n)) / n
+    return x @ w + np.einsum("si,ij,sj->s", x, pairs, x) + 0.1 * g.normal(size=1 << n)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=10)
+    args = parser.parse_args()
+    v = table_game(N)
+    exact = fc.interactions(v, "SV").values[1]
+    game = fcs.TableGame(v)
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                if line.startswith("model name")), platform.machine())
+    print(f"machine: {cpu}, python "
+          f"{platform.python_version()}, shapiq {metadata.version('shapiq')}; n = {N}, "
+          f"budget = {BUDGET:,}, {args.seeds} seeds, table game")
+    fcs.SVARM(N, random_state=0).approximate(BUDGET, game)          # compile / load
+    print(f"{'class':<22} {'ours s/call':>11} {'shapiq s/call':>13} {'speed-up':>9} "
+          f"{'ours RMSE':>10} {'shapiq RMSE':>11} {'bare fc.approximate s':>22}")
+    for name in CLASSES:
+        ours_cls, theirs_cls = getattr(fcs, name), getattr(shapiq, name)
+        t_ours, t_theirs, e_ours, e_theirs, t_bare = [], [], [], [], []
+        for s in range(args.seeds):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t0 = time.perf_counter()
+                a = ours_cls(N, random_state=s).approximate(BUDGET, game)
+                t1 = time.perf_counter()
+                b = theirs_cls(N, random_state=s).approximate(BUDGET, game)
+                t2 = time.perf_counter()
+            fc.approximate(v, method=METHOD[name], budget=BUDGET, seed=s)
+            t3 = time.perf_counter()
+            t_ours.append(t1 - t0)
+            t_theirs.append(t2 - t1)
+            t_bare.append(t3 - t2)
+            e_ours.append(np.mean((a.get_n_order_values(1) - exact) ** 2))
+            e_theirs.append(np.mean((b.get_n_order_values(1) - exact) ** 2))
+        to, tt = statistics.median(t_ours), statistics.median(t_theirs)
+        print(f"{name:<22} {to:>11.4f} {tt:>13.3f} {tt / to:>8.0f}x "
+              f"{np.sqrt(np.mean(e_ours)):>10.4f} {np.sqrt(np.mean(e_theirs)):>11.4f} "
+              f"{statistics.median(t_bare):>22.4f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
