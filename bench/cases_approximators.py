@@ -1,0 +1,46 @@
+"""Cases of the approximator family (fc.approximate; issue 27).
+
+n = 16 players, budget 20,000 game evaluations on a table game (additive +
+pairwise + noise, bench/approximators_vs_shapiq.py's), one case per method.
+`x alternative` = our call / shapiq's class of the same name on the same
+table (a shapiq TableGame), one call each. The RMSE comparison over seeds is
+bench/approximators_vs_shapiq.py's.
+
+No bare call: a run is the draw and fold kernels interleaved with the
+memo's bookkeeping and the game's evaluation in batches of 4,096 samples;
+there is no single kernel call to time beside it.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+
+import fastcredit as fc
+from approximators_vs_shapiq import N, table_game
+from common import Alternative, Case
+
+BUDGET = 20_000
+SHAPIQ = {"svarm": "SVARM", "stratified": "StratifiedSamplingSV", "owen": "OwenSamplingSV"}
+
+
+def _shapiq(v, name):
+    def measure():
+        import shapiq
+        from fastcredit.shapiq import TableGame
+        game = TableGame(v)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t0 = time.perf_counter()
+            getattr(shapiq, name)(N, random_state=0).approximate(BUDGET, game)
+        return time.perf_counter() - t0
+    return Alternative(f"shapiq {name}", measure=measure, repeats=1)
+
+
+def cases(quick: bool):
+    v = table_game(N)
+    for method, name in SHAPIQ.items():
+        yield Case("approximate", f"{method}, n = {N}, budget {BUDGET:,}, table",
+                   lambda backend, threads, method=method: fc.approximate(
+                       v, method=method, budget=BUDGET, backend=backend, threads=1),
+                   alternative=_shapiq(v, name), key=f"approximators.{method}", repeats=5,
+                   bare="a loop of draw/fold kernels and memo bookkeeping: no single kernel")
