@@ -49,6 +49,9 @@ class _Adapter:
 
     _method = ""
     _min_budget = 1
+    #: shapiq's StratifiedSamplingSV and OwenSamplingSV report every result as
+    #: estimated; its SVARM only below 2**n evaluations
+    _always_estimated = True
 
     def _estimate(self, budget, game, **options):
         budget = check_budget(budget, self._min_budget)
@@ -67,7 +70,8 @@ class _Adapter:
             values=values, index=self.approximation_index, max_order=self.max_order,
             min_order=self.min_order, n_players=self.n,
             interaction_lookup=self.interaction_lookup,
-            estimated=not est.n_evals >= 2**self.n, estimation_budget=int(est.n_evals),
+            estimated=self._always_estimated or not budget >= 2**self.n,
+            estimation_budget=int(est.n_evals),
             baseline_value=base, target_index=self.index)
 
 
@@ -90,6 +94,7 @@ class SVARM(_Adapter, _ShapiqSVARM):
 
     _method = "svarm"
     _min_budget = 2
+    _always_estimated = False
 
     def __init__(self, n: int, index: str = "SV", *, random_state: int | None = None,
                  pairing_trick: bool = False, sampling_weights=None, **kwargs):
