@@ -158,7 +158,8 @@ class Evaluations:
         self.table = game.value[g] if game.kind == TABLE else None
         if game.kind == STOCHASTIC:
             from .._numba.rng import key as rng_key
-            self.eval_key = rng_key(rng_key(seed, np.uint64(g)), _EVAL_ITEM)
+            self.eval_key = np.uint64(rng_key(np.uint64(rng_key(np.uint64(seed), np.uint64(g))),
+                                              _EVAL_ITEM))
 
     def __call__(self, masks):
         masks = np.ascontiguousarray(masks, dtype=np.uint64)

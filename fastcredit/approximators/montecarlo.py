@@ -18,7 +18,9 @@ draws reaches its number of coalitions is evaluated whole instead (the
 border trick, repeated until no size qualifies), and coalitions uniform
 within their size. A stratum mean is the mean of its samples (a repeated
 coalition counts again, at no cost for a deterministic game), a stratum
-with no sample contributes 0, and
+with no sample contributes 0. A stochastic game (every draw fresh) gets no
+census: every size 0..m is sampled (sizes 0 and m with the weight of size 1),
+so v(empty) and v(N) are drawn repeatedly and every stratum's spread is seen.
 
 .. math:: \widehat{\mathrm{se}}_i^2 = \sum_{\text{sampled } (l, \pm)} c_l^2\, s^2 / n .
 """
@@ -33,7 +35,7 @@ from .._index_weights import value_weights
 from .._subsets import combinations
 from .base import Design
 
-__all__ = ["Svarm", "border_sizes"]
+__all__ = ["Svarm", "border_sizes", "stochastic_sizes"]
 
 
 def border_sizes(m: int, budget: int) -> tuple:
@@ -60,16 +62,28 @@ def border_sizes(m: int, budget: int) -> tuple:
     return sorted(computed), np.array(sizes, dtype=np.int64), weights
 
 
+def stochastic_sizes(m: int) -> tuple:
+    """(sizes 0..m, their probabilities) for a stochastic game: 1 / (l (m - l))
+    for 0 < l < m, and the weight of size 1 for the sizes 0 and m."""
+    w = np.array([1.0 / (k * (m - k)) if 0 < k < m else (1.0 / (m - 1) if m > 1 else 1.0)
+                  for k in range(m + 1)])
+    return np.arange(m + 1, dtype=np.int64), w / w.sum()
+
+
 class Svarm(Design):
     kernel = "approximators.svarm"
     coalitions = 1
 
     def __init__(self, m, index, deterministic, budget):
         super().__init__(m, index, deterministic, budget)
-        # the border trick evaluates whole sizes once: a census of a stochastic
-        # game's draws would leave no spread to estimate, so its sizes are all
-        # sampled (every draw fresh) and the whole budget buys samples
-        self.computed, self.sizes, probs = border_sizes(m, budget if deterministic else 2)
+        if deterministic:
+            self.computed, self.sizes, probs = border_sizes(m, budget)
+        else:
+            # a stochastic game: no census (whole sizes of single draws would
+            # leave no spread to estimate), and v(empty), v(N) are sampled like
+            # every size, so every stratum's spread is seen; the centre (one
+            # draw of v(empty)) cancels once every stratum holds a sample
+            self.computed, self.sizes, probs = [], *stochastic_sizes(m)
         cdf = np.cumsum(probs)
         if len(cdf):
             cdf[-1] = 2.0           # every uniform draw lands in the last size at worst
@@ -82,6 +96,8 @@ class Svarm(Design):
 
     def fixed(self):
         m = self.m
+        if not self.deterministic:
+            return np.zeros(1, dtype=np.uint64)          # v(empty): the baseline
         full = np.uint64(2**m - 1) if m < 64 else np.uint64(2**64 - 1)
         parts = [np.array([0, full], dtype=np.uint64)]
         for k in self.computed:
@@ -90,6 +106,8 @@ class Svarm(Design):
         return np.concatenate(parts)
 
     def fold_fixed(self, impl, masks, values, v0):
+        if not self.deterministic:
+            return                                       # the baseline draw only
         impl.fold_svarm(masks, values, self.m, v0, self.count, self.first, self.s1, self.s2)
 
     def samples_left(self, done):
