@@ -140,9 +140,11 @@ class _Memo:
         return self.keys[pos] == masks
 
     def add(self, masks, vals):
-        keys = np.concatenate([self.keys, masks])
-        order = np.argsort(keys, kind="stable")
-        self.keys, self.vals = keys[order], np.concatenate([self.vals, vals])[order]
+        """Merge new (distinct, unseen) coalitions in: O(seen + new log new)."""
+        order = np.argsort(masks, kind="stable")
+        masks, vals = masks[order], vals[order]
+        at = np.searchsorted(self.keys, masks)
+        self.keys, self.vals = np.insert(self.keys, at, masks), np.insert(self.vals, at, vals)
 
     def get(self, masks):
         return self.vals[np.searchsorted(self.keys, masks)]
