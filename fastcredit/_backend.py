@@ -51,7 +51,7 @@ FASTEST: dict[str, str] = {
     "synthetic.sponsored_search": "c",
     "synthetic.replay_repeats": "c",
     # the approximator family: one key per method (its draw and fold kernels)
-    "approximators.svarm": "c",
+    "approximators.svarm": "numba",
     "approximators.stratified": "c",
     "approximators.owen": "c",
 }

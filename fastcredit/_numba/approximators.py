@@ -92,21 +92,21 @@ def draw_owen(seed, game, first, m, anchors, masks, slots):
         slots[u] = i * na + a
 
 
-@jit
-def _fold(s, x, count, first, s1, s2):
-    if count[s] == 0:
-        first[s] = x
-    else:
-        d = x - first[s]
-        s1[s] += d
-        s2[s] += d * d
-    count[s] += 1
-
+# The moments are updated inline (a helper called per stratum ran 17x slower).
 
 @jit
 def fold_pairs(values, slots, count, first, s1, s2):
     for k in range(slots.shape[0]):
-        _fold(slots[k], values[k, 1] - values[k, 0], count, first, s1, s2)
+        s = slots[k]
+        x = values[k, 1] - values[k, 0]
+        c = count[s]
+        if c == 0:
+            first[s] = x
+        else:
+            d = x - first[s]
+            s1[s] += d
+            s2[s] += d * d
+        count[s] = c + 1
 
 
 @jit
@@ -115,10 +115,17 @@ def fold_svarm(masks, values, m, centre, count, first, s1, s2):
         mask = masks[k]
         size = 0
         y = mask
-        while y:
+        while y != 0:
             y &= y - _ONE
             size += 1
         x = values[k] - centre
         for i in range(m):
-            inside = np.int64((mask >> np.uint64(i)) & _ONE)
-            _fold((i * (m + 1) + size) * 2 + inside, x, count, first, s1, s2)
+            s = (i * (m + 1) + size) * 2 + np.int64((mask >> np.uint64(i)) & _ONE)
+            c = count[s]
+            if c == 0:
+                first[s] = x
+            else:
+                d = x - first[s]
+                s1[s] += d
+                s2[s] += d * d
+            count[s] = c + 1
