@@ -84,3 +84,7 @@ SYNTHETIC_MAX_NOISE = 16
 # --- processor paths (csrc/internal.h; private, fastcredit._c.paths) --------------
 #: Bit of fc_internal_paths(): the functions compiled for x86-64-v4 alone.
 PATH_AVX512 = 1
+
+# --- approximators -----------------------------------------------------------------
+#: Most players of fc.approximate (a coalition is one uint64 mask).
+APPROX_MAX_PLAYERS = 64

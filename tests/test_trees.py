@@ -204,9 +204,9 @@ def test_c_tree_is_bit_identical_to_the_numba_loop(rule, use_cache):
                                  (W.root(2, 1), [2, 3], 200), (W.root(3, 0), [1], 1)):
         for seed in (0, 2**64 - 1):
             res = []
-            for kernel in (jt.tree, ct.tree):
+            for kernel in (jt.tree, ct._tree):
                 cache = ts.PrefixCache(env, root, capacity=4096)
-                pi = np.zeros(env.max_actions) if kernel is ct.tree else None
+                pi = np.zeros(env.max_actions) if kernel is ct._tree else None
                 # a first tree fills the trie: the second reuses part of it
                 _tree_case(kernel, env, cache, [], theta, rule, 7, use_cache, (seed + 1) % 2**64, pi)
                 res.append(_tree_case(kernel, env, cache, prefix, theta, rule, budget,
@@ -230,9 +230,9 @@ def test_c_tree_statuses_and_finish_match_numba():
     root = W.root(1, 1)
     for prefix, cap, status in (([4], 64, 2), ([0, 7], 64, 3), ([], 3, 1)):
         got = []
-        for kernel in (jt.tree, ct.tree):
+        for kernel in (jt.tree, ct._tree):
             cache = ts.PrefixCache(env, root, capacity=cap)
-            pi = np.zeros(env.max_actions) if kernel is ct.tree else None
+            pi = np.zeros(env.max_actions) if kernel is ct._tree else None
             got.append(_tree_case(kernel, env, cache, prefix, theta, 0, 20, True, 0, pi))
         assert got[0]["status"] == got[1]["status"] == status
     # the public call on either backend, with a trie that has to grow
@@ -258,7 +258,7 @@ def test_c_tree_statuses_and_finish_match_numba():
     for uniform in (False, True):
         outs = [[np.empty(n) for _ in range(3)] for _ in range(2)]
         b0 = jt.finish(counts, sums, pi, n, action, ret, uniform, *outs[0])
-        b1 = ct.finish(counts, sums, pi, n, action, ret, uniform, *outs[1])
+        b1 = ct._finish(counts, sums, pi, n, action, ret, uniform, *outs[1])
         assert b0 == b1
         for x, y in zip(*outs):
             np.testing.assert_array_equal(x, y)

@@ -5,8 +5,9 @@ import numpy as np
 from . import check, ffi, lib, offsets_refused, ptr
 
 __all__ = ["actor_centered_credit", "allocation_pick"]
-# tree and finish (below) drive a user's environment: their Numba twins are in
-# fastcredit._jit.trees (drivers of @njit functions), not fastcredit._numba.trees
+# _tree and _finish (below) drive a user's environment: their Numba twins are
+# fastcredit._jit.trees.tree and .finish (drivers of @njit functions, not
+# kernels of fastcredit._numba.trees), so they stay out of the twins' list
 
 
 def actor_centered_credit(q, pi, offsets, uniform, credit, baseline):
@@ -58,7 +59,7 @@ def _I64(arr):
     return ffi.from_buffer("int64_t[]", arr)
 
 
-def callbacks(n_actions, step, utility, features, step_cost, n_features):
+def _callbacks(n_actions, step, utility, features, step_cost, n_features):
     """C function pointers to an environment's ``@njit`` functions (Numba
     ``@cfunc`` wrappers, compiled once per set of functions and d): the
     arguments of fc_counterfactual_tree's callbacks. The wrappers are kept
@@ -101,14 +102,14 @@ def callbacks(n_actions, step, utility, features, step_cost, n_features):
     return pointers
 
 
-def tree(n_actions, step, utility, features, step_cost, node_state, node_nact, node_cost,
+def _tree(n_actions, step, utility, features, step_cost, node_state, node_nact, node_cost,
          node_child, n_nodes, prefix, theta, rule, budget, c, c_tok, seed, use_cache, counts,
          sums, trial_action, trial_return, trial_executed, trial_reused, trial_cost, restore,
          pi):
     """fastcredit._jit.trees.tree in C (the same signature and status codes),
     and ``pi`` (max_actions,): the actor's probabilities at the visited
     state (its first n entries)."""
-    fns = callbacks(n_actions, step, utility, features, step_cost, theta.shape[0])
+    fns = _callbacks(n_actions, step, utility, features, step_cost, theta.shape[0])
     # the arrays' dtypes are the engine's own (ptr reads dtype.name: ~1.5 us each)
     f, i = _F64, _I64
     rc = lib.fc_counterfactual_tree(
@@ -122,7 +123,7 @@ def tree(n_actions, step, utility, features, step_cost, node_state, node_nact, n
     check(rc, "fc_counterfactual_tree", lambda: None)
 
 
-def finish(counts, sums, pi, n, trial_action, trial_return, uniform, q, stderr, credit):
+def _finish(counts, sums, pi, n, trial_action, trial_return, uniform, q, stderr, credit):
     """fastcredit._jit.trees.finish in C: returns the baseline."""
     out = ffi.new("double *")
     check(lib.fc_tree_finish(ptr(counts), ptr(sums), ptr(pi), int(n), ptr(trial_action),

@@ -342,11 +342,12 @@ class PrefixCache:
         if nbytes >= 1 << 20:
             check_memory(nbytes, f"a prefix cache of {label}{capacity:,} nodes")
         # a node's entries are written when it is added (node_child's row to
-        # -1 then); rows past n_nodes are never read
-        self.node_state = np.empty(capacity, dtype=np.int64)
-        self.node_nact = np.empty(capacity, dtype=np.int64)
-        self.node_cost = np.empty(capacity)
-        self.node_child = np.empty((capacity, a), dtype=np.int64)
+        # -1 then); rows past n_nodes are zeros, never the allocator's leftovers,
+        # since the arrays are the cache's public state (arrays())
+        self.node_state = np.zeros(capacity, dtype=np.int64)
+        self.node_nact = np.zeros(capacity, dtype=np.int64)
+        self.node_cost = np.zeros(capacity)
+        self.node_child = np.zeros((capacity, a), dtype=np.int64)
         self.node_child[0] = -1
         self.node_cost[0] = 0.0
         self.n_nodes = np.zeros(1, dtype=np.int64)

@@ -220,7 +220,7 @@ def _tree_c(cache, prefix, theta, rule, budget, c, c_tok, seed, use_cache, unifo
     t_action = np.zeros(budget, dtype=np.int64)
     t_ret, t_exec, t_reused, t_cost = (np.zeros(budget) for _ in range(4))
     restore = np.zeros(3)
-    status = _call_grow(cache, prefix.shape[0] + 8 * budget, lambda: ct.tree(
+    status = _call_grow(cache, prefix.shape[0] + 8 * budget, lambda: ct._tree(
         env.n_actions, env.step, env.utility, env.features, env.step_cost, *cache.arrays(),
         prefix, theta, rule, budget, c, c_tok, np.uint64(seed), use_cache, counts, sums,
         t_action, t_ret, t_exec, t_reused, t_cost, restore, pi))
@@ -232,7 +232,7 @@ def _tree_c(cache, prefix, theta, rule, budget, c, c_tok, seed, use_cache, unifo
     n = int(cache.node_nact[node])
     pi = pi[:n]
     q, stderr, credit = np.empty(n), np.empty(n), np.empty(n)
-    base = ct.finish(counts, sums, pi, n, t_action, t_ret, uniform, q, stderr, credit)
+    base = ct._finish(counts, sums, pi, n, t_action, t_ret, uniform, q, stderr, credit)
     ledger = Ledger(t_exec.astype(np.int64), t_reused.astype(np.int64), t_cost,
                     int(restore[0]), int(restore[1]), float(restore[2]))
     return counts[:n], pi, q, stderr, credit, base, t_action, t_ret, ledger
