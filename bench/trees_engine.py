@@ -102,7 +102,7 @@ def main():
 
     def c_call():
         cache.n_nodes[0] = 1
-        ct.tree(env.n_actions, env.step, env.utility, env.features, env.step_cost,
+        ct._tree(env.n_actions, env.step, env.utility, env.features, env.step_cost,
                 *cache.arrays(), empty, actor.theta, 2, 48, 1.0, 0.05, np.uint64(0), True,
                 *cargs)
     c_call()
