@@ -18,6 +18,23 @@ static FC_CLONES void draw_index_pairs(uint64_t key, uint64_t first, int64_t cou
     }
 }
 
+/* counts[i] = how often resample `key` draws item i: n draws with
+ * replacement, two per stream item, in blocks. */
+static void tally_resample(uint64_t key, int64_t n, int32_t *counts)
+{
+    uint32_t idx[2 * FC_BOOTSTRAP_DRAW_BLOCK];
+    const int64_t draws = (n + 1) / 2;
+    int64_t c, j;
+    memset(counts, 0, (size_t)n * sizeof(int32_t));
+    for (c = 0; c < draws; c += FC_BOOTSTRAP_DRAW_BLOCK) {
+        const int64_t block =
+            draws - c < FC_BOOTSTRAP_DRAW_BLOCK ? draws - c : FC_BOOTSTRAP_DRAW_BLOCK;
+        const int64_t used = 2 * c + 2 * block > n ? n - 2 * c : 2 * block;
+        draw_index_pairs(key, (uint64_t)c, block, (uint64_t)n, idx);
+        for (j = 0; j < used; j++) counts[idx[j]]++;
+    }
+}
+
 /* The value at order statistic k of the tallied draws (counts per item,
  * visited in sorted order), continuing a scan at *pos with *seen draws below. */
 static double order_statistic(const double *sorted, const int64_t *order,
@@ -44,22 +61,13 @@ int fc_bootstrap_median(const double *sorted_a, const int64_t *order_a,
                         uint64_t seed, int64_t start, int64_t stop,
                         int32_t *counts, double *out)
 {
-    uint32_t idx[2 * FC_BOOTSTRAP_DRAW_BLOCK];
-    int64_t r, j, c;
+    int64_t r;
     if (n < 1 || n > FC_BOOTSTRAP_MAX_ITEMS || start < 0 || stop < start || !sorted_a ||
         !order_a || (sorted_b && !order_b) || !counts || (stop > start && !out))
         return FC_EINVAL;
     for (r = start; r < stop; r++) {
         const uint64_t key = fc_rng_key(seed, (uint64_t)r);
-        const int64_t draws = (n + 1) / 2;
-        memset(counts, 0, (size_t)n * sizeof(int32_t));
-        for (c = 0; c < draws; c += FC_BOOTSTRAP_DRAW_BLOCK) {
-            const int64_t block =
-                draws - c < FC_BOOTSTRAP_DRAW_BLOCK ? draws - c : FC_BOOTSTRAP_DRAW_BLOCK;
-            const int64_t used = 2 * c + 2 * block > n ? n - 2 * c : 2 * block;
-            draw_index_pairs(key, (uint64_t)c, block, (uint64_t)n, idx);
-            for (j = 0; j < used; j++) counts[idx[j]]++;
-        }
+        tally_resample(key, n, counts);
         out[r - start] = tallied_median(sorted_a, order_a, counts, n);
         if (sorted_b) out[r - start] -= tallied_median(sorted_b, order_b, counts, n);
     }
@@ -332,26 +340,17 @@ int fc_bootstrap_spearman_diff(const double *sorted_x, const int64_t *order_x,
                                uint64_t seed, int64_t start, int64_t stop, int32_t *counts,
                                double *ranks, double *out)
 {
-    uint32_t idx[2 * FC_BOOTSTRAP_DRAW_BLOCK];
-    int64_t r, j, c, i;
+    int64_t r, i;
     if (n < 1 || n > FC_BOOTSTRAP_MAX_ITEMS || start < 0 || stop < start || !sorted_x ||
         !order_x || !sorted_y || !order_y || !sorted_z || !order_z || !counts || !ranks ||
         (stop > start && !out))
         return FC_EINVAL;
     for (r = start; r < stop; r++) {
         const uint64_t key = fc_rng_key(seed, (uint64_t)r);
-        const int64_t draws = (n + 1) / 2;
         const double mid = (double)(n + 1) * 0.5;
         double *rx = ranks, *ry = ranks + n, *rz = ranks + 2 * n;
         double sxx = 0.0, syy = 0.0, szz = 0.0, sxz = 0.0, syz = 0.0, rho_x, rho_y;
-        memset(counts, 0, (size_t)n * sizeof(int32_t));
-        for (c = 0; c < draws; c += FC_BOOTSTRAP_DRAW_BLOCK) {
-            const int64_t block =
-                draws - c < FC_BOOTSTRAP_DRAW_BLOCK ? draws - c : FC_BOOTSTRAP_DRAW_BLOCK;
-            const int64_t used = 2 * c + 2 * block > n ? n - 2 * c : 2 * block;
-            draw_index_pairs(key, (uint64_t)c, block, (uint64_t)n, idx);
-            for (j = 0; j < used; j++) counts[idx[j]]++;
-        }
+        tally_resample(key, n, counts);
         tallied_ranks(sorted_x, order_x, counts, n, rx);
         tallied_ranks(sorted_y, order_y, counts, n, ry);
         tallied_ranks(sorted_z, order_z, counts, n, rz);

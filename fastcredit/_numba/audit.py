@@ -62,19 +62,26 @@ def _tallied_median(sorted_x, order, counts, n):
 
 
 @jit
+def _tally_resample(state_key, n, idx, counts):
+    """counts[i] = how often the resample of ``state_key`` draws item i: n
+    draws with replacement, two per stream item, in blocks (tally_resample
+    of csrc/audit.c); idx: scratch of 2 * BOOTSTRAP_DRAW_BLOCK."""
+    draws = (n + 1) // 2
+    counts[:] = 0
+    for c in range(0, draws, BOOTSTRAP_DRAW_BLOCK):
+        block = min(BOOTSTRAP_DRAW_BLOCK, draws - c)
+        used = min(2 * block, n - 2 * c)
+        _draw_index_pairs(state_key, c, block, n, idx)
+        for j in range(used):
+            counts[idx[j]] += 1
+
+
+@jit
 def bootstrap_median(sorted_a, order_a, sorted_b, order_b, seed, start, stop, counts, out):
     n = sorted_a.shape[0]
-    draws = (n + 1) // 2
     idx = np.empty(2 * BOOTSTRAP_DRAW_BLOCK, dtype=np.uint32)
     for r in range(start, stop):
-        state_key = key(seed, r)
-        counts[:] = 0
-        for c in range(0, draws, BOOTSTRAP_DRAW_BLOCK):
-            block = min(BOOTSTRAP_DRAW_BLOCK, draws - c)
-            used = min(2 * block, n - 2 * c)
-            _draw_index_pairs(state_key, c, block, n, idx)
-            for j in range(used):
-                counts[idx[j]] += 1
+        _tally_resample(key(seed, r), n, idx, counts)
         stat = _tallied_median(sorted_a, order_a, counts, n)
         if sorted_b.shape[0]:
             stat -= _tallied_median(sorted_b, order_b, counts, n)
@@ -296,19 +303,11 @@ def _tallied_ranks(sorted_x, order, counts, ranks):
 def bootstrap_spearman_diff(sorted_x, order_x, sorted_y, order_y, sorted_z, order_z, seed,
                             start, stop, counts, ranks, out):
     n = sorted_x.shape[0]
-    draws = (n + 1) // 2
     mid = np.float64(n + 1) * 0.5
     idx = np.empty(2 * BOOTSTRAP_DRAW_BLOCK, dtype=np.uint32)
     rx, ry, rz = ranks[:n], ranks[n:2 * n], ranks[2 * n:3 * n]
     for r in range(start, stop):
-        state_key = key(seed, r)
-        counts[:] = 0
-        for c in range(0, draws, BOOTSTRAP_DRAW_BLOCK):
-            block = min(BOOTSTRAP_DRAW_BLOCK, draws - c)
-            used = min(2 * block, n - 2 * c)
-            _draw_index_pairs(state_key, c, block, n, idx)
-            for j in range(used):
-                counts[idx[j]] += 1
+        _tally_resample(key(seed, r), n, idx, counts)
         _tallied_ranks(sorted_x, order_x, counts, rx)
         _tallied_ranks(sorted_y, order_y, counts, ry)
         _tallied_ranks(sorted_z, order_z, counts, rz)
