@@ -43,7 +43,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from ._params import ON_ERROR
 from .scoring.arrow import _GROUPED_FIELDS, score_batch
 from .scoring.config import MalformedRowError, ScoreConfig
-from .scoring.files import _destination, _Source, _write_options
+from .scoring.files import _destination, _Source, _write_options, needed_columns
 
 __all__ = ["score", "score_parquet"]
 
@@ -74,33 +74,6 @@ def _to_arrow(df: "pd.DataFrame", config: ScoreConfig) -> "pa.Table":
             table = table.set_column(i, name, pa.nulls(table.num_rows,
                                                        _candidate_type(with_action)))
     return table
-
-
-def _needed(meta: "pd.DataFrame", config: ScoreConfig, name: str) -> list:
-    """The columns scoring reads, checked to be in the frame."""
-    columns = list(meta.columns)
-
-    def need(col, what):
-        if col not in columns:
-            raise ValueError(f"{name} has no {what}{col!r} (columns: {columns})")
-    need(config.key, "key column ")
-    if config.candidates in columns:
-        cands = [config.candidates]
-    else:
-        cands = [f"action_{i}" for i in range(config.m)]
-        missing = [c for c in cands if c not in columns]
-        if missing:
-            raise ValueError(f"{name} has neither a {config.candidates!r} column nor "
-                             f"{missing[0]!r}")
-        if f"action_{config.m}" in columns:
-            raise ValueError(f"m = {config.m} reads only action_0 .. action_{config.m - 1}, "
-                             f"but {name} has a column 'action_{config.m}'")
-    if config.base is not None:
-        need(config.base, "base-advantage column ")
-    for col in config.carry:
-        need(col, "column to carry ")
-    return list(dict.fromkeys([config.key, *config.carry, *cands]
-                              + ([config.base] if config.base else [])))
 
 
 def _computed_meta(config: ScoreConfig) -> dict:
@@ -240,7 +213,8 @@ def _score(data, config, on_error, read_parquet: dict, name: str):
         raise TypeError(f"{name} must be a dask DataFrame or a path, URI, glob, list of them "
                         f"or a pyarrow dataset, got {type(data).__name__}")
     meta = make_meta(frame)
-    needed = _needed(meta, task_config, name)
+    needed = needed_columns(list(meta.columns), task_config, name,
+                            f"columns: {list(meta.columns)}")
     if list(meta.columns) != needed:
         frame = frame[needed]   # only these are read
         meta = make_meta(frame)

@@ -202,23 +202,27 @@ class _Source:
         return self.roots + [f.path for f in self.files] if self.local else []
 
 
-def _columns(schema, config: ScoreConfig, where: str) -> list:
-    """The input columns scoring reads, checked to be in ``schema``."""
+def needed_columns(present, config: ScoreConfig, subject: str, where: str) -> list:
+    """The input columns scoring reads, checked to be among ``present``
+    (column names); errors say ``subject`` (the input) and ``where`` (its
+    file, or its columns)."""
+    present = set(present)
+
     def need(col, what):
-        if schema.get_field_index(col) < 0:
-            raise ValueError(f"input has no {what}{col!r} ({where})")
+        if col not in present:
+            raise ValueError(f"{subject} has no {what}{col!r} ({where})")
     need(config.key, "key column ")
-    if schema.get_field_index(config.candidates) >= 0:
+    if config.candidates in present:
         cands = [config.candidates]
     else:
         cands = [f"action_{i}" for i in range(config.m)]
-        missing = [c for c in cands if schema.get_field_index(c) < 0]
+        missing = [c for c in cands if c not in present]
         if missing:
-            raise ValueError(f"input has neither a {config.candidates!r} column nor "
+            raise ValueError(f"{subject} has neither a {config.candidates!r} column nor "
                              f"{missing[0]!r} ({where})")
-        if schema.get_field_index(f"action_{config.m}") >= 0:
+        if f"action_{config.m}" in present:
             raise ValueError(f"m = {config.m} reads only action_0 .. action_{config.m - 1}, "
-                             f"but the input has a column 'action_{config.m}' ({where}); "
+                             f"but {subject} has a column 'action_{config.m}' ({where}); "
                              f"score it with the number of actions it holds")
     if config.base is not None:
         need(config.base, "base-advantage column ")
@@ -272,7 +276,7 @@ def _open_columns(source: _Source, index: int, config: ScoreConfig):
     partition = [(k, v) for k, v in file.partition if schema.get_field_index(k) < 0]
     for k, v in partition:
         schema = schema.append(_pa().field(k, v.type))
-    wanted = _columns(schema, config, f"file {file.path!r}")
+    wanted = needed_columns(schema.names, config, "input", f"file {file.path!r}")
     names = dict(partition)
     return reader, [c for c in wanted if c not in names], \
         [(k, v) for k, v in partition if k in wanted]
