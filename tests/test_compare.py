@@ -88,9 +88,18 @@ STRICTNESS = {
     "audit.shuffle": BITS,
     "audit.derangement": BITS,
     "audit.replay_advantage": BITS,
+    # the same tallies of the same draws, ranks and sums in item order
+    "audit.bootstrap_spearman_diff": BITS,
+    # the same donor draws, the same sums in the same order
+    "audit.null_worlds": BITS,
     # synthetic: the same draws, the same float operations in the same order
     # and the same C library calls
     "synthetic.sponsored_search": BITS,
+    "synthetic.replay_repeats": BITS,
+    # approximators: the same streams, the same moments in sample order
+    "approximators.svarm": BITS,
+    "approximators.stratified": BITS,
+    "approximators.owen": BITS,
 }
 
 
@@ -895,9 +904,54 @@ def fidelity_case():
                 "evaluator_fidelity", call, oracle, rtol=1e-12)
 
 
+def spearman_difference_case():
+    g = _rng(91)
+    z = np.round(g.normal(size=57), 1)
+    x, y = z + g.normal(size=57), np.round(z + 2 * g.normal(size=57))
+    x[5] = np.nan
+
+    def call(backend):
+        ci = fc.spearman_difference(x, y, z, resamples=40, seed=2**64 - 1, threads=2,
+                                    backend=backend)
+        return {"replicates": ci.replicates}
+
+    def oracle():
+        keep = ~np.isnan(x)
+        return {"replicates": ref.bootstrap_spearman_diff(x[keep], y[keep], z[keep], 40,
+                                                          2**64 - 1)}
+
+    return Case(("audit.bootstrap_spearman_diff",), "ties-and-nan", call, oracle, rtol=1e-12)
+
+
+def null_worlds_case():
+    from fastcredit.audit import null
+    g = _rng(92)
+    audit = g.integers(-2, 4, size=(30, 16)).astype(float)
+    audit[:, 0] = 0
+    audit[3] = 0.0
+    train = audit + 0.5 * g.normal(size=audit.shape) * audit.std(axis=1, keepdims=True)
+
+    def call(backend):
+        return {"worlds": null.correlated_error_null(train, audit, worlds=12, seed=5,
+                                                     threads=2, backend=backend).worlds}
+
+    def oracle():
+        eh, ec, ph, pc, cos, strength = ref.correlated_error_null(train, audit, 12, 5, 1e-9)
+        ok = ~np.isnan(cos[0])
+        from scipy.stats import spearmanr
+        return {"worlds": np.array([[eh[w].sum() / ec.sum(), ph[w].sum() / pc[w].sum(),
+                                     np.median(cos[w, ok]),
+                                     spearmanr(strength, 1 - eh[w] / ec)[0],
+                                     spearmanr(strength[ok], np.round(1 - cos[w, ok], 12))[0]]
+                                    for w in range(12)])}
+
+    return Case(("tables.semivalue", "tables.gather", "audit.null_worlds"), "m4-constant-row",
+                call, oracle, rtol=1e-12)
+
+
 def audit_cases():
     return (bootstrap_cases() + [contrastive_case()] + spearman_cases() + controls_cases()
-            + [replay_case(), fidelity_case()])
+            + [replay_case(), fidelity_case(), spearman_difference_case(), null_worlds_case()])
 
 
 # --- synthetic ----------------------------------------------------------------
@@ -949,8 +1003,63 @@ def synthetic_case():
     return Case(("synthetic.sponsored_search",), "five-shapes", call, oracle, rtol=0)
 
 
+def replay_repeats_case():
+    g = _rng(93)
+    v = g.normal(size=(37, 16)) * 3.0
+    v[4] = np.inf          # non-finite values propagate; the noise stays the same bits
+    v[5, 3] = np.nan
+
+    def call(backend):
+        return {"y": fc.synthetic.replay_repeats(v, repeats=3, noise=0.4, seed=2**64 - 1,
+                                                 first=11, threads=2, backend=backend)}
+
+    def oracle():
+        return {"y": ref.replay_repeats(v, 3, 0.4, 2**64 - 1, first=11)}
+
+    return Case(("synthetic.replay_repeats",), "m4-nonfinite-threads", call, oracle, rtol=0)
+
+
+# --- approximators ---------------------------------------------------------------
+# Each method's draw and fold kernels, against tests/reference.py's run from
+# the definitions.
+
+def approximator_case(method, index="SV"):
+    g = _rng(94)
+    v = g.normal(size=(2, 3, 1 << 7)) + np.bitwise_count(np.arange(1 << 7)) ** 1.5
+    v32 = v[0].astype(np.float32)
+
+    def call(backend):
+        out = {}
+        for name, table in (("f64", v), ("f32", v32)):
+            est = fc.approximate(table, method=method, index=index, budget=90, seed=2**64 - 5,
+                                 threads=2, backend=backend)
+            out |= {f"{name}.values": est.values[1], f"{name}.stderr": est.stderr[1],
+                    f"{name}.base": est.values[0], f"{name}.n_evals": est.n_evals}
+        return out
+
+    def oracle():
+        out = {}
+        for name, table in (("f64", v), ("f32", v32.astype(np.float64))):
+            flat = table.reshape(-1, 1 << 7)
+            runs = [ref.approx_run(t, method, 90, 2**64 - 5, game=i, index=index)
+                    for i, t in enumerate(flat)]
+            lead = table.shape[:-1]
+            out |= {f"{name}.values": np.array([r["values"] for r in runs]).reshape(lead + (7,)),
+                    f"{name}.stderr": np.array([r["stderr"] for r in runs]).reshape(lead + (7,)),
+                    f"{name}.base": np.array([r["base"] for r in runs]).reshape(lead + (1,)),
+                    f"{name}.n_evals": np.array([r["n_evals"] for r in runs]).reshape(lead)}
+        return out
+
+    return Case((f"approximators.{method}",), f"{index}-batch-f32-threads", call, oracle)
+
+
+def approximator_cases():
+    return [approximator_case("svarm"), approximator_case("svarm", "BV"),
+                  approximator_case("stratified"), approximator_case("owen")]
+
+
 CASES = table_cases() + interactions_cases() + sampling_cases() + auction_cases() + shaping_cases() + trees_cases() \
-    + audit_cases() + [synthetic_case()]
+    + audit_cases() + [synthetic_case(), replay_repeats_case()] + approximator_cases()
 
 
 #: kernels whose C twin chooses paths by processor (fastcredit._c.paths): their
@@ -1049,207 +1158,3 @@ def test_every_kernel_has_a_case_and_a_strictness():
     covered = {k for case in CASES for k in case.kernels}
     assert not set(_backend.FASTEST) - covered, "kernels without a case in CASES"
     assert len({case.id for case in CASES}) == len(CASES), "case ids must be unique"
-
-
-# --- the study's robustness layer (issue 32): appended cases -------------------
-# New kernels join STRICTNESS here; their cases run in a test of their own with
-# test_twins_agree's checks (its parametrisation was fixed above), and the
-# coverage check is rebound to count them.
-
-STRICTNESS.update({
-    # the same tallies of the same draws, ranks and sums in item order
-    "audit.bootstrap_spearman_diff": BITS,
-    # the same donor draws, the same sums in the same order
-    "audit.null_worlds": BITS,
-})
-
-
-def spearman_difference_case():
-    g = _rng(91)
-    z = np.round(g.normal(size=57), 1)
-    x, y = z + g.normal(size=57), np.round(z + 2 * g.normal(size=57))
-    x[5] = np.nan
-
-    def call(backend):
-        ci = fc.spearman_difference(x, y, z, resamples=40, seed=2**64 - 1, threads=2,
-                                    backend=backend)
-        return {"replicates": ci.replicates}
-
-    def oracle():
-        keep = ~np.isnan(x)
-        return {"replicates": ref.bootstrap_spearman_diff(x[keep], y[keep], z[keep], 40,
-                                                          2**64 - 1)}
-
-    return Case(("audit.bootstrap_spearman_diff",), "ties-and-nan", call, oracle, rtol=1e-12)
-
-
-def null_worlds_case():
-    from fastcredit.audit import null
-    g = _rng(92)
-    audit = g.integers(-2, 4, size=(30, 16)).astype(float)
-    audit[:, 0] = 0
-    audit[3] = 0.0
-    train = audit + 0.5 * g.normal(size=audit.shape) * audit.std(axis=1, keepdims=True)
-
-    def call(backend):
-        return {"worlds": null.correlated_error_null(train, audit, worlds=12, seed=5,
-                                                     threads=2, backend=backend).worlds}
-
-    def oracle():
-        eh, ec, ph, pc, cos, strength = ref.correlated_error_null(train, audit, 12, 5, 1e-9)
-        ok = ~np.isnan(cos[0])
-        from scipy.stats import spearmanr
-        return {"worlds": np.array([[eh[w].sum() / ec.sum(), ph[w].sum() / pc[w].sum(),
-                                     np.median(cos[w, ok]),
-                                     spearmanr(strength, 1 - eh[w] / ec)[0],
-                                     spearmanr(strength[ok], np.round(1 - cos[w, ok], 12))[0]]
-                                    for w in range(12)])}
-
-    return Case(("tables.semivalue", "tables.gather", "audit.null_worlds"), "m4-constant-row",
-                call, oracle, rtol=1e-12)
-
-
-CASES_ISSUE_32 = [spearman_difference_case(), null_worlds_case()]
-
-
-@pytest.mark.parametrize("case", CASES_ISSUE_32, ids=[c.id for c in CASES_ISSUE_32])
-def test_robustness_twins_agree(case, resolved):
-    """test_twins_agree's checks for the cases appended here: each backend
-    against the oracle, the two against each other with the declared
-    strictness, and exactly the declared kernels resolved."""
-    want = {k: np.asarray(v) for k, v in case.oracle().items()}
-    got = {b: {k: np.asarray(v) for k, v in case.call(b).items()} for b in BACKENDS}
-    for backend, out in got.items():
-        assert out.keys() == want.keys()
-        for k in want:
-            assert_close(out[k], want[k], case.rtol,
-                         f"{case.id} {k} on {backend} against tests/reference.py")
-    assert set(resolved) == set(case.kernels), "the case runs other kernels than it declares"
-    if len(got) == 2:
-        for k in want:
-            if strictness(case) == BITS:
-                assert_same_bits(got["c"][k], got["numba"][k], f"{case.id} {k}: C against Numba")
-            else:
-                np.testing.assert_allclose(got["c"][k], got["numba"][k], rtol=strictness(case),
-                                           atol=strictness(case) * scale_of(got["c"][k]))
-
-
-def test_every_kernel_has_a_case_and_a_strictness():   # noqa: F811 (counts the appended cases)
-    assert STRICTNESS.keys() == _backend.FASTEST.keys()
-    every = CASES + CASES_ISSUE_32
-    covered = {k for case in every for k in case.kernels}
-    assert not set(_backend.FASTEST) - covered, "kernels without a case"
-    assert len({case.id for case in every}) == len(every), "case ids must be unique"
-
-
-# --- issue 32, item 1: replay repeats (the replay-noise model) -----------------------
-STRICTNESS.update({"synthetic.replay_repeats": BITS})
-
-
-def replay_repeats_case():
-    g = _rng(93)
-    v = g.normal(size=(37, 16)) * 3.0
-    v[4] = np.inf          # non-finite values propagate; the noise stays the same bits
-    v[5, 3] = np.nan
-
-    def call(backend):
-        return {"y": fc.synthetic.replay_repeats(v, repeats=3, noise=0.4, seed=2**64 - 1,
-                                                 first=11, threads=2, backend=backend)}
-
-    def oracle():
-        return {"y": ref.replay_repeats(v, 3, 0.4, 2**64 - 1, first=11)}
-
-    return Case(("synthetic.replay_repeats",), "m4-nonfinite-threads", call, oracle, rtol=0)
-
-
-CASES_ISSUE_32_REPEATS = [replay_repeats_case()]
-
-
-@pytest.mark.parametrize("case", CASES_ISSUE_32_REPEATS,
-                         ids=[c.id for c in CASES_ISSUE_32_REPEATS])
-def test_repeats_twins_agree(case, resolved):
-    """test_robustness_twins_agree for the replay repeats: each backend against
-    the oracle bit for bit, C against Numba, exactly the declared kernel."""
-    want = {k: np.asarray(v) for k, v in case.oracle().items()}
-    got = {b: {k: np.asarray(v) for k, v in case.call(b).items()} for b in BACKENDS}
-    for backend, out in got.items():
-        for k in want:
-            assert_same_bits(out[k], want[k], f"{case.id} {k} on {backend} against the oracle")
-    assert set(resolved) == set(case.kernels), "the case runs other kernels than it declares"
-    if len(got) == 2:
-        for k in want:
-            assert_same_bits(got["c"][k], got["numba"][k], f"{case.id} {k}: C against Numba")
-
-
-def test_every_kernel_has_a_case_and_a_strictness():   # noqa: F811 (counts the appended cases)
-    assert STRICTNESS.keys() == _backend.FASTEST.keys()
-    every = CASES + CASES_ISSUE_32 + CASES_ISSUE_32_REPEATS
-    covered = {k for case in every for k in case.kernels}
-    assert not set(_backend.FASTEST) - covered, "kernels without a case"
-    assert len({case.id for case in every}) == len(every), "case ids must be unique"
-
-
-# --- issue 27: the approximator family (fc.approximate) ------------------------------
-# Each method's draw and fold kernels: the same streams, the same moments in
-# sample order; against tests/reference.py's run from the definitions.
-STRICTNESS.update({"approximators.svarm": BITS, "approximators.stratified": BITS,
-                   "approximators.owen": BITS})
-
-
-def approximator_case(method, index="SV"):
-    g = _rng(94)
-    v = g.normal(size=(2, 3, 1 << 7)) + np.bitwise_count(np.arange(1 << 7)) ** 1.5
-    v32 = v[0].astype(np.float32)
-
-    def call(backend):
-        out = {}
-        for name, table in (("f64", v), ("f32", v32)):
-            est = fc.approximate(table, method=method, index=index, budget=90, seed=2**64 - 5,
-                                 threads=2, backend=backend)
-            out |= {f"{name}.values": est.values[1], f"{name}.stderr": est.stderr[1],
-                    f"{name}.base": est.values[0], f"{name}.n_evals": est.n_evals}
-        return out
-
-    def oracle():
-        out = {}
-        for name, table in (("f64", v), ("f32", v32.astype(np.float64))):
-            flat = table.reshape(-1, 1 << 7)
-            runs = [ref.approx_run(t, method, 90, 2**64 - 5, game=i, index=index)
-                    for i, t in enumerate(flat)]
-            lead = table.shape[:-1]
-            out |= {f"{name}.values": np.array([r["values"] for r in runs]).reshape(lead + (7,)),
-                    f"{name}.stderr": np.array([r["stderr"] for r in runs]).reshape(lead + (7,)),
-                    f"{name}.base": np.array([r["base"] for r in runs]).reshape(lead + (1,)),
-                    f"{name}.n_evals": np.array([r["n_evals"] for r in runs]).reshape(lead)}
-        return out
-
-    return Case((f"approximators.{method}",), f"{index}-batch-f32-threads", call, oracle)
-
-
-CASES_ISSUE_27 = [approximator_case("svarm"), approximator_case("svarm", "BV"),
-                  approximator_case("stratified"), approximator_case("owen")]
-
-
-@pytest.mark.parametrize("case", CASES_ISSUE_27, ids=[c.id for c in CASES_ISSUE_27])
-def test_approximator_twins_agree(case, resolved):
-    """test_twins_agree's checks for the approximators: each backend against
-    the oracle, C against Numba bit for bit, exactly the declared kernel."""
-    want = {k: np.asarray(v) for k, v in case.oracle().items()}
-    got = {b: {k: np.asarray(v) for k, v in case.call(b).items()} for b in BACKENDS}
-    for backend, out in got.items():
-        assert out.keys() == want.keys()
-        for k in want:
-            assert_close(out[k], want[k], case.rtol,
-                         f"{case.id} {k} on {backend} against tests/reference.py")
-    assert set(resolved) == set(case.kernels), "the case runs other kernels than it declares"
-    if len(got) == 2:
-        for k in want:
-            assert_same_bits(got["c"][k], got["numba"][k], f"{case.id} {k}: C against Numba")
-
-
-def test_every_kernel_has_a_case_and_a_strictness():   # noqa: F811 (counts the appended cases)
-    assert STRICTNESS.keys() == _backend.FASTEST.keys()
-    every = CASES + CASES_ISSUE_32 + CASES_ISSUE_32_REPEATS + CASES_ISSUE_27
-    covered = {k for case in every for k in case.kernels}
-    assert not set(_backend.FASTEST) - covered, "kernels without a case"
-    assert len({case.id for case in every}) == len(every), "case ids must be unique"
