@@ -4,6 +4,7 @@ Families (each in C via cffi and in Numba, see docs/design.md):
 :mod:`~fastcredit.tables` exact credit over coalition tables,
 :mod:`~fastcredit.interactions` exact interaction indices of every order (shapiq's indices),
 :mod:`~fastcredit.sampling` permutation-sampling Shapley,
+:mod:`~fastcredit.approximators` shapiq's sampling approximators (:func:`approximate`),
 :mod:`~fastcredit.auction` auction replay over cached candidate pools,
 :mod:`~fastcredit.shaping` advantage shaping for RL trainers,
 :mod:`~fastcredit.trees` counterfactual-tree credit and trial allocation,
@@ -11,6 +12,10 @@ Families (each in C via cffi and in Numba, see docs/design.md):
 :mod:`~fastcredit.synthetic` data and games with known answers;
 :mod:`~fastcredit.learning` is a credit-assignment learning benchmark over them;
 :mod:`~fastcredit.games` says what a game is and how each kind is evaluated.
+Engines that drive a user's agent or workflow and hand games to the families:
+:mod:`fastcredit.replay` (record, replay and do() on a stochastic agent) and
+:mod:`fastcredit.treesearch` (counterfactual trees over recoverable prefixes,
+served from :mod:`~fastcredit.trees`).
 Optional integrations: :mod:`fastcredit.scoring` (Parquet), :mod:`fastcredit.dask`,
 :mod:`fastcredit.shapiq`, :mod:`fastcredit.trl` (per-action advantages in TRL's
 ``GRPOTrainer``; verl recipes in docs/trainers.md).
