@@ -76,6 +76,16 @@ def check_resamples(resamples, rows: int = 1) -> int:
     return resamples
 
 
+def check_bootstrap_items(n: int, what: str) -> None:
+    """The number of items left after NaN is dropped fits the kernels'
+    tallies: at least 2, fewer than 2**31; ``what`` names the items."""
+    if n < 2:
+        raise ValueError(f"{what}: the bootstrap needs at least 2 items that are not NaN, "
+                         f"got {n}")
+    if n > BOOTSTRAP_MAX_ITEMS:
+        raise ValueError(f"the bootstrap takes fewer than 2**31 items, got {n}")
+
+
 def _median_bootstrap(a, b, resamples, level, seed, threads, backend,
                       name="x") -> BootstrapCI:
     """Percentile bootstrap of median(a) (b None) or median(a) - median(b),
@@ -87,11 +97,7 @@ def _median_bootstrap(a, b, resamples, level, seed, threads, backend,
     keep = ~np.isnan(a) if b is None else ~(np.isnan(a) | np.isnan(b))
     a = a[keep]
     n = a.shape[0]
-    if n < 2:
-        raise ValueError(f"{name}: the bootstrap needs at least 2 items that are not NaN, "
-                         f"got {n}")
-    if n > BOOTSTRAP_MAX_ITEMS:
-        raise ValueError(f"the bootstrap takes fewer than 2**31 items, got {n}")
+    check_bootstrap_items(n, name)
     # the kernel tallies each replicate's draws against the sorted sample, so
     # a replicate's median costs O(n) without sorting the resample
     sorted_a, order_a = _sorted(a)

@@ -28,12 +28,11 @@ import numpy as np
 
 from .. import _parallel
 from .._backend import kernels, resolve
-from .._constants import BOOTSTRAP_MAX_ITEMS
 from .._params import CORRELATION, PAIRED_INTERVAL, SEED
 from .._validation import check_bool, check_open_unit
 from ._data import float64_vector, real_float64
 from .bootstrap import (_MIN_RESAMPLES_PER_THREAD, BootstrapCI, _percentile_interval, _sorted,
-                        check_resamples)
+                        check_bootstrap_items, check_resamples)
 
 __all__ = ["McNemar", "PairedComparison", "PairedDifference", "PartialCorrelation",
            "TemporalConsistency", "mcnemar", "paired_comparison", "paired_proportion_interval",
@@ -424,11 +423,7 @@ def spearman_difference(x, y, z, *, resamples=10_000, level=0.95, seed=0, thread
     keep = ~(np.isnan(x) | np.isnan(y) | np.isnan(z))
     x, y, z = x[keep], y[keep], z[keep]
     n = x.shape[0]
-    if n < 2:
-        raise ValueError(f"x, y and z (triples): the bootstrap needs at least 2 items that are "
-                         f"not NaN, got {n}")
-    if n > BOOTSTRAP_MAX_ITEMS:
-        raise ValueError(f"the bootstrap takes fewer than 2**31 items, got {n}")
+    check_bootstrap_items(n, "x, y and z (triples)")
     estimate = _spearman(x, z) - _spearman(y, z)
     sx, ox = _sorted(x)
     sy, oy = _sorted(y)
