@@ -56,10 +56,41 @@ _MIN_COALITIONS_PER_THREAD = 1 << 12
 
 
 def shapley_weights(m: int) -> np.ndarray:
-    """Shapley weights w[k] = k! (m-k-1)! / m! = 1 / (m C(m-1, k)), k = 0..m-1.
+    r"""Shapley weights of coalition sizes.
+
+    .. math:: w_k = \frac{k!\,(m-k-1)!}{m!} = \frac{1}{m \binom{m-1}{k}}, \qquad k = 0, \dots, m-1
 
     Each is one correctly rounded division of two exact integers, so C, Numba
-    and this function give identical bits."""
+    and this function give identical bits.
+
+    Parameters
+    ----------
+    m : int
+        Number of players, 1 <= m <= 30.
+
+    Returns
+    -------
+    ndarray, shape (m,), float64
+        ``w[k]`` weighs marginals into coalitions of size k (the ``weights``
+        of :func:`semivalue`); a new array.
+
+    Raises
+    ------
+    TypeError
+        If ``m`` is not an integer.
+    ValueError
+        If ``m`` is outside [1, 30].
+
+    See Also
+    --------
+    banzhaf_weights, semivalue
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> fc.shapley_weights(3)
+    array([0.33333333, 0.16666667, 0.33333333])
+    """
     return _shapley_weights(TABLE_PLAYERS.check(m)).copy()
 
 
@@ -72,7 +103,38 @@ def _shapley_weights(m: int) -> np.ndarray:
 
 
 def banzhaf_weights(m: int) -> np.ndarray:
-    """Banzhaf weights w[k] = 1 / 2**(m-1), k = 0..m-1."""
+    r"""Banzhaf weights of coalition sizes.
+
+    .. math:: w_k = \frac{1}{2^{m-1}}, \qquad k = 0, \dots, m-1
+
+    Parameters
+    ----------
+    m : int
+        Number of players, 1 <= m <= 30.
+
+    Returns
+    -------
+    ndarray, shape (m,), float64
+        ``w[k]`` weighs marginals into coalitions of size k (the ``weights``
+        of :func:`semivalue`).
+
+    Raises
+    ------
+    TypeError
+        If ``m`` is not an integer.
+    ValueError
+        If ``m`` is outside [1, 30].
+
+    See Also
+    --------
+    shapley_weights, semivalue
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> fc.banzhaf_weights(3)
+    array([0.25, 0.25, 0.25])
+    """
     m = TABLE_PLAYERS.check(m)
     return np.full(m, 1.0 / 2.0 ** (m - 1))
 
@@ -102,16 +164,52 @@ def semivalue(v, weights, *, out=None, threads=None, backend=None) -> np.ndarray
 
     .. math:: \phi_i = \sum_{S \subseteq N \setminus \{i\}} w_{|S|} \, (v(S \cup \{i\}) - v(S))
 
+    One streaming pass of O(2**m) per game. A game with a non-finite result
+    (a non-finite table, or sums that overflow) is summed as the definition is
+    written, so a defined +-inf is not turned into NaN.
+
     Parameters
     ----------
     v : array_like, shape (..., 2**m)
-        Coalition tables (float64 or float32; integers are converted).
+        Coalition tables, ``v[..., S]`` the value of coalition bitmask S
+        (float64 or float32; integers and bools are converted to float64).
     weights : array_like, shape (m,)
-        ``weights[k]`` weighs marginals into coalitions of size k.
+        ``weights[k]`` weighs marginals into coalitions of size k (float64;
+        integers are converted): :func:`shapley_weights` gives the Shapley
+        value, :func:`banzhaf_weights` the Banzhaf value.
+    out : ndarray, optional
+        float64, C-contiguous, writeable, of the result's shape and sharing no
+        memory with the inputs; written and returned. None allocates the result.
+    threads : int, optional
+        Threads to split the work over, at least 1 (default None: all cores).
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; None picks the faster one for the kernel (see
+        :func:`fastcredit.available_backends`).
 
     Returns
     -------
     ndarray, shape (..., m), float64
+        ``phi[..., i]``, the semivalue of player i in each game (``out`` if
+        given).
+
+    Raises
+    ------
+    ValueError
+        If the last axis of ``v`` is not 2**m with 1 <= m <= 30 (or ``v`` is a
+        scalar); if ``weights`` does not have shape (m,); if ``out`` has the
+        wrong shape, is not writeable and C-contiguous, or overlaps ``v``; if
+        ``threads`` is below 1; if ``backend`` is not None, "c" or "numba", or
+        is not available here; or if the result (or a contiguous copy of ``v``)
+        needs more memory than is available.
+    TypeError
+        If ``v`` does not hold real numbers (complex, object or string dtype, or
+        a float dtype other than float64/float32); if ``weights`` is not a
+        float64, integer or bool array; if ``out`` is not a float64 numpy array;
+        or if ``threads`` is not an integer.
+
+    See Also
+    --------
+    shapley, banzhaf
 
     Examples
     --------
@@ -200,15 +298,46 @@ def shapley(v, *, out=None, threads=None, backend=None) -> np.ndarray:
     .. math:: \phi_i = \sum_{S \subseteq N \setminus \{i\}}
               \frac{|S|!\,(m-|S|-1)!}{m!} \, (v(S \cup \{i\}) - v(S))
 
-    Efficient: ``phi.sum(-1) == v[..., -1] - v[..., 0]``.
+    Efficient: ``phi.sum(-1) == v[..., -1] - v[..., 0]``. This is
+    :func:`semivalue` with :func:`shapley_weights`.
 
     Parameters
     ----------
     v : array_like, shape (..., 2**m)
+        Coalition tables, ``v[..., S]`` the value of coalition bitmask S
+        (float64 or float32; integers and bools are converted to float64).
+    out : ndarray, optional
+        float64, C-contiguous, writeable, of the result's shape and sharing no
+        memory with the inputs; written and returned. None allocates the result.
+    threads : int, optional
+        Threads to split the work over, at least 1 (default None: all cores).
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; None picks the faster one for the kernel (see
+        :func:`fastcredit.available_backends`).
 
     Returns
     -------
     ndarray, shape (..., m), float64
+        ``phi[..., i]``, the Shapley value of player i in each game (``out``
+        if given).
+
+    Raises
+    ------
+    ValueError
+        If the last axis of ``v`` is not 2**m with 1 <= m <= 30 (or ``v`` is a
+        scalar); if ``out`` has the wrong shape, is not writeable and
+        C-contiguous, or overlaps ``v``; if ``threads`` is below 1; if
+        ``backend`` is not None, "c" or "numba", or is not available here; or if
+        the result (or a contiguous copy of ``v``) needs more memory than is
+        available.
+    TypeError
+        If ``v`` does not hold real numbers (complex, object or string dtype, or
+        a float dtype other than float64/float32); if ``out`` is not a float64
+        numpy array; or if ``threads`` is not an integer.
+
+    See Also
+    --------
+    banzhaf, semivalue, permutation_shapley
 
     Examples
     --------
@@ -228,7 +357,52 @@ def banzhaf(v, *, out=None, threads=None, backend=None) -> np.ndarray:
     .. math:: \beta_i = \frac{1}{2^{m-1}} \sum_{S \subseteq N \setminus \{i\}}
               (v(S \cup \{i\}) - v(S))
 
-    Returns ndarray of shape (..., m), float64.
+    This is :func:`semivalue` with :func:`banzhaf_weights`.
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 2**m)
+        Coalition tables, ``v[..., S]`` the value of coalition bitmask S
+        (float64 or float32; integers and bools are converted to float64).
+    out : ndarray, optional
+        float64, C-contiguous, writeable, of the result's shape and sharing no
+        memory with the inputs; written and returned. None allocates the result.
+    threads : int, optional
+        Threads to split the work over, at least 1 (default None: all cores).
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; None picks the faster one for the kernel (see
+        :func:`fastcredit.available_backends`).
+
+    Returns
+    -------
+    ndarray, shape (..., m), float64
+        ``beta[..., i]``, the Banzhaf value of player i in each game (``out``
+        if given).
+
+    Raises
+    ------
+    ValueError
+        If the last axis of ``v`` is not 2**m with 1 <= m <= 30 (or ``v`` is a
+        scalar); if ``out`` has the wrong shape, is not writeable and
+        C-contiguous, or overlaps ``v``; if ``threads`` is below 1; if
+        ``backend`` is not None, "c" or "numba", or is not available here; or if
+        the result (or a contiguous copy of ``v``) needs more memory than is
+        available.
+    TypeError
+        If ``v`` does not hold real numbers (complex, object or string dtype, or
+        a float dtype other than float64/float32); if ``out`` is not a float64
+        numpy array; or if ``threads`` is not an integer.
+
+    See Also
+    --------
+    shapley, semivalue
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> glove = np.array([0., 0., 0., 1., 0., 1., 0., 1.])  # L = {0}, R = {1, 2}
+    >>> fc.banzhaf(glove)
+    array([0.75, 0.25, 0.25])
     """
     flat, m, lead = coalition_table(v)
     return _semivalue(flat, m, lead, banzhaf_weights(m), out, threads, backend,
@@ -236,20 +410,158 @@ def banzhaf(v, *, out=None, threads=None, backend=None) -> np.ndarray:
 
 
 def singleton(v, *, out=None, threads=None, backend=None) -> np.ndarray:
-    r"""Singleton credit :math:`v(\{i\}) - v(\emptyset)`, shape (..., m)."""
+    r"""Singleton credit of each player.
+
+    .. math:: s_i = v(\{i\}) - v(\emptyset)
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 2**m)
+        Coalition tables, ``v[..., S]`` the value of coalition bitmask S
+        (float64 or float32; integers and bools are converted to float64).
+    out : ndarray, optional
+        float64, C-contiguous, writeable, of the result's shape and sharing no
+        memory with the inputs; written and returned. None allocates the result.
+    threads : int, optional
+        Threads to split the work over, at least 1 (default None: all cores).
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; None picks the faster one for the kernel (see
+        :func:`fastcredit.available_backends`).
+
+    Returns
+    -------
+    ndarray, shape (..., m), float64
+        ``s[..., i]`` for each game (``out`` if given).
+
+    Raises
+    ------
+    ValueError
+        If the last axis of ``v`` is not 2**m with 1 <= m <= 30 (or ``v`` is a
+        scalar); if ``out`` has the wrong shape, is not writeable and
+        C-contiguous, or overlaps ``v``; if ``threads`` is below 1; if
+        ``backend`` is not None, "c" or "numba", or is not available here; or if
+        the result (or a contiguous copy of ``v``) needs more memory than is
+        available.
+    TypeError
+        If ``v`` does not hold real numbers (complex, object or string dtype, or
+        a float dtype other than float64/float32); if ``out`` is not a float64
+        numpy array; or if ``threads`` is not an integer.
+
+    See Also
+    --------
+    leave_one_out
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> fc.singleton(np.array([0., 1., 2., 4.]))
+    array([1., 2.])
+    """
     return _batch("singleton", "tables.gather", v, lambda m: (m,), out, threads, backend)
 
 
 def leave_one_out(v, *, out=None, threads=None, backend=None) -> np.ndarray:
-    r"""Leave-one-out credit :math:`v(N) - v(N \setminus \{i\})`, shape (..., m)."""
+    r"""Leave-one-out credit of each player.
+
+    .. math:: l_i = v(N) - v(N \setminus \{i\})
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 2**m)
+        Coalition tables, ``v[..., S]`` the value of coalition bitmask S
+        (float64 or float32; integers and bools are converted to float64).
+    out : ndarray, optional
+        float64, C-contiguous, writeable, of the result's shape and sharing no
+        memory with the inputs; written and returned. None allocates the result.
+    threads : int, optional
+        Threads to split the work over, at least 1 (default None: all cores).
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; None picks the faster one for the kernel (see
+        :func:`fastcredit.available_backends`).
+
+    Returns
+    -------
+    ndarray, shape (..., m), float64
+        ``l[..., i]`` for each game (``out`` if given).
+
+    Raises
+    ------
+    ValueError
+        If the last axis of ``v`` is not 2**m with 1 <= m <= 30 (or ``v`` is a
+        scalar); if ``out`` has the wrong shape, is not writeable and
+        C-contiguous, or overlaps ``v``; if ``threads`` is below 1; if
+        ``backend`` is not None, "c" or "numba", or is not available here; or if
+        the result (or a contiguous copy of ``v``) needs more memory than is
+        available.
+    TypeError
+        If ``v`` does not hold real numbers (complex, object or string dtype, or
+        a float dtype other than float64/float32); if ``out`` is not a float64
+        numpy array; or if ``threads`` is not an integer.
+
+    See Also
+    --------
+    singleton
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> fc.leave_one_out(np.array([0., 1., 2., 4.]))
+    array([2., 3.])
+    """
     return _batch("leave_one_out", "tables.gather", v, lambda m: (m,), out, threads, backend)
 
 
 def pair_interactions(v, *, out=None, threads=None, backend=None) -> np.ndarray:
-    r"""Pair interactions :math:`I_{ij} = v(\{i,j\}) - v(\{i\}) - v(\{j\}) + v(\emptyset)`.
+    r"""Pair interactions of each game.
 
-    Returns ndarray of shape (..., m, m), symmetric with a zero diagonal.
-    Negative I_ij: i and j are substitutes (redundant); positive: complements.
+    .. math:: I_{ij} = v(\{i,j\}) - v(\{i\}) - v(\{j\}) + v(\emptyset)
+
+    Negative :math:`I_{ij}`: i and j are substitutes (redundant); positive:
+    complements.
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 2**m)
+        Coalition tables, ``v[..., S]`` the value of coalition bitmask S
+        (float64 or float32; integers and bools are converted to float64).
+    out : ndarray, optional
+        float64, C-contiguous, writeable, of the result's shape and sharing no
+        memory with the inputs; written and returned. None allocates the result.
+    threads : int, optional
+        Threads to split the work over, at least 1 (default None: all cores).
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; None picks the faster one for the kernel (see
+        :func:`fastcredit.available_backends`).
+
+    Returns
+    -------
+    ndarray, shape (..., m, m), float64
+        Symmetric with a zero diagonal (``out`` if given).
+
+    Raises
+    ------
+    ValueError
+        If the last axis of ``v`` is not 2**m with 1 <= m <= 30 (or ``v`` is a
+        scalar); if ``out`` has the wrong shape, is not writeable and
+        C-contiguous, or overlaps ``v``; if ``threads`` is below 1; if
+        ``backend`` is not None, "c" or "numba", or is not available here; or if
+        the result (or a contiguous copy of ``v``) needs more memory than is
+        available.
+    TypeError
+        If ``v`` does not hold real numbers (complex, object or string dtype, or
+        a float dtype other than float64/float32); if ``out`` is not a float64
+        numpy array; or if ``threads`` is not an integer.
+
+    See Also
+    --------
+    interactions : interaction indices of every order.
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> fc.pair_interactions(np.array([0., 1., 2., 4.]))
+    array([[0., 1.],
+           [1., 0.]])
     """
     return _batch("pair_interactions", "tables.gather", v, lambda m: (m, m), out,
                   threads, backend)
@@ -260,12 +572,58 @@ def size_resolved(v, *, out=None, threads=None, backend=None) -> np.ndarray:
 
     .. math:: M_{ik} = \binom{m-1}{k}^{-1} \sum_{S \not\ni i,\ |S| = k} (v(S \cup \{i\}) - v(S))
 
-    Returns ndarray of shape (..., m, m) indexed [i, k], k = 0..m-1.
     Shapley is the plain mean over k, ``size_resolved(v).mean(-1)``.
 
     Computed from per-size sums in O(2**m) memory traffic, so a NaN in v(S)
     makes column k = |S| NaN for every player (the definition would spare
     the players in S there) as well as the entries the definition touches.
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 2**m)
+        Coalition tables, ``v[..., S]`` the value of coalition bitmask S
+        (float64 or float32; integers and bools are converted to float64).
+    out : ndarray, optional
+        float64, C-contiguous, writeable, of the result's shape and sharing no
+        memory with the inputs; written and returned. None allocates the result.
+    threads : int, optional
+        Threads to split the work over, at least 1 (default None: all cores).
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; None picks the faster one for the kernel (see
+        :func:`fastcredit.available_backends`).
+
+    Returns
+    -------
+    ndarray, shape (..., m, m), float64
+        ``M[..., i, k]``, k = 0..m-1 (``out`` if given).
+
+    Raises
+    ------
+    ValueError
+        If the last axis of ``v`` is not 2**m with 1 <= m <= 30 (or ``v`` is a
+        scalar); if ``out`` has the wrong shape, is not writeable and
+        C-contiguous, or overlaps ``v``; if ``threads`` is below 1; if
+        ``backend`` is not None, "c" or "numba", or is not available here; or if
+        the result (or a contiguous copy of ``v``) needs more memory than is
+        available.
+    TypeError
+        If ``v`` does not hold real numbers (complex, object or string dtype, or
+        a float dtype other than float64/float32); if ``out`` is not a float64
+        numpy array; or if ``threads`` is not an integer.
+
+    See Also
+    --------
+    shapley
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> M = fc.size_resolved(np.array([0., 1., 2., 4.]))
+    >>> M
+    array([[1., 2.],
+           [2., 3.]])
+    >>> M.mean(-1)                              # the Shapley value
+    array([1.5, 2.5])
     """
     return _batch("size_resolved", "tables.size_resolved", v, lambda m: (m, m), out,
                   threads, backend)
@@ -276,21 +634,114 @@ def moebius(v, *, out=None, threads=None, backend=None) -> np.ndarray:
 
     .. math:: a(S) = \sum_{T \subseteq S} (-1)^{|S \setminus T|} v(T)
 
-    O(m 2**m) per game; returns float64 of the input's shape. The inverse is
-    :func:`from_moebius`. Shapley is :math:`\phi_i = \sum_{S \ni i} a(S)/|S|`.
+    O(m 2**m) per game. The inverse is :func:`from_moebius`. Shapley is
+    :math:`\phi_i = \sum_{S \ni i} a(S)/|S|`.
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 2**m)
+        Coalition tables, ``v[..., S]`` the value of coalition bitmask S
+        (float64 or float32; integers and bools are converted to float64).
+    out : ndarray, optional
+        float64, C-contiguous, writeable, of the result's shape and sharing no
+        memory with the inputs; written and returned. None allocates the result.
+    threads : int, optional
+        Threads to split the work over, at least 1 (default None: all cores).
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; None picks the faster one for the kernel (see
+        :func:`fastcredit.available_backends`).
+
+    Returns
+    -------
+    ndarray, shape (..., 2**m), float64
+        ``a[..., S]``, the dividend of coalition mask S (``out`` if given).
+
+    Raises
+    ------
+    ValueError
+        If the last axis of ``v`` is not 2**m with 1 <= m <= 30 (or ``v`` is a
+        scalar); if ``out`` has the wrong shape, is not writeable and
+        C-contiguous, or overlaps ``v``; if ``threads`` is below 1; if
+        ``backend`` is not None, "c" or "numba", or is not available here; or if
+        the result (or a contiguous copy of ``v``) needs more memory than is
+        available.
+    TypeError
+        If ``v`` does not hold real numbers (complex, object or string dtype, or
+        a float dtype other than float64/float32); if ``out`` is not a float64
+        numpy array; or if ``threads`` is not an integer.
+
+    See Also
+    --------
+    from_moebius
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> fc.moebius(np.array([0., 1., 2., 4.]))  # a({0,1}) = 4 - 1 - 2 + 0
+    array([0., 1., 2., 1.])
     """
     return _batch("moebius", "tables.moebius", v, lambda m: (1 << m,), out, threads, backend)
 
 
 def from_moebius(a, *, out=None, threads=None, backend=None) -> np.ndarray:
-    r"""Inverse Moebius (zeta) transform: :math:`v(S) = \sum_{T \subseteq S} a(T)`."""
+    r"""Inverse Moebius (zeta) transform of each table of dividends.
+
+    .. math:: v(S) = \sum_{T \subseteq S} a(T)
+
+    O(m 2**m) per game; the inverse of :func:`moebius`.
+
+    Parameters
+    ----------
+    a : array_like, shape (..., 2**m)
+        Dividend tables, ``a[..., S]`` the dividend of coalition mask S
+        (float64 or float32; integers and bools are converted to float64).
+    out : ndarray, optional
+        float64, C-contiguous, writeable, of the result's shape and sharing no
+        memory with the inputs; written and returned. None allocates the result.
+    threads : int, optional
+        Threads to split the work over, at least 1 (default None: all cores).
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; None picks the faster one for the kernel (see
+        :func:`fastcredit.available_backends`).
+
+    Returns
+    -------
+    ndarray, shape (..., 2**m), float64
+        The coalition tables ``v`` (``out`` if given).
+
+    Raises
+    ------
+    ValueError
+        If the last axis of ``a`` is not 2**m with 1 <= m <= 30 (or ``a`` is a
+        scalar); if ``out`` has the wrong shape, is not writeable and
+        C-contiguous, or overlaps ``a``; if ``threads`` is below 1; if
+        ``backend`` is not None, "c" or "numba", or is not available here; or if
+        the result (or a contiguous copy of ``a``) needs more memory than is
+        available.
+    TypeError
+        If ``a`` does not hold real numbers (complex, object or string dtype, or
+        a float dtype other than float64/float32); if ``out`` is not a float64
+        numpy array; or if ``threads`` is not an integer.
+
+    See Also
+    --------
+    moebius
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> fc.from_moebius(np.array([0., 1., 2., 1.]))
+    array([0., 1., 2., 4.])
+    """
     return _batch("from_moebius", "tables.moebius", a, lambda m: (1 << m,), out, threads,
                   backend, name="a")
 
 
 def table_from_function(fn, m: int, *, coalitions: str = "mask", chunk: int = 1 << 18,
                         out=None, threads=None) -> np.ndarray:
-    """Evaluate a value function on all 2**m coalitions.
+    r"""Evaluate a value function on all 2**m coalitions.
+
+    .. math:: v[S] = \mathrm{fn}(S), \qquad S = 0, \dots, 2^m - 1
 
     Parameters
     ----------
@@ -305,11 +756,38 @@ def table_from_function(fn, m: int, *, coalitions: str = "mask", chunk: int = 1 
     coalitions : {"mask", "bool"}
         How a Python ``fn`` receives coalitions.
     chunk : int
-        Coalitions per Python call.
+        Coalitions per Python call, at least 1.
+    out : ndarray, optional
+        float64, C-contiguous, writeable, of the result's shape and sharing no
+        memory with the inputs; written and returned. None allocates the result.
+    threads : int, optional
+        Threads to split the work over, at least 1 (default None: all cores).
 
     Returns
     -------
-    ndarray, shape (2**m,), float64 (``out`` if given).
+    ndarray, shape (2**m,), float64
+        The coalition table (``out`` if given).
+
+    Raises
+    ------
+    TypeError
+        If ``fn`` is not callable; if ``m``, ``chunk`` or ``threads`` is not an
+        integer; if an @njit ``fn`` does not compile for a uint64 mask or does
+        not return a real number; if a Python ``fn`` returns values that are not
+        real numbers; or if ``out`` is not a float64 numpy array.
+    ValueError
+        If ``m`` is outside [1, 30]; if ``chunk`` or ``threads`` is below 1; if
+        ``coalitions`` is not "mask" or "bool"; if ``fn`` is a stochastic @njit
+        ``fn(mask, key)`` (it has no exact table); if a Python ``fn`` does not
+        return one value per coalition; or if ``out`` has the wrong shape or is
+        not writeable and C-contiguous.
+    RuntimeError
+        If a Python ``fn`` raises; the message names the coalitions it was
+        called on.
+
+    See Also
+    --------
+    fastcredit.games : the forms a game can take.
 
     Examples
     --------
