@@ -121,6 +121,25 @@ def test_results_are_cached_and_copied_like_shapiq():
     assert computer("SV", 1)[(0,)] == pytest.approx(0.25)
 
 
+@pytest.mark.parametrize("index", TABLE_INDICES + KERNEL_INDICES[:-1])
+def test_order_zero_is_shapiq_s_and_chii_warns_as_shapiq_does(index):
+    """Order 0 (the empty interaction alone) as shapiq gives it; CHII warns
+    that it is undefined there (shapiq 1.4.1's test_warning_cii). JointSV
+    is left out: shapiq divides by zero at order 0, and so does ours."""
+    game = TableGame(np.random.default_rng(4).normal(size=1 << 4))
+    with warnings.catch_warnings(record=True) as theirs:
+        warnings.simplefilter("always")
+        want = shapiq.ExactComputer(game, n_players=4)(index, 0)
+    with warnings.catch_warnings(record=True) as ours:
+        warnings.simplefilter("always")
+        got = ExactComputer(game)(index, 0)
+    assert_same(got, want)
+    assert ([str(w.message) for w in ours if w.category is UserWarning]
+            == [str(w.message) for w in theirs if w.category is UserWarning])
+    if index == "CHII":
+        assert any("CHII is not defined for the empty set" in str(w.message) for w in ours)
+
+
 def test_errors_match_shapiq():
     game = synthetic.DummyGame(3, (1, 2))
     for cls in (ExactComputer, shapiq.ExactComputer):
@@ -128,7 +147,7 @@ def test_errors_match_shapiq():
             cls(game)("XYZ", 1)
         with pytest.raises(ValueError, match="n_players must be specified"):
             cls(lambda c: c.sum(1))
-    for order in (0, 4, 1.5):
+    for order in (-1, 4, 1.5):
         with pytest.raises((ValueError, TypeError), match="^order must"):
             ExactComputer(game)("STII", order)
     with pytest.raises(ValueError, match="^n_players must be <= 30"):

@@ -64,9 +64,10 @@ class ExactComputer(shapiq.ExactComputer):
     backend : {None, "c", "numba"}
 
     Calling ``computer(index, order)`` returns shapiq's ``InteractionValues``
-    for every index shapiq offers (``order`` None means n_players); an unknown
-    index raises shapiq's ValueError, an order outside 1..n_players a
-    ValueError naming ``order``. ``game_values``, ``coalition_lookup``,
+    for every index shapiq offers (``order`` None means n_players; order 0,
+    the empty interaction alone, is shapiq's own computation, with its
+    warning for CHII); an unknown index raises shapiq's ValueError, an order
+    outside 0..n_players a ValueError naming ``order``. ``game_values``, ``coalition_lookup``,
     ``baseline_value`` and ``moebius_transform`` are as in shapiq. FSII and
     kADD-SHAP are shapiq's fits (a weight of 1e8 on v(empty) and v(N), solved
     in closed form by ``fc.interactions(..., penalty=1e8)``), not the exactly
@@ -146,7 +147,12 @@ class ExactComputer(shapiq.ExactComputer):
             if (index, order) not in self._computed:
                 self._computed[(index, order)] = self._egalitarian_least_core()
             return _copy(self._computed[(index, order)])
-        order = check_int(order, "order", lo=1, hi=self.n_players)
+        order = check_int(order, "order", lo=0, hi=self.n_players)
+        if order == 0 and index not in ("Moebius", "SV", "BV"):
+            # the empty interaction alone, each index by its own convention
+            # (CHII warns that it is undefined there): shapiq's code, one
+            # pass over the game values computed here
+            return super().__call__(index, 0)
         if (index, order) not in self._computed:
             self._computed[(index, order)] = self._compute(index, order)
         return _copy(self._computed[(index, order)])
