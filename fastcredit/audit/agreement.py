@@ -42,6 +42,13 @@ class Alignment:
         Summaries over the requests where each is defined.
     n_defined : int
         Requests with a non-constant reference.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> al = fc.alignment([[3., 1., 2.], [1., 2., 3.]], [[2., 0., 1.], [0., 0., 0.]])
+    >>> al.top, al.n_defined, round(al.median_cosine, 6)
+    (array([ True, False]), 1, 1.0)
     """
     cosine: np.ndarray
     sign: np.ndarray
@@ -116,12 +123,26 @@ def alignment(credit, reference, *, center=True, atol=0.0, threads=None,
     atol : float >= 0
         Tie tolerance, in the units of both credit and reference (default
         0: exact equality).
-    threads, backend
-        As in :func:`~fastcredit.audit.bootstrap_median`.
+    threads : int, optional
+        Threads to split the Spearman correlations over (default all cores).
+    backend : {None, "c", "numba"}
+        None picks the faster one (see :mod:`fastcredit._backend`).
 
     Returns
     -------
     Alignment
+        The per-request statistics and their summaries.
+
+    Raises
+    ------
+    ValueError
+        If ``credit`` and ``reference`` differ in shape or have a last axis
+        shorter than 2, ``atol`` is negative, NaN or infinite, ``threads <
+        1``, or ``backend`` is not None, "c" or "numba" or is not available.
+    TypeError
+        If ``credit`` or ``reference`` is not a float64 or float32 array,
+        ``center`` is not a bool, ``atol`` not a real number or ``threads``
+        not an integer.
 
     Examples
     --------
@@ -206,6 +227,13 @@ class Fidelity:
         The size-resolved credit (the m-vector of mean marginals into
         coalitions of size k, :func:`fastcredit.size_resolved`) compared
         like credit vectors.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> fid = fc.evaluator_fidelity([0., 1., 1., 1.], [0., 1., 1., 3.])
+    >>> fid.pair_sign_nonzero, fid.edge_count.tolist(), len(fid.size_resolved)
+    (0.0, [2, 2], 2)
     """
     pair_sign: float
     pair_sign_nonzero: float
@@ -234,12 +262,28 @@ def evaluator_fidelity(v, reference, *, atol=1e-9, threads=None, backend=None) -
     atol : float
         Signs: a marginal or interaction with :math:`|x| \le` atol is 0
         (the default of the study's functions).
-    threads, backend
-        As in :func:`~fastcredit.audit.bootstrap_median`.
+    threads : int, optional
+        Threads for the pair interactions, size-resolved credit and Spearman
+        correlations (default all cores).
+    backend : {None, "c", "numba"}
+        None picks the faster one (see :mod:`fastcredit._backend`).
 
     Returns
     -------
     Fidelity
+        Pair-sign, edge-sign and size-resolved agreement of ``v`` with
+        ``reference``.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` or ``reference`` has no last axis of length 2**m with
+        2 <= m <= 16, the two differ in shape, ``atol`` is negative, NaN or
+        infinite, ``threads < 1``, or ``backend`` is not None, "c" or
+        "numba" or is not available.
+    TypeError
+        If ``v`` or ``reference`` is not a float64 or float32 array, ``atol``
+        is not a real number or ``threads`` not an integer.
 
     Examples
     --------

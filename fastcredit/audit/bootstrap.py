@@ -32,10 +32,20 @@ class BootstrapCI:
         The (1 - level)/2 and (1 + level)/2 quantiles of the replicates
         (``numpy.quantile``, linear interpolation: the percentile method).
     level : float
+        The confidence level of ``(low, high)``.
     n : int
         Items the statistic used (NaN items left out).
     replicates : ndarray (resamples,)
         The bootstrap replicates, replicate r from the RNG stream (seed, r).
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> ci = fc.bootstrap_median([1.0, 2.0, 3.0, 4.0, np.nan], resamples=200, seed=0)
+    >>> ci.estimate, ci.n, ci.replicates.shape
+    (2.5, 4, (200,))
+    >>> float(ci.pvalue(0.0))
+    0.0
     """
     estimate: float
     low: float
@@ -149,6 +159,19 @@ def bootstrap_median(x, *, resamples=10_000, level=0.95, seed=0, threads=None,
     Returns
     -------
     BootstrapCI
+        The median of the non-NaN scores, its interval and replicates.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` is not one-dimensional, fewer than 2 scores are not NaN (or
+        2**31 or more are), ``resamples`` is not in [1, 2**31) or its
+        replicates would not fit in memory, ``level`` is not in (0, 1),
+        ``seed`` is outside [0, 2**64), ``threads < 1``, or ``backend`` is
+        not None, "c" or "numba" or is not available.
+    TypeError
+        If ``x`` is not a real array, or ``resamples``, ``seed`` or
+        ``threads`` is not an integer, or ``level`` not a real number.
 
     Examples
     --------
@@ -182,7 +205,18 @@ def paired_bootstrap(a, b, *, resamples=10_000, level=0.95, seed=0, threads=None
 
     Returns
     -------
-    BootstrapCI of median(a) - median(b).
+    BootstrapCI
+        median(a) - median(b) over the pairs without NaN, with its interval.
+
+    Raises
+    ------
+    ValueError
+        If ``a`` and ``b`` are not one-dimensional arrays of the same
+        length, fewer than 2 pairs are free of NaN, or another argument is
+        out of range, as in :func:`bootstrap_median`.
+    TypeError
+        If ``a`` or ``b`` is not a real array, or another argument has the
+        wrong type, as in :func:`bootstrap_median`.
 
     Examples
     --------

@@ -62,11 +62,21 @@ def wilson_interval(successes, n, *, level=0.95):
     successes, n : array_like
         Counts (broadcast together), 0 <= successes <= n, n >= 1.
     level : float in (0, 1)
+        Confidence level.
 
     Returns
     -------
     (low, high) : ndarrays
         Bounds on each proportion, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If a count is not a finite whole number, ``n < 1``, ``successes``
+        lies outside [0, n], the two do not broadcast, or ``level`` is not
+        in (0, 1).
+    TypeError
+        If a count is not real or ``level`` is not a real number.
 
     Examples
     --------
@@ -93,11 +103,21 @@ def newcombe_interval(successes1, n1, successes2, n2, *, level=0.95):
         Counts of the two samples (broadcast together), as in
         :func:`wilson_interval`.
     level : float in (0, 1)
+        Confidence level.
 
     Returns
     -------
     (low, high) : ndarrays
         Bounds on each difference p1 - p2, in [-1, 1].
+
+    Raises
+    ------
+    ValueError
+        If a count is not a finite whole number, ``n1 < 1`` or ``n2 < 1``,
+        a sample's successes lie outside [0, n], the counts do not broadcast,
+        or ``level`` is not in (0, 1).
+    TypeError
+        If a count is not real or ``level`` is not a real number.
 
     Examples
     --------

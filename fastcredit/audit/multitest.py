@@ -23,6 +23,13 @@ class HolmResult:
         ``adjusted <= alpha``.
     alpha : float
         The family-wise error rate controlled.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> result = fc.holm([0.01, 0.04, 0.03, 0.005], alpha=0.05)
+    >>> result.reject
+    array([ True, False, False,  True])
     """
     adjusted: np.ndarray
     reject: np.ndarray
@@ -42,12 +49,23 @@ def holm(pvalues, *, alpha=0.05) -> HolmResult:
 
     Parameters
     ----------
-    pvalues : array_like, shape (k,), values in [0, 1], k >= 1
+    pvalues : array_like, shape (k,)
+        The family's p-values, in [0, 1], k >= 1.
     alpha : float in (0, 1)
+        The family-wise error rate to control.
 
     Returns
     -------
-    HolmResult with ``adjusted`` (k,) and ``reject`` (k,) bool, in input order.
+    HolmResult
+        ``adjusted`` (k,) and ``reject`` (k,) bool, in input order.
+
+    Raises
+    ------
+    ValueError
+        If ``pvalues`` is not one-dimensional, is empty or holds a value
+        outside [0, 1] (NaN included), or ``alpha`` is not in (0, 1).
+    TypeError
+        If ``pvalues`` is not a real array or ``alpha`` not a real number.
 
     Examples
     --------
