@@ -140,7 +140,7 @@ def alignment(credit, reference, *, center=True, atol=0.0, threads=None,
         shorter than 2, ``atol`` is negative, NaN or infinite, ``threads <
         1``, or ``backend`` is not None, "c" or "numba" or is not available.
     TypeError
-        If ``credit`` or ``reference`` is not a float64 or float32 array,
+        If ``credit`` or ``reference`` is not a real array,
         ``center`` is not a bool, ``atol`` not a real number or ``threads``
         not an integer.
 
@@ -282,7 +282,7 @@ def evaluator_fidelity(v, reference, *, atol=1e-9, threads=None, backend=None) -
         infinite, ``threads < 1``, or ``backend`` is not None, "c" or
         "numba" or is not available.
     TypeError
-        If ``v`` or ``reference`` is not a float64 or float32 array, ``atol``
+        If ``v`` or ``reference`` is not a real array, ``atol``
         is not a real number or ``threads`` not an integer.
 
     Examples

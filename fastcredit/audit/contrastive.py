@@ -29,6 +29,7 @@ class ContrastiveEffects:
     kind : str
         "binary" (Wilson / Newcombe intervals) or "continuous" (bootstrap).
     level : float
+        The confidence level of ``(low, high)``.
     commitment_point : int or None
         The last step that ``rule`` marks: by default the last whose effect
         is significantly negative (high < 0): resampling there still rescues
@@ -36,6 +37,13 @@ class ContrastiveEffects:
     rule : str
         "negative" (high < 0) or "excludes_zero" (CAR's literal rule: high
         < 0 or low > 0).
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> ce = fc.contrastive_effects([[0.2, 0.4, 0.1], [0.9, 1.5, 1.2]], 1.0, resamples=200)
+    >>> ce.kind, ce.effect.round(3), ce.commitment_point
+    ('continuous', array([-0.767,  0.2  ]), 0)
     """
     effect: np.ndarray
     low: np.ndarray
@@ -98,18 +106,46 @@ def contrastive_effects(resampled, observed, *, offsets=None, kind="auto", level
         (n_steps + 1,); every step needs at least one outcome.
     observed : float or array_like (n_obs,)
         The observed outcome, or outcomes of replays of the observed run.
+    offsets : array_like of int, shape (n_steps + 1,), optional
+        CSR offsets of flat ``resampled``: step k's outcomes are
+        ``resampled[offsets[k]:offsets[k + 1]]``. None (default) when
+        ``resampled`` is 2-D.
     kind : {"auto", "binary", "continuous"}
+        The outcomes' kind, which picks the interval (see above).
     level : float in (0, 1)
+        Confidence level of the intervals.
     resamples, seed : int
-        Of the bootstrap (continuous outcomes only).
+        Of the bootstrap (continuous outcomes only); ``seed`` in
+        [0, 2**64).
     rule : {"negative", "excludes_zero"}
         Of the commitment point.
-    threads, backend
-        As in :func:`~fastcredit.audit.bootstrap_median`.
+    threads : int, optional
+        Threads to split the steps' bootstraps over (default all cores).
+    backend : {None, "c", "numba"}
+        None picks the faster one (see :mod:`fastcredit._backend`).
 
     Returns
     -------
     ContrastiveEffects
+        Per-step effects, their intervals and the commitment point.
+
+    Raises
+    ------
+    ValueError
+        If ``resampled`` is not 2-D without ``offsets`` (or not 1-D with
+        them), ``offsets`` is not valid CSR over it (length n_steps + 1,
+        starting at 0, non-decreasing, ending at its length), a step has no
+        outcome or more than 2**32, ``observed`` is neither a scalar nor a
+        non-empty 1-D array (or holds more than 2**32 outcomes),
+        ``kind="binary"`` is given outcomes other than 0 and 1, ``kind`` or
+        ``rule`` is not one of its values, ``level`` is not in (0, 1),
+        ``resamples`` is not in [1, 2**31), ``seed`` is outside [0, 2**64),
+        ``threads < 1``, or ``backend`` is not None, "c" or "numba" or is
+        not available.
+    TypeError
+        If ``resampled`` is not a real array, ``observed`` not real,
+        ``offsets`` not integer, or ``level``, ``resamples``, ``seed`` or
+        ``threads`` has the wrong type.
 
     Examples
     --------

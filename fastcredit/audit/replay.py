@@ -27,6 +27,14 @@ class ReplayAdvantage:
         Where both arms are all zero (or both all one): 1 - alpha**(1/n), n
         the smaller arm, the smallest |dp| the zero advantage excludes; NaN
         elsewhere.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> ra = fc.replay_advantage([1., 1., 0., 0., 0.], [0., 0., 1.],
+    ...                          factual_offsets=[0, 2, 5], alternative_offsets=[0, 1, 3])
+    >>> ra.advantage, ra.noise_floor, ra.critical
+    (array([ 1. , -0.5]), array([0., 0.]), array([ True,  True]))
     """
     advantage: np.ndarray
     noise_floor: np.ndarray
@@ -60,14 +68,33 @@ def replay_advantage(factual, alternative, *, factual_offsets=None, alternative_
         Outcomes per step: 2-D (n_steps, k) arrays, or flat arrays with CSR
         ``factual_offsets`` / ``alternative_offsets`` (n_steps + 1,). Every
         step needs at least one outcome in each arm. NaN propagates.
+    factual_offsets, alternative_offsets : array_like of int, shape (n_steps + 1,), optional
+        CSR offsets of flat ``factual`` / ``alternative``: step t's outcomes
+        are ``factual[factual_offsets[t]:factual_offsets[t + 1]]``. None
+        (default) when the arm is 2-D.
     alpha : float in (0, 1)
+        One minus the confidence of ``resolution``'s bound.
     threshold : float >= 0
+        A step is critical when ``|advantage| > threshold``.
     backend : {None, "c", "numba"}
         None picks the faster one (see :mod:`fastcredit._backend`).
 
     Returns
     -------
     ReplayAdvantage
+        Advantage, noise floor, criticality and resolution per step.
+
+    Raises
+    ------
+    ValueError
+        If an arm is not 2-D without offsets (or not 1-D with them), its
+        offsets are not valid CSR over it, a step has no outcome in an arm,
+        the two arms cover different numbers of steps, ``alpha`` is not in
+        (0, 1), ``threshold`` is negative or not finite, or ``backend`` is
+        not None, "c" or "numba" or is not available.
+    TypeError
+        If an arm is not a real array, its offsets not integer, or
+        ``alpha`` or ``threshold`` not a real number.
 
     Examples
     --------
