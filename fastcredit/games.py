@@ -52,11 +52,12 @@ FUNCTION_PLAYERS = Integer("m", 1, _constants.SAMPLING_MAX_PLAYERS,
 
 @dataclass(frozen=True)
 class Game:
-    """A user's game, recognised and checked.
+    """A user's game, recognised and checked (made by :func:`as_game`).
 
-    Attributes
+    Parameters
     ----------
     kind : {"table", "callable", "jitted", "stochastic"}
+        The form of the game (see :mod:`fastcredit.games`).
     m : int
         Number of players.
     value : ndarray or callable
@@ -65,14 +66,28 @@ class Game:
         Leading (batch) shape of tables; ``()`` otherwise.
     coalitions : {"mask", "bool"}
         How a Python callable receives coalitions.
-    backend : {"c", "numba"}
+    backend : {"c", "numba"} or None
         The backend that evaluates the game's kernel ("numba" for @njit
-        games, whose compiled loops only Numba can run).
-    deterministic : bool
+        games, whose compiled loops only Numba can run); None when no kernel
+        was named for the game's kind.
+    deterministic : bool, default True
         Whether v(S) is known to be the same at every evaluation, so that
         a sampler may cache it: tables and @njit ``fn(mask)`` games by their
         form, Python callables only when declared with
         :func:`deterministic`, stochastic games never.
+
+    Attributes
+    ----------
+    stochastic : bool
+        Whether the game is an @njit ``fn(mask, key)`` returning random draws.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastcredit import games
+    >>> g = games.as_game(np.zeros((3, 4)))      # a batch of 3 tables, m = 2
+    >>> g.kind, g.m, g.lead, g.deterministic, g.stochastic
+    ('table', 2, (3,), True, False)
     """
 
     kind: str
@@ -90,8 +105,26 @@ class Game:
 
 @dataclass(frozen=True)
 class Deterministic:
-    """A Python value function its caller declared deterministic (see
-    :func:`deterministic`); calling it calls ``fn``."""
+    """A Python value function its caller declared deterministic.
+
+    Made by :func:`deterministic`; calling it calls ``fn``, and
+    :func:`as_game` recognises it as a game whose values may be cached.
+
+    Parameters
+    ----------
+    fn : callable
+        The vectorised Python game (uint64 masks or bool rows -> n values).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastcredit import games
+    >>> size = games.deterministic(lambda s: np.bitwise_count(s) * 1.0)
+    >>> size(np.array([3, 7], dtype=np.uint64))
+    array([2., 3.])
+    >>> games.as_game(size, 3).deterministic
+    True
+    """
 
     fn: object
 
@@ -124,6 +157,23 @@ def deterministic(fn) -> Deterministic:
     -------
     Deterministic
         A callable wrapper that :func:`as_game` recognises.
+
+    Raises
+    ------
+    TypeError
+        If ``fn`` is not callable, or is an ``@njit`` function (deterministic
+        by its form already).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastcredit import games
+    >>> table = np.array([0., 1., 2., 4.])
+    >>> game = games.deterministic(lambda masks: table[masks.astype(np.int64)])
+    >>> game(np.array([1, 3], dtype=np.uint64))
+    array([1., 4.])
+    >>> games.deterministic(game) is game
+    True
     """
     if isinstance(fn, Deterministic):
         return fn
@@ -134,21 +184,42 @@ def deterministic(fn) -> Deterministic:
 
 
 def is_jitted(fn) -> bool:
-    """Whether ``fn`` is a Numba ``@njit`` dispatcher."""
+    """Whether ``fn`` is a Numba ``@njit`` dispatcher.
+
+    Parameters
+    ----------
+    fn : object
+        Any object.
+
+    Returns
+    -------
+    bool
+        True for a Numba CPU dispatcher (``@njit``), False for anything else.
+
+    Examples
+    --------
+    >>> from numba import njit
+    >>> from fastcredit import games
+    >>> games.is_jitted(njit(lambda mask: 1.0)), games.is_jitted(len)
+    (True, False)
+    """
     return type(fn).__name__ == "CPUDispatcher" and hasattr(fn, "py_func")
 
 
 def as_game(game, m: int | None = None, *, coalitions: str = "mask", kernels=None,
             backend: str | None = None, max_table_players: int = _constants.MAX_TABLE_PLAYERS,
             name: str = "game") -> Game:
-    """Recognise and check ``game``; resolve the backend of ``kernel``.
+    """Recognise and check ``game``; resolve the backend of its kernel.
 
     Parameters
     ----------
     game : array_like or callable
-        Any form in the module docstring.
+        Any form in the module docstring: coalition tables ``(..., 2**m)``, a
+        vectorised Python function, or an ``@njit`` ``fn(mask)`` or
+        ``fn(mask, key)``.
     m : int, optional
-        Number of players; required for functions, checked against tables.
+        Number of players; required for functions (at most 4096 for a Python
+        function, 64 for an @njit one), checked against tables.
     coalitions : {"mask", "bool"}
         How a Python callable wants coalitions ("bool" is forced for m > 64).
     kernels : dict, optional
@@ -156,11 +227,44 @@ def as_game(game, m: int | None = None, *, coalitions: str = "mask", kernels=Non
         of that kind; its backend is resolved from ``backend`` (None: the
         measured fastest). @njit games always run on Numba: ``backend="c"``
         is refused for them.
-    backend : {None, "c", "numba"}
+    backend : {None, "c", "numba"}, optional
+        Backend of the game's kernel; None picks the faster one.
     max_table_players : int
-        Most players a table game may have for the caller.
+        Most players a table game may have for the caller, in [1, 30].
     name : str
         The argument's name in errors.
+
+    Returns
+    -------
+    Game
+        The recognised game: its kind, players, value and backend.
+
+    Raises
+    ------
+    ValueError
+        If ``coalitions`` is not "mask" or "bool"; if ``backend`` is not None,
+        "c" or "numba" (or is unavailable here); if ``m`` is missing for a
+        function, below 1, or above the limit of the game's form; if
+        ``backend="c"`` is asked for an @njit game; if a table's last axis is
+        not 2**m with 1 <= m <= ``max_table_players``, or ``m`` is given and
+        does not match it; or if ``max_table_players`` is outside [1, 30].
+    TypeError
+        If ``kernels`` is not a dict or None; if ``m`` or ``max_table_players``
+        is not an integer; if a table does not hold real numbers; or if an
+        @njit game does not compile for uint64 arguments or does not return a
+        real number.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastcredit import games
+    >>> g = games.as_game(lambda masks: np.bitwise_count(masks) * 1.0, 3)
+    >>> g.kind, g.m, g.coalitions, g.deterministic
+    ('callable', 3, 'mask', False)
+    >>> games.as_game(np.zeros(8), m=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: m = 2 does not match the table game: its last axis has length 2**3
     """
     coalitions = COALITIONS.check(coalitions)
     backend = BACKEND.check(backend)
@@ -228,10 +332,43 @@ def _check_compiles(fn, kind: str, name: str) -> None:
 
 
 def walk_cost(m: int, *, cache: bool, crn: bool = False) -> int:
-    """Evaluations one permutation walk spends: its m + 1 prefixes; m - 1
-    when v({}) and v(N) are cached (read once per run, 2 evaluations); 2m
-    with common random numbers, where each marginal's two prefixes are drawn
-    with one key."""
+    r"""Evaluations of the game one permutation walk spends.
+
+    A walk evaluates its m + 1 prefixes :math:`\emptyset = P_0 \subset P_1
+    \subset \dots \subset P_m = N`; m - 1 when v({}) and v(N) are cached (read
+    once per run, 2 evaluations); 2m with common random numbers, where each
+    marginal's two prefixes are drawn with one key.
+
+    Parameters
+    ----------
+    m : int
+        Number of players, 1 <= m <= 4096.
+    cache : bool
+        Whether v({}) and v(N) are cached.
+    crn : bool, default False
+        Whether each marginal is drawn with common random numbers.
+
+    Returns
+    -------
+    int
+        Evaluations per walk: 2m with ``crn``, else m - 1 with ``cache``,
+        else m + 1.
+
+    Raises
+    ------
+    TypeError
+        If ``m`` is not an integer, or ``cache`` or ``crn`` is not a bool.
+    ValueError
+        If ``m`` is outside [1, 4096].
+
+    Examples
+    --------
+    >>> from fastcredit import games
+    >>> games.walk_cost(4, cache=True), games.walk_cost(4, cache=False)
+    (3, 5)
+    >>> games.walk_cost(4, cache=True, crn=True)
+    8
+    """
     m = FUNCTION_PLAYERS.check(m)
     cache = check_bool(cache, "cache")
     crn = check_bool(crn, "crn")
@@ -241,8 +378,41 @@ def walk_cost(m: int, *, cache: bool, crn: bool = False) -> int:
 
 
 def masks_to_bool(masks, m: int) -> np.ndarray:
-    """Coalition bitmasks (...) as a bool array (..., m): ``[..., i]`` is True
-    iff bit i of the mask is set (the layout shapiq games take)."""
+    r"""Coalition bitmasks as bool rows (the layout shapiq games take).
+
+    .. math:: B[\dots, i] = \big((\mathrm{mask} \gg i) \mathbin{\&} 1\big) = 1
+              \iff i \in S
+
+    Parameters
+    ----------
+    masks : array_like of int, shape (...)
+        Coalition bitmasks (non-negative integers).
+    m : int
+        Number of players, 1 <= m <= 64.
+
+    Returns
+    -------
+    ndarray of bool, shape (..., m)
+        ``[..., i]`` is True iff bit i of the mask is set.
+
+    Raises
+    ------
+    TypeError
+        If ``m`` is not an integer, or ``masks`` is not an integer array.
+    ValueError
+        If ``m`` is outside [1, 64], or a mask is negative.
+
+    See Also
+    --------
+    bool_to_masks : the inverse.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> fc.masks_to_bool([1, 6], 3)
+    array([[ True, False, False],
+           [False,  True,  True]])
+    """
     m = check_int(m, "m", lo=1, hi=MAX_MASK_PLAYERS)
     arr = as_array(masks, "masks")
     if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
@@ -253,8 +423,33 @@ def masks_to_bool(masks, m: int) -> np.ndarray:
 
 
 def bool_to_masks(coalitions) -> np.ndarray:
-    """Bool coalition rows (..., m), m <= 64, as uint64 bitmasks (...): the
-    inverse of :func:`masks_to_bool`."""
+    r"""Bool coalition rows as uint64 bitmasks: the inverse of :func:`masks_to_bool`.
+
+    .. math:: \mathrm{mask} = \sum_{i : B[\dots, i]} 2^i
+
+    Parameters
+    ----------
+    coalitions : array_like of bool, shape (..., m)
+        Coalition rows, m <= 64 (nonzero integers count as True).
+
+    Returns
+    -------
+    ndarray of uint64, shape (...)
+        The bitmask of each row.
+
+    Raises
+    ------
+    TypeError
+        If ``coalitions`` is a scalar or not a bool or integer array.
+    ValueError
+        If the rows have more than 64 players.
+
+    Examples
+    --------
+    >>> from fastcredit import games
+    >>> games.bool_to_masks([[True, False, False], [False, True, True]])
+    array([1, 6], dtype=uint64)
+    """
     rows = as_array(coalitions, "coalitions")
     if rows.ndim < 1 or rows.dtype.kind not in "biu":
         raise TypeError(f"coalitions must be a bool array (..., m), got dtype {rows.dtype} "
@@ -267,7 +462,38 @@ def bool_to_masks(coalitions) -> np.ndarray:
 
 
 def table_lookup(table: np.ndarray, coalitions) -> np.ndarray:
-    """v of bool coalition rows (n, m) from a coalition table (2**m,)."""
+    r"""Values of bool coalition rows read from a coalition table.
+
+    .. math:: y_r = v\Big[\sum_{i : B[r, i]} 2^i\Big]
+
+    Parameters
+    ----------
+    table : array_like, shape (2**m,)
+        One coalition table (float64 or float32; integers are converted).
+    coalitions : array_like of bool, shape (n, m)
+        Coalition rows over the table's m players.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        v of each row, in the table's dtype.
+
+    Raises
+    ------
+    ValueError
+        If ``table``'s last axis is not 2**m with 1 <= m <= 30, or ``table`` is a
+        batch of tables; or if ``coalitions`` is not rows of length m.
+    TypeError
+        If ``table`` does not hold real numbers, or ``coalitions`` is not a
+        bool or integer array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastcredit import games
+    >>> games.table_lookup(np.array([0., 1., 2., 4.]), [[True, True], [False, True]])
+    array([4., 2.])
+    """
     flat, m, lead = coalition_table(table, "table")
     if lead:
         raise ValueError(f"table must be one coalition table (2**m,), got shape "
