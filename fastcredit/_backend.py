@@ -70,8 +70,26 @@ def _importable(backend: str) -> bool:
 
 
 def available_backends() -> tuple[str, ...]:
-    """The backends that can run here: "c" once the extension is compiled,
-    "numba" when numba imports."""
+    """The kernel backends that can run here.
+
+    "c" once the C extension is compiled (it is, in a wheel or after
+    ``pip install -e .``), "numba" when numba imports. ``backend=None`` in the
+    kernel families picks, per kernel, the faster of these (see
+    :mod:`fastcredit._backend`).
+
+    Returns
+    -------
+    tuple of str
+        A subset of ``("c", "numba")``, in that order.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> set(fc.available_backends()) <= {"c", "numba"}
+    True
+    >>> "c" in fc.available_backends()          # the compiled extension loads
+    True
+    """
     return tuple(b for b in BACKENDS if _importable(b))
 
 

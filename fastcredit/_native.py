@@ -35,8 +35,32 @@ _LIBRARY = "libfastcredit.dylib" if sys.platform == "darwin" else "libfastcredit
 
 
 def get_include() -> str:
-    """The directory holding fastcredit.h and the family headers it includes
-    (``-I`` of a C or C++ program that uses fastcredit)."""
+    """The directory holding fastcredit.h and the family headers it includes.
+
+    It is the ``-I`` of a C or C++ program that uses fastcredit: ``include/``
+    inside an installed package, ``csrc/`` in a source tree (editable install).
+
+    Returns
+    -------
+    str
+        The absolute path of the directory.
+
+    Raises
+    ------
+    FileNotFoundError
+        If fastcredit.h is installed in neither place.
+
+    See Also
+    --------
+    get_library, get_library_dir
+
+    Examples
+    --------
+    >>> import os
+    >>> import fastcredit as fc
+    >>> os.path.isfile(os.path.join(fc.get_include(), "fastcredit.h"))
+    True
+    """
     for directory in (_PACKAGE / "include",           # installed from a wheel or sdist
                       _PACKAGE.parent / "csrc"):      # editable install / source tree
         if (directory / "fastcredit.h").is_file():
@@ -47,13 +71,52 @@ def get_include() -> str:
 
 
 def get_library_dir() -> str:
-    """The directory holding libfastcredit.so (``-L`` and ``-Wl,-rpath``)."""
+    """The directory holding libfastcredit.so (``-L`` and ``-Wl,-rpath``).
+
+    Returns
+    -------
+    str
+        The absolute path of the directory of :func:`get_library`.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the shared library is not built.
+
+    Examples
+    --------
+    >>> import os
+    >>> import fastcredit as fc
+    >>> fc.get_library_dir() == os.path.dirname(fc.get_library())
+    True
+    """
     return str(pathlib.Path(get_library()).parent)
 
 
 def get_library() -> str:
-    """The path of the shared library libfastcredit.so: the C99 kernels of
-    csrc/, the functions fastcredit.h declares, with no Python inside."""
+    """The path of the shared library libfastcredit.so.
+
+    It holds the C99 kernels of csrc/, the functions fastcredit.h declares,
+    with no Python inside (libfastcredit.dylib on macOS).
+
+    Returns
+    -------
+    str
+        The absolute path of the library file.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the library is not built (reinstall fastcredit; an editable install
+        builds it in place).
+
+    Examples
+    --------
+    >>> import os
+    >>> import fastcredit as fc
+    >>> os.path.basename(fc.get_library()) in ("libfastcredit.so", "libfastcredit.dylib")
+    True
+    """
     library = _PACKAGE / "lib" / _LIBRARY
     if not library.is_file():
         raise FileNotFoundError(f"{library} is not built; reinstall fastcredit (an editable "
