@@ -34,16 +34,41 @@ def shuffle_within(values, offsets, *, seed=0, stream=0, out=None, threads=None,
     Parameters
     ----------
     values : array_like, shape (n,)
+        The values to shuffle, e.g. the flat per-step credit.
     offsets : array_like of int, shape (n_groups + 1,)
         CSR offsets; groups have at most 2**32 values.
-    seed, stream : int
+    seed : int in [0, 2**64)
+        Seed of the RNG streams.
+    stream : int >= 0
+        Which of the independent shuffles of the same data to draw.
     out : ndarray (n,) float64, optional
-    threads, backend
-        As in :func:`~fastcredit.audit.bootstrap_median`.
+        Where to write the result (C-contiguous, not overlapping the
+        inputs); a new array when None.
+    threads : int, optional
+        Threads to split the groups over (default all cores).
+    backend : {None, "c", "numba"}
+        None picks the faster one (see :mod:`fastcredit._backend`).
 
     Returns
     -------
     ndarray (n,), float64
+        The shuffled values (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        If ``values`` is not one-dimensional, ``offsets`` is not valid CSR
+        over it (one-dimensional, at least 2 entries, starting at 0,
+        non-decreasing, ending at n), a group has more than 2**32 values,
+        ``seed`` is outside [0, 2**64), ``stream`` is negative or
+        ``stream * n_groups + n_groups`` exceeds 2**64, ``out`` has the wrong
+        shape, is not writeable and C-contiguous or overlaps an input,
+        ``threads < 1``, or ``backend`` is not None, "c" or "numba" or is
+        not available.
+    TypeError
+        If ``values`` is not a real array, ``offsets`` not integer, ``seed``,
+        ``stream`` or ``threads`` not an integer, or ``out`` not a float64
+        numpy array.
 
     Examples
     --------
@@ -80,12 +105,25 @@ def derangement(n, *, seed=0, backend=None) -> np.ndarray:
     Parameters
     ----------
     n : int, 2 <= n <= 2**32
+        Number of items.
     seed : int in [0, 2**64)
+        Seed of the RNG stream.
     backend : {None, "c", "numba"}
+        None picks the faster one (see :mod:`fastcredit._backend`).
 
     Returns
     -------
     ndarray (n,) int64
+        ``perm``, a permutation of 0..n-1 with ``perm[i] != i``.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not in [2, 2**32] or its permutation would not fit in
+        memory, ``seed`` is outside [0, 2**64), or ``backend`` is not None,
+        "c" or "numba" or is not available.
+    TypeError
+        If ``n`` or ``seed`` is not an integer.
 
     Examples
     --------
@@ -150,10 +188,24 @@ def audit_controls(credit, a_replay, offsets, *, controls=CONTROLS.values[:3], m
     credit, a_replay, offsets, min_steps, resamples, level, seed, threads, backend
         As in :func:`~fastcredit.audit.spearman_audit`.
     controls : sequence of {"shuffle", "random", "uniform", "derangement"}
+        The controls to score beside the signal (default the first three).
 
     Returns
     -------
     dict of str -> SpearmanAudit
+        ``"signal"`` and each control, in that order.
+
+    Raises
+    ------
+    ValueError
+        If an argument fails the checks of
+        :func:`~fastcredit.audit.spearman_audit` (on the signal or a
+        control), ``controls`` names an unknown control or is an array that
+        is not one-dimensional, or ``"derangement"`` is asked for with fewer
+        than 2 trajectories or trajectories of different lengths.
+    TypeError
+        If ``controls`` is a single string or not a sequence, or an argument
+        has a wrong type as in :func:`~fastcredit.audit.spearman_audit`.
 
     Examples
     --------
@@ -195,14 +247,32 @@ def alignment_controls(credit, reference, *, controls=CONTROLS.values, seed=0, c
     Parameters
     ----------
     credit, reference : array_like, shape (n_requests, m)
+        Credit and reference vectors of each request, n_requests >= 1,
+        m >= 2 (``"derangement"`` needs n_requests >= 2).
     controls : sequence of {"shuffle", "random", "uniform", "derangement"}
-    seed, center, threads, backend
-        As in :func:`~fastcredit.audit.alignment`; ``seed`` drives the
-        controls.
+        The controls to score beside the signal (default all four).
+    seed : int in [0, 2**64)
+        Drives the controls.
+    center, threads, backend
+        As in :func:`~fastcredit.audit.alignment`.
 
     Returns
     -------
     dict of str -> Alignment
+        ``"signal"`` and each control, in that order.
+
+    Raises
+    ------
+    ValueError
+        If ``credit`` is not 2-D with n_requests >= 1 and m >= 2,
+        ``controls`` names an unknown control, ``"derangement"`` is asked
+        for with a single request, ``seed`` is outside [0, 2**64), or an
+        argument fails the checks of :func:`~fastcredit.audit.alignment`
+        (``reference`` of another shape, for one).
+    TypeError
+        If ``controls`` is a single string or not a sequence, ``seed`` is
+        not an integer, or an argument has a wrong type as in
+        :func:`~fastcredit.audit.alignment`.
 
     Examples
     --------

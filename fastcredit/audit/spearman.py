@@ -56,15 +56,32 @@ def within_spearman(credit, a_replay, offsets, *, min_steps=4, threads=None,
     Parameters
     ----------
     credit, a_replay : array_like, shape (n_steps_total,)
+        Per-step credit and replay advantages, flat over the trajectories.
     offsets : array_like of int, shape (n_traj + 1,)
         CSR offsets of the trajectories.
     min_steps : int >= 2
-    threads, backend
-        As in :func:`~fastcredit.audit.bootstrap_median`.
+        Shorter trajectories are degenerate (NaN).
+    threads : int, optional
+        Threads to split the trajectories over (default all cores).
+    backend : {None, "c", "numba"}
+        None picks the faster one (see :mod:`fastcredit._backend`).
 
     Returns
     -------
     ndarray (n_traj,)
+        Spearman rho per trajectory; NaN where degenerate.
+
+    Raises
+    ------
+    ValueError
+        If ``credit`` or ``a_replay`` is not one-dimensional or the two
+        differ in length, ``offsets`` is not valid CSR over them
+        (one-dimensional, at least 2 entries, starting at 0, non-decreasing,
+        ending at their length), ``min_steps < 2``, ``threads < 1``, or
+        ``backend`` is not None, "c" or "numba" or is not available.
+    TypeError
+        If ``credit`` or ``a_replay`` is not a real array, ``offsets`` not
+        integer, or ``min_steps`` or ``threads`` not an integer.
 
     Examples
     --------
@@ -93,6 +110,15 @@ class SpearmanAudit:
     median : BootstrapCI
         The median rho over the scored trajectories with its percentile
         bootstrap CI (trajectories resampled).
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> audit = fc.spearman_audit([1., 2., 3., 4., 2., 1., 3., 4., 1., 1., 1.],
+    ...                           [1., 2., 4., 3., 1., 2., 3., 4., 1., 2., 3.],
+    ...                           [0, 4, 8, 11], resamples=100)
+    >>> audit.rho, audit.status, audit.n_short, audit.median.estimate
+    (array([0.8, 0.8, nan]), array([0, 0, 1], dtype=int8), 1, 0.8)
     """
     rho: np.ndarray
     status: np.ndarray
@@ -135,8 +161,11 @@ def spearman_audit(credit, a_replay, offsets, *, min_steps=4, resamples=10_000, 
     Parameters
     ----------
     credit, a_replay : array_like, shape (n_steps_total,)
+        Per-step credit and replay advantages, flat over the trajectories.
     offsets : array_like of int, shape (n_traj + 1,)
+        CSR offsets of the trajectories.
     min_steps : int >= 2
+        Shorter trajectories are excluded (``n_short``).
     resamples, level, seed
         Of the bootstrap (:func:`~fastcredit.audit.bootstrap_median`). At
         least two trajectories must be scored.
@@ -146,6 +175,18 @@ def spearman_audit(credit, a_replay, offsets, *, min_steps=4, resamples=10_000, 
     Returns
     -------
     SpearmanAudit
+        Per-trajectory rho and status, the counts, and the median's CI.
+
+    Raises
+    ------
+    ValueError
+        If an argument fails the checks of :func:`within_spearman` or of
+        :func:`~fastcredit.audit.bootstrap_median` (``resamples``,
+        ``level``, ``seed``), or fewer than 2 trajectories can be scored
+        (the message counts the short, constant and non-finite ones).
+    TypeError
+        If an argument has a wrong type, as in :func:`within_spearman` and
+        :func:`~fastcredit.audit.bootstrap_median`.
 
     Examples
     --------
