@@ -125,7 +125,10 @@ _MIN_ENTRIES_PER_THREAD = 1 << 15
 class Interactions:
     """Exact interaction values of a game or a batch of games.
 
-    Attributes
+    Returned by :func:`interactions`; ``values[k][..., p]`` is the index of the
+    subset ``subset_players(m, k)[p]``.
+
+    Parameters
     ----------
     index : str
         The index (shapiq's name).
@@ -136,6 +139,17 @@ class Interactions:
     values : tuple of ndarray
         ``values[k]``: float64 of shape ``(..., C(m, k))``, k = 0..order, the
         subsets of size k in the order of ``subset_players(m, k)``.
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> v = np.array([0., 1., 2., 4.])
+    >>> res = fc.interactions(np.stack([v, 2 * v]), "BV")
+    >>> res
+    Interactions(index='BV', order=1, m=2, batch shape (2,))
+    >>> res.values[1]
+    array([[1.5, 2.5],
+           [3. , 5. ]])
     """
     index: str
     order: int
@@ -150,16 +164,24 @@ class Interactions:
 
 @dataclass(frozen=True)
 class LeastCore:
-    """The egalitarian least core of a game or a batch (see
-    :func:`egalitarian_least_core`).
+    """The egalitarian least core of a game or a batch.
 
-    Attributes
+    Returned by :func:`egalitarian_least_core`.
+
+    Parameters
     ----------
     values : ndarray, shape (..., m)
         The allocation x to the players (of the game normalised to v(∅) = 0).
     subsidy : ndarray, shape (...)
         The subsidy e >= 0 it needs: x(S) + e >= v(S) - v(∅) for every
         coalition S other than ∅ and N.
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> core = fc.egalitarian_least_core(np.array([0., 1., 2., 4.]))
+    >>> core.values, float(core.subsidy)
+    (array([2., 2.]), 0.0)
     """
     values: np.ndarray
     subsidy: np.ndarray
@@ -168,10 +190,35 @@ class LeastCore:
 # --- subsets ------------------------------------------------------------------
 
 def subset_players(m: int, k: int) -> np.ndarray:
-    """The subsets of k of the players 0..m-1 in lexicographic order.
+    r"""The subsets of k of the players 0..m-1 in lexicographic order.
 
-    Returns an int64 array of shape ``(C(m, k), k)``: row p holds the players
-    (ascending) of the subset at position p of ``Interactions.values[k]``.
+    Row p holds the players of the subset at position p of
+    ``Interactions.values[k]``: the order of
+    ``itertools.combinations(range(m), k)``, :math:`\binom{m}{k}` rows.
+
+    Parameters
+    ----------
+    m : int
+        Number of players, 1 <= m <= 30.
+    k : int
+        Subset size, 0 <= k <= m.
+
+    Returns
+    -------
+    ndarray of int64, shape (C(m, k), k)
+        The players of each subset, ascending.
+
+    Raises
+    ------
+    TypeError
+        If ``m`` or ``k`` is not an integer.
+    ValueError
+        If ``m`` is outside [1, 30] or ``k`` outside [0, m], or the array
+        needs more memory than is available.
+
+    See Also
+    --------
+    subset_position : the inverse.
 
     Examples
     --------
@@ -196,7 +243,10 @@ def _subset_masks(m, k):
 
 
 def subset_position(players, m: int) -> np.ndarray:
-    """Positions of subsets in the lexicographic order of ``subset_players``.
+    r"""Positions of subsets in the lexicographic order of :func:`subset_players`.
+
+    For a subset :math:`s_1 < \dots < s_k` of 0..m-1 the position is its
+    combinatorial rank among the k-subsets in lexicographic order.
 
     Parameters
     ----------
@@ -204,18 +254,33 @@ def subset_position(players, m: int) -> np.ndarray:
         Each row: the players of one subset, ascending, without duplicates,
         in 0..m-1.
     m : int
-        The number of players.
+        The number of players, 1 <= m <= 30.
 
     Returns
     -------
-    ndarray of int64, shape (...): the position p with
-    ``subset_players(m, k)[p] == row``.
+    ndarray of int64, shape (...)
+        The position p with ``subset_players(m, k)[p] == row``.
+
+    Raises
+    ------
+    TypeError
+        If ``m`` is not an integer, or ``players`` is not an integer array.
+    ValueError
+        If ``m`` is outside [1, 30]; if ``players`` is a scalar or holds more
+        than m players per row; or if a row has a player outside 0..m-1, or is
+        not strictly ascending.
+
+    See Also
+    --------
+    subset_players : the inverse.
 
     Examples
     --------
     >>> import fastcredit as fc
     >>> int(fc.subset_position([1, 2], 3))
     2
+    >>> fc.subset_position([[0, 1], [0, 2]], 3)
+    array([0, 1])
     """
     m = TABLE_PLAYERS.check(m)
     arr = int_array(players, "players")
@@ -243,6 +308,17 @@ def interactions(v, index: str = "SII", order: int = 2, *, penalty=None, backend
                  threads=None) -> Interactions:
     r"""Exact interaction index of every order up to ``order``.
 
+    With :math:`a(U)` the Moebius transform of v, every cardinal index is a
+    size-weighted sum over supersets,
+
+    .. math:: I(S) = \sum_{U \supseteq S} w(|S|, |U|)\, a(U),
+
+    the weights of each index given in the module docstring; the others
+    (k-SII, STII, FSII, FBII, kADD-SHAP, JointSV) are built from these.
+
+    Cost: O(order m 2**m) per game (one zeta transform per subset size) and
+    memory for the Moebius coefficients plus one 2**m scratch per thread.
+
     Parameters
     ----------
     v : array_like, shape (..., 2**m)
@@ -262,18 +338,36 @@ def interactions(v, index: str = "SII", order: int = 2, *, penalty=None, backend
         squares with that weight instead. shapiq's ExactComputer uses 1e8,
         which moves its values by about 1e-9 relative: ``penalty=1e8``
         reproduces them (to rounding).
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; None picks the faster one for the kernel (see
+        :func:`fastcredit.available_backends`).
     threads : int, optional
         Threads to split the work over (games of a batch, or the subset sizes
-        of one large game); default all cores.
-    backend : {None, "c", "numba"}
+        of one large game), at least 1; default all cores.
 
     Returns
     -------
     Interactions
         ``values[k]`` of shape ``(..., C(m, k))`` float64, k = 0..order.
 
-    Cost: O(order m 2**m) per game (one zeta transform per subset size) and
-    memory for the Moebius coefficients plus one 2**m scratch per thread.
+    Raises
+    ------
+    ValueError
+        If the last axis of ``v`` is not 2**m with 1 <= m <= 30; if ``index``
+        is not one of the names above; if ``order`` is below 1 or above m; if
+        ``penalty`` is below 1, infinite or NaN, or is given for an index other
+        than FSII and kADD-SHAP; if ``threads`` is below 1; if ``backend`` is
+        not None, "c" or "numba" (or is unavailable here); or if the result
+        needs more memory than is available.
+    TypeError
+        If ``v`` does not hold real numbers (or is a float dtype other than
+        float64/float32); if ``order`` or ``threads`` is not an integer; or if
+        ``penalty`` is not a real number.
+
+    See Also
+    --------
+    egalitarian_least_core : the ELC, shapiq's one non-cardinal index.
+    pair_interactions : order-2 interactions of the singletons only.
 
     Examples
     --------
@@ -515,6 +609,23 @@ def egalitarian_least_core(v) -> LeastCore:
     -------
     LeastCore
         ``values`` (..., m) and ``subsidy`` (...), float64.
+
+    Raises
+    ------
+    ValueError
+        If the last axis of ``v`` is not 2**m with 1 <= m <= 16; if a game
+        (or v - v(∅)) is not finite; or if the least-core LP fails.
+    TypeError
+        If ``v`` does not hold real numbers (or is a float dtype other than
+        float64/float32).
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> glove = np.array([0., 0., 0., 1., 0., 1., 0., 1.])  # L = {0}, R = {1, 2}
+    >>> core = fc.egalitarian_least_core(glove)
+    >>> core.values.round(4), float(core.subsidy.round(4))
+    (array([0.5442, 0.2279, 0.2279]), 0.2279)
     """
     flat, m, lead = coalition_table(v, max_m=ELC_MAX_PLAYERS)
     values = np.empty((flat.shape[0], m))
