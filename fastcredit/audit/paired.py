@@ -53,11 +53,20 @@ def paired_table(first, second) -> np.ndarray:
     Parameters
     ----------
     first, second : array_like of bool or 0/1, shape (n,)
+        The two outcomes of each item.
 
     Returns
     -------
     ndarray (2, 2) int64
         ``[[n11, n10], [n01, n00]]`` (first then second; 1 = positive).
+
+    Raises
+    ------
+    ValueError
+        If ``first`` or ``second`` is not one-dimensional or holds a value
+        other than 0 and 1, or the two differ in length.
+    TypeError
+        If ``first`` or ``second`` is not real (bool, integer or float).
 
     Examples
     --------
@@ -105,6 +114,14 @@ class McNemar:
     n10, n01 : int
         The discordant counts.
     exact, correction : bool
+        The arguments of :func:`mcnemar` that gave this test.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> test = fc.audit.mcnemar([[59, 6], [16, 80]])
+    >>> test.statistic, test.n10, test.n01, test.exact
+    (6.0, 6, 16, True)
     """
     statistic: float
     pvalue: float
@@ -138,12 +155,23 @@ def mcnemar(table, *, exact=True, correction=True) -> McNemar:
     table : array_like (2, 2)
         ``[[n11, n10], [n01, n00]]`` (:func:`paired_table`).
     exact : bool
+        The exact binomial test (default) or the asymptotic chi-square one.
     correction : bool
         Of the asymptotic test (the exact test ignores it).
 
     Returns
     -------
     McNemar
+        The statistic, the two-sided p-value and the discordant counts.
+
+    Raises
+    ------
+    ValueError
+        If ``table`` is not 2 x 2, holds a count that is negative, not
+        whole or not finite, adds up to 0 or to more than 2**53.
+    TypeError
+        If ``table`` is not real, or ``exact`` or ``correction`` is not a
+        bool.
 
     Examples
     --------
@@ -182,8 +210,18 @@ class PairedDifference:
     estimate : float
         :math:`(n_{10} - n_{01}) / n`, first minus second.
     low, high : float
+        The interval's bounds, within [-1, 1].
     level : float
+        Its confidence level.
     method : str
+        "tango" or "newcombe" (see :func:`paired_proportion_interval`).
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> d = fc.audit.paired_proportion_interval([[5, 3], [1, 11]])
+    >>> d.estimate, d.method, d.low < 0 < d.high
+    (0.1, 'tango', True)
     """
     estimate: float
     low: float
@@ -263,11 +301,23 @@ def paired_proportion_interval(table, *, level=0.95, method="tango") -> PairedDi
     table : array_like (2, 2)
         ``[[n11, n10], [n01, n00]]`` (:func:`paired_table`).
     level : float in (0, 1)
+        Confidence level.
     method : {"tango", "newcombe"}
+        Tango's score interval (default) or Newcombe's square-and-add one.
 
     Returns
     -------
     PairedDifference
+        The estimate first minus second and its interval.
+
+    Raises
+    ------
+    ValueError
+        If ``table`` is not 2 x 2, holds a count that is negative, not
+        whole or not finite, adds up to 0 or to more than 2**53, ``level``
+        is not in (0, 1), or ``method`` is not "tango" or "newcombe".
+    TypeError
+        If ``table`` is not real or ``level`` is not a real number.
 
     Examples
     --------
@@ -312,12 +362,20 @@ class PairedComparison:
     Attributes
     ----------
     table : ndarray (2, 2) int64
+        The paired table (:func:`paired_table`).
     first_rate, second_rate : float
         The two proportions.
     difference : PairedDifference
         first - second, with its paired interval.
     exact, asymptotic : McNemar
         McNemar's exact test and the continuity-corrected asymptotic one.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> c = fc.audit.paired_comparison([1, 1, 0, 1], [1, 0, 0, 0])
+    >>> c.table.tolist(), c.first_rate, c.second_rate, c.exact.pvalue
+    ([[1, 2], [0, 1]], 0.75, 0.25, 0.5)
     """
     table: np.ndarray
     first_rate: float
@@ -342,12 +400,26 @@ def paired_comparison(first, second, *, level=0.95, method="tango") -> PairedCom
     Parameters
     ----------
     first, second : array_like of bool or 0/1, shape (n,)
+        The two outcomes of each item, n >= 1.
     level : float in (0, 1)
+        Confidence level of the difference's interval.
     method : {"tango", "newcombe"}
+        The paired interval (:func:`paired_proportion_interval`).
 
     Returns
     -------
     PairedComparison
+        The table, both rates, the difference and McNemar's tests.
+
+    Raises
+    ------
+    ValueError
+        If ``first`` or ``second`` is not one-dimensional or holds a value
+        other than 0 and 1, the two differ in length or are empty, ``level``
+        is not in (0, 1), or ``method`` is not "tango" or "newcombe".
+    TypeError
+        If ``first`` or ``second`` is not real or ``level`` is not a real
+        number.
 
     Examples
     --------
@@ -401,7 +473,20 @@ def spearman_difference(x, y, z, *, resamples=10_000, level=0.95, seed=0, thread
 
     Returns
     -------
-    BootstrapCI of :math:`\rho(x, z) - \rho(y, z)`.
+    BootstrapCI
+        :math:`\rho(x, z) - \rho(y, z)` with its interval and replicates.
+
+    Raises
+    ------
+    ValueError
+        If ``x``, ``y`` or ``z`` is not one-dimensional or they differ in
+        length, fewer than 2 triples are free of NaN (or 2**31 or more
+        are), or ``resamples``, ``level``, ``seed``, ``threads`` or
+        ``backend`` is out of range, as in
+        :func:`~fastcredit.audit.bootstrap_median`.
+    TypeError
+        If ``x``, ``y`` or ``z`` is not a real array, or another argument
+        has a wrong type, as in :func:`~fastcredit.audit.bootstrap_median`.
 
     Examples
     --------
@@ -459,6 +544,13 @@ class TemporalConsistency:
         Mean over consecutive snapshots (t, t + 1).
     n : int
         Items used (those with no NaN score in any snapshot).
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> tc = fc.audit.temporal_consistency([[1., 2., 3.], [1., 3., 2.]])
+    >>> tc.matrix.round(6).tolist(), tc.n
+    ([[1.0, 0.5], [0.5, 1.0]], 3)
     """
     matrix: np.ndarray
     median: float
@@ -480,10 +572,21 @@ def temporal_consistency(scores) -> TemporalConsistency:
     Parameters
     ----------
     scores : array_like, shape (T, n), T >= 2, n >= 2
+        Row t holds the n items' scores in snapshot t; NaN marks a missing
+        score.
 
     Returns
     -------
     TemporalConsistency
+        The correlation matrix and its summaries.
+
+    Raises
+    ------
+    ValueError
+        If ``scores`` is not 2-D with at least 2 snapshots, or fewer than 2
+        items have no NaN score.
+    TypeError
+        If ``scores`` is not real.
 
     Examples
     --------
@@ -522,11 +625,21 @@ class PartialCorrelation:
     Attributes
     ----------
     r : float
+        The partial correlation (NaN when a residual is identically 0).
     pvalue : float
         Two-sided, Student's t with n - 2 - k degrees of freedom.
     n, k : int
         Items used and covariates.
     method : str
+        "pearson" or "spearman".
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> z = np.arange(8.0)
+    >>> pc = fc.audit.partial_correlation(z ** 2, z + 3 * np.sin(z), z, method="spearman")
+    >>> pc.n, pc.k, pc.method, round(pc.r, 3)
+    (8, 1, 'spearman', -0.035)
     """
     r: float
     pvalue: float
@@ -553,13 +666,27 @@ def partial_correlation(x, y, covariates, *, method="pearson") -> PartialCorrela
     Parameters
     ----------
     x, y : array_like, shape (n,)
+        The two variables; NaN marks a missing item.
     covariates : array_like, shape (n,) or (n, k)
+        The covariates Z partialled out.
     method : {"pearson", "spearman"}
+        Correlate the values (default) or their ranks.
 
     Returns
     -------
     PartialCorrelation
         r is NaN when a residual is identically 0.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` or ``y`` is not one-dimensional, ``x``, ``y`` and
+        ``covariates`` do not share their first axis (or ``covariates`` has
+        more than 2 dimensions), fewer than k + 3 items are free of NaN,
+        ``method="pearson"`` meets an infinite value, or ``method`` is not
+        "pearson" or "spearman".
+    TypeError
+        If ``x``, ``y`` or ``covariates`` is not real.
 
     Examples
     --------
