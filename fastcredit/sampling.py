@@ -82,7 +82,9 @@ class ShapleyEstimate:
     its only randomness is the choice of orders, and a player that matters
     in few orders can still go unseen by a small sample.
 
-    Attributes
+    Made by :func:`permutation_shapley`.
+
+    Parameters
     ----------
     values : ndarray, shape (..., m)
         Mean marginal of each player over the samples.
@@ -101,6 +103,17 @@ class ShapleyEstimate:
         regularised with: the declared bounds, or else the range of the draws
         seen (if every draw was the same value, that says nothing of the
         range, and ``stderr`` is ``inf``). None for deterministic games.
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> glove = np.array([0., 0., 0., 1., 0., 1., 0., 1.])  # L = {0}, R = {1, 2}
+    >>> est = fc.permutation_shapley(glove, permutations=4, seed=0)
+    >>> est.values, est.stderr, est.n_samples        # 2 antithetic pairs
+    (array([0.75, 0.25, 0.  ]), array([0.25, 0.25, 0.  ]), 2)
+    >>> low, high = est.ci(0.95)                     # t quantile 12.71 at 1 df
+    >>> high.round(3)
+    array([3.927, 3.427, 0.   ])
     """
 
     values: np.ndarray
@@ -469,11 +482,32 @@ def permutation_shapley(game, m: int | None = None, *, permutations: int | None 
 
     Raises
     ------
-    ValueError, TypeError
-        Bad arguments, a game returning the wrong shape/dtype or a non-finite
-        value, or a stochastic draw outside the declared bounds (the
-        coalition is named). RuntimeError wraps an exception
-        raised by the game, with context. Nothing partial is returned.
+    ValueError
+        If ``m`` is missing for a function game, below 1, or above 4096 (64
+        for an @njit game), or does not match a table; if a table's last axis
+        is not 2**m with 1 <= m <= 30; if ``permutations`` is below 1 (2 when
+        antithetic), or odd with ``antithetic=True``; if ``budget`` cannot
+        cover one walk (pair) plus the cached v({}) and v(N); if ``tol`` is
+        negative or not finite; if ``min_samples`` is below 2; if ``chunk`` or
+        ``threads`` is below 1; if ``seed`` is outside [0, 2**64); if
+        ``coalitions`` or ``backend`` is not one of its values (or
+        ``backend="c"`` is asked for an @njit game); if ``cache=True`` is given
+        for a stochastic game, or ``crn=True`` or ``bounds`` for a
+        deterministic one; if ``bounds`` has hi < lo or a non-finite end; or
+        if the game returns a non-finite value, the wrong number of values,
+        or a stochastic draw outside the declared bounds (the coalition is
+        named). Nothing partial is returned.
+    TypeError
+        If an integer argument (``m``, ``permutations``, ``budget``,
+        ``min_samples``, ``chunk``, ``seed``, ``threads``) is not an
+        integer; if ``antithetic``, ``cache`` or ``crn`` is not a bool; if
+        ``tol`` or an end of ``bounds`` is not a real number, or ``bounds``
+        is not a pair; if a table does not hold real numbers; or if the game
+        returns values that are not real numbers, or an @njit game does not
+        compile for uint64 arguments.
+    RuntimeError
+        If the game raises (a Python game's exception is wrapped, naming the
+        batch it was called on) or an @njit game fails during sampling.
 
     Examples
     --------
