@@ -44,6 +44,7 @@ class NullStatistic:
     Attributes
     ----------
     observed : float
+        The statistic of the observed tables.
     null_median, null_low, null_high : float
         Median and percentile interval (at ``level``) over the worlds
         where the statistic is defined.
@@ -53,6 +54,16 @@ class NullStatistic:
         Two-sided Monte-Carlo p-value,
         :math:`\min(1, 2 (1 + \min(\#\{t_w \le t\}, \#\{t_w \ge t\})) / (W + 1))`
         over the W worlds where it is defined.
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> audit = rng.normal(size=(6, 4))
+    >>> train = audit + 0.1 * rng.normal(size=(6, 4))
+    >>> s = fc.audit.correlated_error_null(train, audit, worlds=50).statistics["edge_agreement"]
+    >>> [round(x, 4) for x in (s.observed, s.null_median, s.null_low, s.null_high)]
+    [0.9167, 0.9167, 0.801, 0.9583]
     """
     observed: float
     null_median: float
@@ -78,6 +89,18 @@ class CorrelatedErrorNull:
     n_excluded : int
         Requests left out (a constant audit table).
     level : float
+        The level of each statistic's null interval.
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> audit = rng.normal(size=(6, 4))
+    >>> train = audit + 0.1 * rng.normal(size=(6, 4))
+    >>> train[5] = audit[5] = 1.0                    # a constant audit table
+    >>> res = fc.audit.correlated_error_null(train, audit, worlds=50)
+    >>> res.n_requests, res.n_excluded, res.worlds.shape, list(res.statistics)[:2]
+    (5, 1, (50, 5), ['edge_agreement', 'pair_agreement'])
     """
     statistics: dict
     worlds: np.ndarray = dataclasses.field(repr=False)
@@ -169,7 +192,8 @@ def correlated_error_null(train, audit, *, worlds=1000, level=0.95, atol=1e-9, s
     ----------
     train, audit : array_like, shape (..., 2**m), 2 <= m <= 16
         Finite tables; at least 3 requests whose audit table varies.
-    worlds : int
+    worlds : int in [1, 2**31)
+        Null worlds (donor draws).
     level : float in (0, 1)
         Of the null interval (percentiles of the worlds).
     atol : float
@@ -178,12 +202,33 @@ def correlated_error_null(train, audit, *, worlds=1000, level=0.95, atol=1e-9, s
         edge 0 leaves edge agreement without a denominator) is NaN, observed
         and null alike.
     seed : int in [0, 2**64)
-    threads, backend
-        As in :func:`~fastcredit.audit.bootstrap_median`.
+        World w draws its donors from the RNG stream (seed, w).
+    threads : int, optional
+        Threads to split the worlds (and the tables' Shapley values and
+        interactions) over (default all cores).
+    backend : {None, "c", "numba"}
+        None picks the faster one (see :mod:`fastcredit._backend`).
 
     Returns
     -------
     CorrelatedErrorNull
+        Each statistic observed and under the null, and every world's.
+
+    Raises
+    ------
+    ValueError
+        If ``train`` or ``audit`` has no last axis of length 2**m with
+        2 <= m <= 16, the two differ in shape, either holds a non-finite
+        value, fewer than 3 requests (or more than 2**32 + 1) have an audit
+        table that varies, the tables' edges or the worlds' statistics would
+        not fit in memory, ``worlds`` is not in [1, 2**31), ``level`` is not
+        in (0, 1), ``atol`` is negative or not finite, ``seed`` is outside
+        [0, 2**64), ``threads < 1``, or ``backend`` is not None, "c" or
+        "numba" or is not available.
+    TypeError
+        If ``train`` or ``audit`` is not a real array, or ``worlds``,
+        ``seed`` or ``threads`` is not an integer, or ``level`` or ``atol``
+        not a real number.
 
     Examples
     --------
