@@ -62,6 +62,12 @@ class Pools:
     Instances of action ``i`` of request ``r`` are
     ``x = offsets[r*m + i] .. offsets[r*m + i + 1] - 1`` of the flat arrays.
 
+    Float arrays are stored as float64 (float32 input is converted once).
+    The instance owns what it stores: an array that may share memory with
+    the caller's is copied (a converted one already is a new array), and
+    every stored array is read-only, so what was validated here, once, is
+    what every replay reads; errors name the first offending request.
+
     Parameters
     ----------
     offsets : array_like of int, shape (B*m + 1,)
@@ -78,11 +84,28 @@ class Pools:
     prerank : array_like of float, shape (n,), optional
         Pre-ranking score used by ``capacity``; finite. Default: the score.
 
-    Float arrays are stored as float64 (float32 input is converted once).
-    The instance owns what it stores: an array that may share memory with
-    the caller's is copied (a converted one already is a new array), and
-    every stored array is read-only, so what was validated here, once, is
-    what every replay reads; errors name the first offending request.
+    Attributes
+    ----------
+    offsets, ad_id, score, value, prerank : ndarray
+        The validated read-only arrays (int64, int64, float64, float64, and
+        float64 or None).
+    m : int
+        Actions per request.
+    n_requests : int
+        Number of requests B.
+
+    Raises
+    ------
+    ValueError
+        If ``m`` is outside [1, 16]; if ``ad_id`` is not 1-D, or ``score``,
+        ``value`` or ``prerank`` does not have its shape; if ``offsets`` is not
+        of shape (B*m + 1,), does not start at 0, decreases, or does not end
+        at the number of instances; if a score or prerank is not finite; or
+        if the copies need more memory than is available.
+    TypeError
+        If ``m`` is not an integer; if ``offsets`` or ``ad_id`` is not an
+        integer array; or if ``score``, ``value`` or ``prerank`` is not a
+        float64, float32, integer or bool array.
 
     Examples
     --------
@@ -179,16 +202,44 @@ class Pools:
 
     @classmethod
     def from_padded(cls, ad_id, score, value, prerank=None) -> "Pools":
-        """Pools from padded arrays of shape (B, m, K); ``ad_id < 0`` marks
-        padding (whose score, value and prerank are ignored).
+        """Pools from padded arrays of shape (B, m, K).
+
+        Slot k of action i of request r holds one instance; ``ad_id < 0`` marks
+        padding, whose score, value and prerank are ignored.
+
+        Parameters
+        ----------
+        ad_id : array_like of int, shape (B, m, K)
+            Ad of each instance, negative for padding.
+        score : array_like of float, shape (B, m, K)
+            Ranking score; finite where ``ad_id >= 0``.
+        value : array_like of float, shape (B, m, K)
+            First-price earnings of each instance.
+        prerank : array_like of float, shape (B, m, K), optional
+            Pre-ranking score used by ``capacity``. Default: the score.
+
+        Returns
+        -------
+        Pools
+            The CSR pools of the non-padding instances, m = ``ad_id.shape[1]``.
+
+        Raises
+        ------
+        ValueError
+            If ``ad_id`` is not 3-D; if ``score``, ``value`` or ``prerank`` does not
+            have its shape; if m is above 16; or if a kept score or prerank is not
+            finite.
+        TypeError
+            If ``ad_id`` is not an integer array, or ``score``, ``value`` or
+            ``prerank`` is not a float64, float32, integer or bool array.
 
         Examples
         --------
         >>> import fastcredit as fc, numpy as np
-        >>> ad = np.array([[[7, 8], [7, 9]]])
-        >>> pools = fc.Pools.from_padded(ad, [[[3., 1.], [2., 2.5]]], [[[1., .5], [1., 2.]]])
-        >>> pools.offsets
-        array([0, 2, 4])
+        >>> ad = np.array([[[7, 8], [7, -1]]])             # action 1 has one ad
+        >>> pools = fc.Pools.from_padded(ad, [[[3., 1.], [2., 0.]]], [[[1., .5], [1., 0.]]])
+        >>> pools.offsets, pools.ad_id
+        (array([0, 2, 3]), array([7, 8, 7]))
         """
         ad = int_array(ad_id, "ad_id")
         if ad.ndim != 3:
@@ -213,10 +264,26 @@ class Pools:
 class AuctionWinners:
     """Tables with the winners of every coalition (see :func:`auction_winners`).
 
-    table : (B, 2**m) float64, the coalition tables of :func:`auction_replay`.
-    ad_id : (B, 2**m, slots) int64, winners' ad ids in rank order, -1 padded.
-    earnings : (B, 2**m, slots) float64, their earnings, 0.0 padded;
-        ``earnings.sum(-1) == table`` up to rounding.
+    Parameters
+    ----------
+    table : ndarray, shape (B, 2**m), float64
+        The coalition tables of :func:`auction_replay`.
+    ad_id : ndarray, shape (B, 2**m, slots), int64
+        Winners' ad ids in rank order, -1 padded.
+    earnings : ndarray, shape (B, 2**m, slots), float64
+        Their earnings, 0.0 padded; ``earnings.sum(-1) == table`` up to
+        rounding.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> pools = fc.Pools([0, 2, 4], ad_id=[7, 8, 7, 9], score=[3., 1., 2., 2.5],
+    ...                  value=[1., .5, 1., 2.], m=2)
+    >>> won = fc.auction_winners(pools, slots=2)
+    >>> won.ad_id[0, 3], won.earnings[0, 3]     # coalition {0, 1}: ads 7 and 9
+    (array([7, 9]), array([1., 2.]))
+    >>> won.table
+    array([[0. , 1.5, 3. , 3. ]])
     """
     table: np.ndarray
     ad_id: np.ndarray
@@ -269,15 +336,31 @@ def auction_replay(pools, slots: int = 4, reserve: float = 0.0, capacity=None,
         Filter the full pool's ranking per coalition, or rerun the pipeline
         (dedup, capacity, prices) on each coalition's own pool.
     out : ndarray, optional
-        float64 (B, 2**m), C-contiguous; written and returned.
+        float64 (B, 2**m), C-contiguous, sharing no memory with the pools;
+        written and returned.
     threads : int, optional
-        Threads to split the requests over (default: all cores).
-    backend : {None, "c", "numba"}
+        Threads to split the requests over, at least 1 (default: all cores).
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; None picks the faster one.
 
     Returns
     -------
     ndarray, shape (B, 2**m), float64
-        ``[r, S]`` = y(S) of request r, S a bitmask over actions.
+        ``[r, S]`` = y(S) of request r, S a bitmask over actions (``out`` if
+        given).
+
+    Raises
+    ------
+    TypeError
+        If ``pools`` is not a :class:`Pools`; if ``slots``, ``capacity`` or
+        ``threads`` is not an integer; if ``reserve`` is not a real number;
+        or if ``out`` is not a float64 numpy array.
+    ValueError
+        If ``slots`` is outside [1, 2**20]; if ``reserve`` is NaN; if
+        ``capacity`` is below 1; if ``pricing`` or ``mode`` is not one of its
+        values; if ``out`` has the wrong shape, is not writeable and
+        C-contiguous, or overlaps the pools' arrays; if ``threads`` is below 1;
+        or if ``backend`` is not None, "c" or "numba" (or is unavailable here).
 
     Examples
     --------
@@ -300,11 +383,50 @@ def auction_replay(pools, slots: int = 4, reserve: float = 0.0, capacity=None,
 def auction_winners(pools, slots: int = 4, reserve: float = 0.0, capacity=None,
                     pricing: str = "first", mode: str = "filter", *, threads=None,
                     backend=None) -> AuctionWinners:
-    """:func:`auction_replay` with the winners of every coalition, for
-    debugging a surprising table: which ads won y(S) and what each earned.
+    r""":func:`auction_replay` with the winners of every coalition.
 
-    Same parameters as :func:`auction_replay`; returns :class:`AuctionWinners`
-    (memory: 16 * B * 2**m * slots bytes on top of the table).
+    For debugging a surprising table: which ads won y(S) and what each earned,
+    :math:`y(S) = \sum_{j < \mathrm{slots}} \mathrm{earnings}[S, j]`.
+    Memory: 16 * B * 2**m * slots bytes on top of the table.
+
+    Parameters
+    ----------
+    pools : Pools
+        B requests of m actions.
+    slots : int
+        Number of winners (top-N), >= 1.
+    reserve : float
+        Ads scoring below it are dropped (GSP prices are at least it).
+    capacity : int, optional
+        Keep only the ``capacity`` ads of highest prerank before ranking.
+    pricing : {"first", "gsp"}
+        Earnings of a winner: its value, or the generalised second price
+        :math:`\min(s, \max(r, s_{next}))`.
+    mode : {"filter", "rerun"}
+        Filter the full pool's ranking per coalition, or rerun the pipeline
+        (dedup, capacity, prices) on each coalition's own pool.
+    threads : int, optional
+        Threads to split the requests over, at least 1 (default: all cores).
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; None picks the faster one.
+
+    Returns
+    -------
+    AuctionWinners
+        ``table`` (B, 2**m), and the winners' ``ad_id`` and ``earnings``
+        (B, 2**m, slots) in rank order.
+
+    Raises
+    ------
+    TypeError
+        If ``pools`` is not a :class:`Pools`; if ``slots``, ``capacity`` or
+        ``threads`` is not an integer; or if ``reserve`` is not a real number.
+    ValueError
+        If ``slots`` is outside [1, 2**20]; if ``reserve`` is NaN; if
+        ``capacity`` is below 1; if ``pricing`` or ``mode`` is not one of its
+        values; if ``threads`` is below 1; if ``backend`` is not None, "c" or
+        "numba" (or is unavailable here); or if the winners' arrays need more
+        memory than is available.
 
     Examples
     --------
