@@ -1,0 +1,30 @@
+"""shap backend: fastcredit's kernels behind shap's own explainers.
+
+A shap user swaps one import and gets shap's own ``Explanation`` (or the
+legacy arrays where shap's class returns them), faster. Every class here
+subclasses the shap class it replaces, takes its constructor arguments and
+call signature, and evaluates the model on shap's masked inputs (the
+Independent masker's background), each distinct coalition of a row once, in
+batched model calls:
+
+- :class:`PermutationExplainer`: antithetic permutation sampling
+  (:func:`fastcredit.permutation_shapley`) within ``max_evals`` distinct
+  coalitions per row;
+- :class:`ExactExplainer`: all 2**varying coalitions, then
+  :func:`fastcredit.shapley` (and shap's pairwise interactions from
+  :func:`fastcredit.interactions`).
+
+Requires the optional extra: ``pip install fastcredit[shap]``. The page
+docs/shap.md compares the two side by side.
+"""
+from __future__ import annotations
+
+try:
+    import shap  # noqa: F401  (the extra must be installed)
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("fastcredit.shap needs shap: pip install 'fastcredit[shap]'") from exc
+
+from .exact import ExactExplainer
+from .permutation import PermutationExplainer
+
+__all__ = ["ExactExplainer", "PermutationExplainer"]

@@ -1,0 +1,212 @@
+"""What the shap explainers share: the game of one explained row.
+
+shap explains a row x of a tabular model f against a background data set B
+(the masker's ``data``, n_b rows): a coalition S of the features keeps x's
+values on S and takes each background row's values elsewhere, and
+
+    v(S) = link( mean_b f(x_S, B_b,~S) )
+
+(with ``linearize_link`` and a link other than the identity, shap instead
+averages ``w_b * link(f)`` with weights w fitted on f(B) so that the
+average of a model additive in link space stays additive; see
+:func:`linearizing_weights`). Features whose masked value never differs from
+the background (``np.isclose`` on every background row) cannot move v, get
+value 0 and are left out of the game, so a row's game has 2**varying
+coalitions, as in shap.
+
+:class:`RowGame` evaluates that game: each distinct coalition once (a memo of
+uint64 masks over the varying features), in model calls of ``batch_size``
+coalitions (n_b masked rows each), every output of a multi-output model at
+once. A model that raises is reported naming the model call; nothing of a
+failed call is kept.
+"""
+from __future__ import annotations
+
+import numpy as np
+import shap
+
+from .._params import Integer
+from .._validation import check_bool
+
+#: Masked rows (coalitions x background rows) per model call when shap's
+#: ``batch_size`` is left at "auto".
+AUTO_BATCH_ROWS = 1 << 16
+#: Most features of a row that may vary: coalitions are uint64 masks.
+MAX_VARYING = 64
+
+BATCH_SIZE = Integer("batch_size", 1, 2**62, "coalitions (each n_b masked rows) per model call",
+                     none_ok=True)
+MAX_EVALS = Integer("max_evals", 1, 2**62, "model evaluations (coalitions) per explained row")
+
+
+def tabular_data(masker, name: str = "masker"):
+    """(background float64 (n_b, m), column names of a DataFrame masker or
+    None, clustering or None) of a shap Independent / Partition masker."""
+    if not isinstance(masker, shap.maskers._tabular.Tabular):
+        raise TypeError(f"{name} must be a background data matrix or a shap.maskers."
+                        f"Independent / Partition masker, got {type(masker).__name__}")
+    data = np.asarray(masker.data)
+    if data.ndim != 2 or data.dtype.kind not in "biuf" or len(data) == 0:
+        raise ValueError(f"{name}.data must be a non-empty numeric matrix (n_b, m), got "
+                         f"shape {data.shape} and dtype {data.dtype}")
+    columns = list(masker.feature_names) if getattr(masker, "output_dataframe", False) else None
+    return data.astype(np.float64), columns, getattr(masker, "clustering", None)
+
+
+def link_function(link):
+    """The link as a NumPy function: shap's identity and logit links are
+    Numba functions that would compile on first call (seconds); their NumPy
+    forms are exact. Any other link is called as given."""
+    if link is shap.links.identity:
+        return None
+    if link is shap.links.logit:
+        return lambda p: np.log(p / (1.0 - p))
+    if not callable(link):
+        raise TypeError(f"link must be callable, got {type(link).__name__}")
+    return link
+
+
+def linearizing_weights(p: np.ndarray, link) -> np.ndarray:
+    r"""Weights w (n_b, k) of the background outputs p (n_b, k) with
+    :math:`\mathrm{mean}(w\,\mathrm{link}(p)) = \mathrm{link}(\mathrm{mean}\,p)`:
+    the first-order Taylor expansion of the link at :math:`\bar p`
+    (derivative by a forward difference of 1e-4, as shap takes it) divided
+    by the link itself, rescaled to mean 1 (shap's ``link_reweighting``)."""
+    center = p.mean(axis=0)
+    at_center = link(center)
+    slope = (link(center + 1e-4) - at_center) / 1e-4
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = slope * (p - center) / (link(p) - at_center)
+    return w * (len(p) / w.sum(axis=0))
+
+
+class RowGame:
+    """v(S) of one row x over its varying features, memoised by coalition.
+
+    Parameters
+    ----------
+    explainer : shap.Explainer
+        Supplies ``model`` (shap's Model wrapper), ``masker``, ``link`` and
+        ``linearize_link``.
+    x : array_like (m,)
+        The explained row.
+    batch_size : int or None
+        Coalitions per model call; None: as many as make AUTO_BATCH_ROWS
+        masked rows.
+    """
+
+    def __init__(self, explainer, x, batch_size):
+        self.background, self.columns, self.clustering = tabular_data(explainer.masker)
+        n_b, m = self.background.shape
+        x = np.asarray(x)
+        if x.shape != (m,):
+            raise ValueError(f"each explained row must have the masker's {m} features, got "
+                             f"shape {x.shape}")
+        self.x = x.astype(np.float64)
+        self.model = explainer.model
+        self.link = link_function(explainer.link)
+        self.linearize = check_bool(bool(explainer.linearize_link), "linearize_link")
+        batch_size = BATCH_SIZE.check(batch_size)
+        self.batch_size = batch_size or max(1, AUTO_BATCH_ROWS // n_b)
+        #: the features that can move v, in column order
+        self.varying = np.flatnonzero(~np.all(np.isclose(self.x, self.background), axis=0))
+        if len(self.varying) > MAX_VARYING:
+            raise ValueError(f"a row with {len(self.varying)} features that differ from the "
+                             f"background is beyond the {MAX_VARYING} fastcredit.shap takes")
+        self.m = m
+        self.k = len(self.varying)
+        self.weights = None
+        self.keys = np.empty(0, dtype=np.uint64)
+        self.vals = None
+        self.n_evals = 0
+        self.model_calls = 0
+
+    def __len__(self):
+        return self.m
+
+    def values(self, masks) -> np.ndarray:
+        """v of uint64 coalition masks (n,) over the varying features:
+        (n,) + output shape; only coalitions not seen before reach the model."""
+        masks = np.asarray(masks, dtype=np.uint64)
+        need = np.unique(masks)
+        if len(self.keys):
+            pos = np.minimum(np.searchsorted(self.keys, need), len(self.keys) - 1)
+            need = need[self.keys[pos] != need]
+        if len(need):
+            new = self._evaluate(need)
+            keys = np.concatenate([self.keys, need])
+            vals = new if self.vals is None else np.concatenate([self.vals, new])
+            order = np.argsort(keys, kind="stable")
+            self.keys, self.vals = keys[order], vals[order]
+            self.n_evals += len(need)
+        return self.vals[np.searchsorted(self.keys, masks)]
+
+    def _evaluate(self, masks: np.ndarray) -> np.ndarray:
+        """v of distinct new coalitions, in model calls of batch_size."""
+        if self.weights is None and self.link is not None and self.linearize:
+            # shap fits the weights on f(B), the outputs of the empty coalition
+            empty = self._outputs(np.zeros(1, dtype=np.uint64))[0]
+            self.weights = linearizing_weights(empty, self.link)
+        parts = [self._reduce(self._outputs(masks[a:a + self.batch_size]))
+                 for a in range(0, len(masks), self.batch_size)]
+        return np.concatenate(parts)
+
+    def _outputs(self, masks: np.ndarray) -> np.ndarray:
+        """Model outputs (c, n_b) + output shape of the coalitions' masked rows."""
+        n_b = len(self.background)
+        bits = ((masks[:, None] >> np.arange(self.k, dtype=np.uint64)) & np.uint64(1)) != 0
+        keep = np.zeros((len(masks), self.m), dtype=bool)
+        keep[:, self.varying] = bits
+        rows = np.where(keep[:, None, :], self.x, self.background).reshape(-1, self.m)
+        inputs = rows
+        if self.columns is not None:
+            import pandas as pd
+            inputs = pd.DataFrame(rows, columns=self.columns)
+        try:
+            out = self.model(inputs)
+        except Exception as exc:
+            raise RuntimeError(
+                f"the model raised when called on {len(rows)} masked rows ({len(masks)} "
+                f"coalitions x {n_b} background rows, model call {self.model_calls + 1} of "
+                f"this row): {exc!r}") from exc
+        self.model_calls += 1
+        out = np.asarray(out)
+        if out.ndim == 0 or len(out) != len(rows) or out.dtype.kind not in "biuf":
+            raise ValueError(f"the model must return one real output (or a vector of "
+                             f"outputs) per input row: given {len(rows)} rows it returned "
+                             f"shape {out.shape} and dtype {out.dtype}")
+        return out.astype(np.float64).reshape((len(masks), n_b) + out.shape[1:])
+
+    def _reduce(self, out: np.ndarray) -> np.ndarray:
+        """Average over the background rows, through the link."""
+        if self.link is None:
+            return out.mean(axis=1)
+        if self.weights is not None:
+            return (self.weights * self.link(out)).mean(axis=1)
+        return self.link(out.mean(axis=1))
+
+    def expand(self, values: np.ndarray) -> np.ndarray:
+        """Values (..., k) of the varying features as (m,) + output shape,
+        0 for the features that do not vary; ``values`` has the outputs on
+        its leading axes (one row per output)."""
+        out_shape = self.vals.shape[1:] if self.vals is not None else ()
+        full = np.zeros((self.m,) + out_shape)
+        full[self.varying] = np.moveaxis(values.reshape(out_shape + (self.k,)), -1, 0)
+        return full
+
+    def output_columns(self) -> int:
+        """Number of outputs (1 for a single-output model)."""
+        return int(np.prod(self.vals.shape[1:])) if self.vals is not None else 1
+
+    def main_effects(self) -> np.ndarray:
+        """v({i}) - v({}) of every feature, (m,) + output shape."""
+        singles = np.left_shift(np.uint64(1), np.arange(self.k, dtype=np.uint64))
+        effects = self.values(singles) - self.values(np.zeros(1, dtype=np.uint64))
+        full = np.zeros((self.m,) + effects.shape[1:])
+        full[self.varying] = effects
+        return full
+
+
+def output_names(explainer):
+    """The model's output names, when shap's Model wrapper knows them."""
+    return getattr(explainer.model, "output_names", None)

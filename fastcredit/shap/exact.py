@@ -1,0 +1,110 @@
+"""shap's ExactExplainer over fastcredit's exact table kernels."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import shap
+
+from ..interactions import interactions as exact_interactions
+from ._common import MAX_EVALS, RowGame, output_names
+from .permutation import _auto_batch, exact_shapley
+
+__all__ = ["ExactExplainer"]
+
+#: Most varying features of a row the Exact explainer enumerates (2**k
+#: coalitions, each n_b model rows).
+MAX_EXACT_FEATURES = 30
+
+
+def _interaction_order(interactions) -> int:
+    """shap's ``interactions``: False or 1 for values, True or 2 for pairs."""
+    if isinstance(interactions, (bool, np.bool_)):
+        return 2 if interactions else 1
+    if isinstance(interactions, (int, np.integer)) and interactions >= 1:
+        if interactions > 2:
+            raise NotImplementedError("the Exact explainer computes interactions of order 2 "
+                                      f"at most (as shap's), got interactions={interactions}")
+        return int(interactions)
+    raise ValueError(f"interactions must be False/1 (values) or True/2 (pairwise "
+                     f"interactions), got {interactions!r}")
+
+
+def pair_values(game: RowGame) -> np.ndarray:
+    r"""shap's exact interaction matrix (m, m) + output shape: off the
+    diagonal, :math:`\sum_{T \ni i, j} a(T) / (|T| (|T| - 1))` (a the
+    Moebius coefficients), which is half the Shapley-Taylor index of order 2
+    (:func:`fastcredit.interactions` "STII"); its weights
+    :math:`t!(k-t-1)!/k!` on the discrete second derivatives
+    :math:`\Delta_{ij}(T)` sum to exactly these; on the diagonal the main
+    effects v({i}) - v({})."""
+    k = game.k
+    table = game.values(np.arange(2**k, dtype=np.uint64)).reshape(2**k, -1).T
+    main = game.main_effects()
+    full = np.zeros((game.m,) + main.shape)
+    if k >= 2:
+        pairs = exact_interactions(table, "STII", order=2).values[2] / 2.0   # (outputs, C(k, 2))
+        i, j = np.triu_indices(k, 1)
+        block = np.zeros((k, k, table.shape[0]))
+        block[i, j] = block[j, i] = pairs.T
+        out_shape = main.shape[1:]
+        block = block.reshape((k, k) + out_shape)
+        full[np.ix_(game.varying, game.varying)] = block
+    idx = np.arange(game.m)
+    full[idx, idx] = main
+    return full
+
+
+class ExactExplainer(shap.ExactExplainer):
+    """shap's ``ExactExplainer`` over :func:`fastcredit.shapley`.
+
+    Same constructor, call signature and result (shap's ``Explanation``) as
+    ``shap.ExactExplainer``: for each row all 2**k coalitions of the k
+    features that differ from the background are evaluated, in model calls
+    of ``batch_size`` coalitions ("auto": about 65,536 masked rows per
+    call), and the Shapley values come from the table
+    (:func:`fastcredit.shapley`, compiled and cached: no compilation on the
+    first call); ``interactions=True`` (or 2) gives shap's pairwise
+    interaction matrix (see :func:`pair_values`). ``max_evals`` below 2**k
+    is refused as shap refuses it. A masker with a clustering
+    (``shap.maskers.Partition``) is refused.
+    """
+
+    def __call__(self, *args: Any, max_evals: Any = 100000, main_effects: bool = False,
+                 error_bounds: bool = False, batch_size: Any = "auto",
+                 interactions: Any = 1, silent: bool = False):
+        return super().__call__(*args, max_evals=max_evals, main_effects=main_effects,
+                                error_bounds=error_bounds, batch_size=_auto_batch(batch_size),
+                                interactions=interactions, silent=silent)
+
+    def explain_row(self, *row_args, max_evals, main_effects, error_bounds, batch_size,
+                    outputs, interactions, silent):
+        if len(row_args) != 1:
+            raise TypeError(f"fastcredit.shap explains one tabular input, got {len(row_args)}")
+        order = _interaction_order(interactions)
+        game = RowGame(self, row_args[0], batch_size)
+        if game.clustering is not None:
+            raise NotImplementedError("fastcredit.shap.ExactExplainer does not take a masker "
+                                      "with a clustering (Owen values) yet")
+        k = game.k
+        if k > MAX_EXACT_FEATURES:
+            raise ValueError(f"a row with {k} varying features is beyond the "
+                             f"{MAX_EXACT_FEATURES} the Exact explainer enumerates")
+        if max_evals is not None and not (isinstance(max_evals, str) and max_evals == "auto"):
+            if MAX_EVALS.check(max_evals) < 2**k:
+                raise ValueError(f"max_evals={max_evals} is too low: the Exact explainer "
+                                 f"evaluates all 2**{k} = {2**k} coalitions of this row")
+        expected = game.values(np.zeros(1, dtype=np.uint64))[0]
+        if order == 2:
+            values = pair_values(game)
+        else:
+            values = game.expand(exact_shapley(game) if k else
+                                 np.zeros((game.output_columns(), 0)))
+        return {
+            "values": values,
+            "expected_values": expected,
+            "mask_shapes": [game.x.shape],
+            "main_effects": game.main_effects() if main_effects else None,
+            "clustering": None,
+            "output_names": output_names(self),
+        }
