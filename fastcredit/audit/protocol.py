@@ -53,12 +53,23 @@ class Verdict:
     name : str
         "H1", "H2" or "H3".
     question : str
+        What the hypothesis claims, in words.
     status : str
         "supported" (its interval lies above 0), "not supported", or
         "not read" (an earlier hypothesis is not supported: its interval was
         not computed).
     interval : BootstrapCI or None
         None when not read.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> credit = [1., 2., 3., 4., 4., 3., 2., 1., 1., 3., 2., 4.]
+    >>> a_replay = [1., 2., 4., 3., 2., 1., 3., 4., 1., 2., 3., 4.]
+    >>> v = fc.audit.audit_verdicts(credit, [0.] * 12, a_replay, [0, 4, 8, 12], resamples=100)
+    >>> h1 = v.verdicts[0]
+    >>> h1.name, h1.status, h1.interval.estimate, v.verdicts[1].interval
+    ('H1', 'not supported', 0.8, None)
     """
     name: str
     question: str
@@ -82,6 +93,16 @@ class AuditVerdicts:
     n_scored : int
         Trajectories scored.
     level : float
+        The confidence level of every interval.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> credit = [1., 2., 3., 4., 4., 3., 2., 1., 1., 3., 2., 4.]
+    >>> a_replay = [1., 2., 4., 3., 2., 1., 3., 4., 1., 2., 3., 4.]
+    >>> v = fc.audit.audit_verdicts(credit, [0.] * 12, a_replay, [0, 4, 8, 12], resamples=100)
+    >>> v.reached, v.n_scored, v.rho
+    (0, 3, array([ 0.8, -0.8,  0.8]))
     """
     verdicts: tuple
     reached: int
@@ -138,6 +159,7 @@ def audit_verdicts(credit, baseline_credit, a_replay, offsets, *, min_steps=4,
         broadcast to every step, or a judge's scores) and the replay
         advantages.
     offsets : array_like of int, shape (n_traj + 1,)
+        CSR offsets of the trajectories.
     min_steps : int >= 2
         Trajectories with fewer steps are not scored.
     resamples, level, seed, threads, backend
@@ -146,6 +168,22 @@ def audit_verdicts(credit, baseline_credit, a_replay, offsets, *, min_steps=4,
     Returns
     -------
     AuditVerdicts
+        H1, H2, H3 with their status and intervals, and the per-trajectory
+        correlations.
+
+    Raises
+    ------
+    ValueError
+        If ``credit``, ``baseline_credit`` or ``a_replay`` is not
+        one-dimensional or they differ in length, ``offsets`` is not valid
+        CSR over them, fewer than 2 trajectories can be scored, or
+        ``min_steps``, ``resamples``, ``level``, ``seed``, ``threads`` or
+        ``backend`` is out of range, as in
+        :func:`~fastcredit.audit.spearman_audit`.
+    TypeError
+        If an array is not real (``offsets``: not integer) or a scalar
+        argument has the wrong type, as in
+        :func:`~fastcredit.audit.spearman_audit`.
 
     Examples
     --------
@@ -231,7 +269,16 @@ class PrecisionLift:
     difference : float
         precision - control_precision.
     flagged, control_flagged, hits, control_hits, critical : int
+        |F|, |F^c|, |F & C|, |F^c & C| and |C|.
     level : float
+        The level of the Wilson intervals.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> p = fc.audit.precision_lift([1, 1, 0, 0], [0, 1, 1, 0], [1, 0, 0, 0])
+    >>> p.precision, p.control_precision, p.lift, p.hits, p.critical
+    (0.5, 0.0, inf, 1, 1)
     """
     precision: float
     control_precision: float
@@ -268,11 +315,24 @@ def precision_lift(flagged, control_flagged, critical, *, level=0.95) -> Precisi
     Parameters
     ----------
     flagged, control_flagged, critical : array_like of bool or 0/1, shape (n_steps,)
+        The signal's flags, the control's flags and the critical steps.
     level : float in (0, 1)
+        Confidence level of the Wilson intervals.
 
     Returns
     -------
     PrecisionLift
+        Both precisions, their intervals, the lift and the counts.
+
+    Raises
+    ------
+    ValueError
+        If ``flagged``, ``control_flagged`` or ``critical`` is not a
+        one-dimensional array of bool or integer 0/1 (a float array is
+        refused too), the three differ in length, or ``level`` is not in
+        (0, 1).
+    TypeError
+        If ``level`` is not a real number.
 
     Examples
     --------
@@ -321,11 +381,23 @@ def effective_sample_size(credit, offsets) -> np.ndarray:
     Parameters
     ----------
     credit : array_like, shape (n_steps_total,)
+        Per-step credit, flat over the trajectories.
     offsets : array_like of int, shape (n_traj + 1,)
+        CSR offsets of the trajectories.
 
     Returns
     -------
     ndarray (n_traj,)
+        The effective sample size of each trajectory.
+
+    Raises
+    ------
+    ValueError
+        If ``credit`` is not one-dimensional or ``offsets`` is not valid CSR
+        over it (one-dimensional, at least 2 entries, starting at 0,
+        non-decreasing, ending at its length).
+    TypeError
+        If ``credit`` is not a real array or ``offsets`` not integer.
 
     Examples
     --------
@@ -359,11 +431,19 @@ class DoseMatch:
         The matched credit: each trajectory's ``kept`` largest |credit|
         steps, the others 0.
     kept : ndarray (n_traj,) int64
+        Steps kept per trajectory.
     ess, target : ndarray (n_traj,)
         The matched credit's effective sample size and the reference's.
     unmatched : int
         Trajectories whose whole credit stays below the target (kept whole)
         or where either is undefined (all 0: kept whole).
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> d = fc.audit.dose_match([1., 2., 3., 4.], [0., 0., 5., 1.], [0, 4])
+    >>> d.ess.round(3), d.unmatched
+    (array([1.96]), 0)
     """
     credit: np.ndarray
     kept: np.ndarray
@@ -390,12 +470,24 @@ def dose_match(credit, reference, offsets) -> DoseMatch:
     Parameters
     ----------
     credit, reference : array_like, shape (n_steps_total,)
-        Finite.
+        Finite; the rule to truncate and the rule whose dose it matches.
     offsets : array_like of int, shape (n_traj + 1,)
+        CSR offsets of the trajectories.
 
     Returns
     -------
     DoseMatch
+        The truncated credit, the steps kept and both doses.
+
+    Raises
+    ------
+    ValueError
+        If ``credit`` or ``reference`` is not one-dimensional, the two
+        differ in length, either holds a non-finite value, or ``offsets`` is
+        not valid CSR over them.
+    TypeError
+        If ``credit`` or ``reference`` is not a real array or ``offsets``
+        not integer.
 
     Examples
     --------
@@ -443,8 +535,18 @@ class MDELadder:
     Attributes
     ----------
     sizes : ndarray (k,) int64
+        The sample sizes n.
     mde : ndarray (k,)
+        The minimum detectable effect at each size.
     sd, level, power : float
+        The arguments the ladder was computed with.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> ladder = fc.audit.mde_ladder([25, 100], sd=1.0, level=0.95, power=0.8)
+    >>> ladder.sizes, ladder.mde.round(3)
+    (array([ 25, 100]), array([0.56, 0.28]))
     """
     sizes: np.ndarray
     mde: np.ndarray
@@ -470,12 +572,26 @@ def mde_ladder(sizes, *, sd=1.0, level=0.95, power=0.8) -> MDELadder:
     Parameters
     ----------
     sizes : array_like of int >= 1, shape (k,)
+        The sample sizes n.
     sd : float >= 0
+        Standard deviation of one item.
     level, power : float in (0, 1)
+        Confidence level of the two-sided test and its power.
 
     Returns
     -------
     MDELadder
+        The sizes and the MDE at each.
+
+    Raises
+    ------
+    ValueError
+        If ``sizes`` is not a non-empty one-dimensional array of integers
+        >= 1 (or they do not fit in int64), ``sd`` is negative or not
+        finite, or ``level`` or ``power`` is not in (0, 1).
+    TypeError
+        If ``sizes`` is not an integer array, or ``sd``, ``level`` or
+        ``power`` not a real number.
 
     Examples
     --------
@@ -507,11 +623,23 @@ def zero_arm_bound(replays, *, level=0.95) -> np.ndarray:
     Parameters
     ----------
     replays : int or array_like of int >= 1
+        Replays n of each arm.
     level : float in (0, 1)
+        Confidence level of the bound.
 
     Returns
     -------
     ndarray (float64, the shape of ``replays``)
+        The bound :math:`p_{up}(n)` of each arm.
+
+    Raises
+    ------
+    ValueError
+        If a count of ``replays`` is below 1 (or does not fit in int64), or
+        ``level`` is not in (0, 1).
+    TypeError
+        If ``replays`` is not an integer array or ``level`` not a real
+        number.
 
     Examples
     --------
@@ -535,6 +663,7 @@ class RouterMetrics:
     Attributes
     ----------
     thresholds : ndarray (k,)
+        The confidence thresholds.
     routed : ndarray (k,) int64
         Steps sent to the judge (confidence < threshold).
     recall : ndarray (k,)
@@ -549,6 +678,15 @@ class RouterMetrics:
     auto_recall : float
         Recall of the automatic flags alone (no judge).
     n_steps, n_critical : int
+        Steps and critical steps.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> r = fc.audit.router_metrics([0.9, 0.2, 0.8, 0.4], [1, 0, 0, 0], [1, 1, 0, 0],
+    ...                             thresholds=[0.0, 0.5, 1.0])
+    >>> r.routed, r.judge_share, r.n_critical
+    (array([0, 2, 4]), array([0. , 0.5, 1. ]), 2)
     """
     thresholds: np.ndarray
     routed: np.ndarray
@@ -582,8 +720,9 @@ def router_metrics(confidence, flagged, critical, *, thresholds, judge_cost=1.0)
     Parameters
     ----------
     confidence : array_like, shape (n_steps,)
-        Not NaN.
+        The router's confidence in each step's automatic flag; not NaN.
     flagged, critical : array_like of bool or 0/1, shape (n_steps,)
+        The automatic flags and the critical steps.
     thresholds : array_like, shape (k,)
         Not NaN (-inf: never route; +inf: route everything).
     judge_cost : float >= 0
@@ -592,6 +731,18 @@ def router_metrics(confidence, flagged, critical, *, thresholds, judge_cost=1.0)
     Returns
     -------
     RouterMetrics
+        Routed steps, recall, precision and judge cost per threshold.
+
+    Raises
+    ------
+    ValueError
+        If ``confidence`` is not one-dimensional or holds NaN, ``flagged``
+        or ``critical`` is not a one-dimensional array of bool or integer
+        0/1 of its length, ``thresholds`` is not one-dimensional or holds
+        NaN, or ``judge_cost`` is negative or not finite.
+    TypeError
+        If ``confidence`` or ``thresholds`` is not a real array or
+        ``judge_cost`` not a real number.
 
     Examples
     --------
