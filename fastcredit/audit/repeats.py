@@ -79,10 +79,20 @@ def aggregate_repeats(repeated, *, how="median") -> np.ndarray:
     repeated : array_like, shape (..., R, 2**m), 2 <= m <= 16, R >= 1
         R replays of each table.
     how : {"median", "mean"}
+        The aggregate over the repeats.
 
     Returns
     -------
     ndarray (..., 2**m) float64
+        The aggregated table of each request.
+
+    Raises
+    ------
+    ValueError
+        If ``repeated`` does not have shape (..., R, 2**m) with
+        2 <= m <= 16 and R >= 1, or ``how`` is not "median" or "mean".
+    TypeError
+        If ``repeated`` is not a real array.
 
     Examples
     --------
@@ -109,17 +119,34 @@ def replay_reference(v, *, repeats=6, noise=1.0, seed=0, first=0, how="median", 
     Parameters
     ----------
     v : array_like, shape (..., 2**m), 2 <= m <= 16
+        The noise-free coalition tables.
     repeats : int >= 1
+        Noisy replays per coalition.
     noise : float in [0, 1e300]
         :math:`\sigma`.
     seed, first, threads, backend
         Of :func:`fastcredit.synthetic.replay_repeats` (request ``first + b``
         is row b: the same request has the same repeats in any batch).
     how : {"median", "mean"}
+        The aggregate over the repeats.
 
     Returns
     -------
     ndarray (..., 2**m) float64
+        The aggregated replay of each table.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` has no last axis of length 2**m with 2 <= m <= 16, ``how``
+        is not "median" or "mean", ``repeats`` is not in [1, 2**31),
+        ``noise`` is not in [0, 1e300], ``seed`` is outside [0, 2**64),
+        ``first`` is negative or too large for the batch, the repeats would
+        not fit in memory, ``threads < 1``, or ``backend`` is not None, "c"
+        or "numba" or is not available.
+    TypeError
+        If ``v`` is not a real array, ``repeats``, ``seed``, ``first`` or
+        ``threads`` is not an integer, or ``noise`` not a real number.
 
     Examples
     --------
@@ -160,10 +187,19 @@ class SplitHalfConsistency:
         Request-clustered intervals at ``level``
         (:func:`~fastcredit.audit.edge_agreement`'s).
     level : float
+        Their confidence level.
     median_count, mean_count : int
         Signs counted (nonzero in either half).
     by_request_median, by_request_mean : ndarray (...,)
         Each request's share (NaN where it counts nothing).
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> y = [[0., 1., 2., 3.], [0., 1., -2., 3.], [0., 1., 2., 3.], [0., 1., 2., 4.]]
+    >>> c = fc.audit.split_half_consistency(y, statistic="edges")
+    >>> c.half, c.median, c.median_count
+    (2, 0.75, 4)
     """
     statistic: str
     half: int
@@ -217,15 +253,34 @@ def split_half_consistency(repeated, *, statistic="shapley", atol=1e-9, level=0.
     Parameters
     ----------
     repeated : array_like, shape (..., R, 2**m), 2 <= m <= 16, R >= 2
+        R replays of each request's table.
     statistic : {"shapley", "edges"}
+        The credits compared: Shapley values or insertion edges.
     atol : float
+        Signs: :math:`|x| \le` atol is 0.
     level : float in (0, 1)
-    threads, backend
-        Of :func:`fastcredit.shapley`.
+        Confidence level of the intervals.
+    threads : int, optional
+        Threads of :func:`fastcredit.shapley` (default all cores).
+    backend : {None, "c", "numba"}
+        Backend of :func:`fastcredit.shapley`; None picks the faster one.
 
     Returns
     -------
     SplitHalfConsistency
+        The agreement of the halves with the median and with the mean.
+
+    Raises
+    ------
+    ValueError
+        If ``repeated`` does not have shape (..., R, 2**m) with
+        2 <= m <= 16 and R >= 2, ``statistic`` is not "shapley" or "edges",
+        ``atol`` is negative or not finite, ``level`` is not in (0, 1), the
+        edges would not fit in memory, ``threads < 1``, or ``backend`` is
+        not None, "c" or "numba" or is not available.
+    TypeError
+        If ``repeated`` is not a real array, ``atol`` or ``level`` not a
+        real number, or ``threads`` not an integer.
 
     Examples
     --------
@@ -291,6 +346,14 @@ class NoiseScale:
         sd).
     count : int
         Differences averaged per r (requests x nonempty coalitions).
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> y = [[0., 1., 2., 3.], [0., 1., -2., 3.], [0., 1., 2., 3.], [0., 1., 2., 4.]]
+    >>> s = fc.audit.noise_scale(y)
+    >>> s.repeats, s.sd.round(4), s.count
+    (array([1, 2]), array([1.633 , 0.8416]), 3)
     """
     how: str
     repeats: np.ndarray
@@ -322,11 +385,22 @@ def noise_scale(repeated, *, how="median") -> NoiseScale:
     Parameters
     ----------
     repeated : array_like, shape (..., R, 2**m), 2 <= m <= 16, R >= 2
+        R replays of each request's table.
     how : {"median", "mean"}
+        The aggregate over the repeats.
 
     Returns
     -------
     NoiseScale
+        The sd per number of repeats, the reference and the slope.
+
+    Raises
+    ------
+    ValueError
+        If ``repeated`` does not have shape (..., R, 2**m) with
+        2 <= m <= 16 and R >= 2, or ``how`` is not "median" or "mean".
+    TypeError
+        If ``repeated`` is not a real array.
 
     Examples
     --------
@@ -375,6 +449,14 @@ class MagnitudeFidelity:
         The agreement over every counted edge: ``edge_agreement(v,
         reference, over=over).rate``.
     level : float
+        The intervals' confidence level.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> f = fc.audit.fidelity_by_magnitude([0., 1., 1., 1.], [0., 1., 1., 1.5], bins=2)
+    >>> f.over, f.bin_edges.tolist(), f.count.tolist()
+    ('audit_nonzero', [0.5, 0.75, 1.0], [2, 2])
     """
     over: str
     bin_edges: np.ndarray
@@ -415,14 +497,33 @@ def fidelity_by_magnitude(v, reference, *, bins=4, over="audit_nonzero", atol=1e
     Parameters
     ----------
     v, reference : array_like, shape (..., 2**m), 2 <= m <= 16
+        The backend's tables and the reference tables of the same requests.
     bins : int >= 1 or sequence of increasing floats (at least two)
+        Number of quantile bins, or the bin edges.
     over : {"audit_nonzero", "both_nonzero", "either_nonzero", "all"}
+        The edges counted (:func:`~fastcredit.audit.edge_agreement`'s).
     atol : float
+        Signs: :math:`|x| \le` atol is 0.
     level : float in (0, 1)
+        Confidence level of the intervals.
 
     Returns
     -------
     MagnitudeFidelity
+        Agreement, interval and count per magnitude bin, and overall.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` or ``reference`` has no last axis of length 2**m with
+        2 <= m <= 16, the two differ in shape, ``bins`` is an int outside
+        [1, 2**16] or a sequence that is not at least two increasing edges
+        (NaN refused), ``over`` is not one of its values, ``atol`` is
+        negative or not finite, ``level`` is not in (0, 1), or the edges
+        would not fit in memory.
+    TypeError
+        If ``v``, ``reference`` or a sequence ``bins`` is not a real array,
+        or ``atol`` or ``level`` is not a real number.
 
     Examples
     --------
