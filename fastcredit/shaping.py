@@ -166,16 +166,37 @@ def project_zero_sum(u, kappa=None, total=0.0, *, lower=None, upper=None, weight
     weights : array_like of shape (m,) or (..., m), optional
         Non-negative finite weights, e.g. token counts per action (then the
         token-weighted mean of ``z`` is total / sum(w)).
+    out : ndarray, optional
+        float64, C-contiguous, writeable, of the result's shape and sharing no
+        memory with the inputs; written and returned.
+    threads : int, optional
+        Threads to split the rows over, at least 1 (default: all cores).
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; None picks the faster one.
 
     Returns
     -------
     ndarray, shape (..., m), float64
+        The projection z of each row (``out`` if given).
 
     Raises
     ------
     ValueError
-        kappa < 0, lower > upper, negative weights, or an infeasible row
-        (the message names the row).
+        If ``u`` is a scalar or has m = 0; if both ``kappa`` and
+        ``lower``/``upper`` are given; if ``kappa`` is negative or NaN; if
+        ``lower`` > ``upper``, ``lower`` is +inf or ``upper`` is -inf; if
+        ``total`` is not finite; if ``weights`` is a scalar or has an entry
+        that is negative or not finite; if ``kappa``, ``total``, ``lower``,
+        ``upper`` or ``weights`` does not have one of its shapes; if a row is
+        infeasible (the message names the row); if ``out`` has the wrong
+        shape, is not writeable and C-contiguous, or overlaps an input; if
+        ``threads`` is below 1; or if ``backend`` is not None, "c" or "numba"
+        (or is unavailable here).
+    TypeError
+        If neither ``kappa`` nor ``lower``/``upper`` is given; if ``u``,
+        ``kappa``, ``total``, ``lower``, ``upper`` or ``weights`` is not a
+        float64, float32, integer or bool array; if ``out`` is not a float64
+        numpy array; or if ``threads`` is not an integer.
 
     Examples
     --------
@@ -250,6 +271,7 @@ def group_advantages(rewards, group_size=None, *, groups=None, scale="group", ep
     Parameters
     ----------
     rewards : array_like, shape (N,)
+        Reward of each completion (float64 or float32; integers converted).
     group_size : int, optional
         Groups are consecutive runs of ``group_size`` rewards (TRL's layout:
         ``num_generations`` completions per prompt); N must be a multiple.
@@ -282,6 +304,22 @@ def group_advantages(rewards, group_size=None, *, groups=None, scale="group", ep
     Returns
     -------
     ndarray, shape (N,), float64
+        The advantage of each reward.
+
+    Raises
+    ------
+    ValueError
+        If ``rewards`` is not 1-D; if ``scale`` or ``singleton`` is not one of
+        its values; if ``eps`` is negative or not finite; if ``ddof`` is not 0
+        or 1; if ``group_size`` is below 1 or does not divide N; if
+        ``groups``, ``sessions`` or ``turns`` does not have shape (N,); or if
+        a session's rows are in different groups.
+    TypeError
+        If ``rewards`` is not a real array or ``eps`` not a real number; if
+        ``ddof`` or ``group_size`` is not an integer; if not exactly one of
+        ``group_size`` and ``groups`` is given; if ``turns`` is given without
+        ``sessions``, or is not an integer array; or if ``groups`` or
+        ``sessions`` holds labels other than integers or strings, or both.
 
     Examples
     --------
@@ -417,12 +455,39 @@ def shape_advantages(base, credit, *, beta=1.0, kappa=1.0, normalize="std", toke
     kappa : float
         Bound on each offset before scaling (>= 0).
     normalize : {"std", "maxabs", "none"}
+        Scale of the centred credit before the projection: its population
+        sd, its largest magnitude, or none.
     token_counts : array_like, shape (..., m), optional
-        Tokens of each action (:func:`token_counts`).
+        Tokens of each action (:func:`token_counts`); non-negative, finite.
+    out : ndarray, optional
+        float64, C-contiguous, writeable, of the result's shape and sharing no
+        memory with the inputs; written and returned.
+    threads : int, optional
+        Threads to split the rows over, at least 1 (default: all cores).
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; None picks the faster one.
 
     Returns
     -------
     ndarray, shape (..., m), float64
+        :math:`A_{g,i}` (``out`` if given).
+
+    Raises
+    ------
+    ValueError
+        If ``credit`` is a scalar or has m = 0; if ``base`` does not have
+        ``credit``'s leading shape; if ``beta`` is not finite; if ``kappa`` is
+        negative or not finite; if ``normalize`` is not one of its values; if
+        ``token_counts`` does not have ``credit``'s shape or has an entry that
+        is negative or not finite; if ``out`` has the wrong shape, is not
+        writeable and C-contiguous, or overlaps an input; if ``threads`` is
+        below 1; or if ``backend`` is not None, "c" or "numba" (or is
+        unavailable here).
+    TypeError
+        If ``base``, ``credit`` or ``token_counts`` is not a float64, float32,
+        integer or bool array; if ``beta`` or ``kappa`` is not a real number;
+        if ``out`` is not a float64 numpy array; or if ``threads`` is not an
+        integer.
 
     Examples
     --------
@@ -430,6 +495,9 @@ def shape_advantages(base, credit, *, beta=1.0, kappa=1.0, normalize="std", toke
     >>> fc.shape_advantages(np.array([0.5]), np.array([[2., 0., 1.]]), beta=0.1,
     ...                     kappa=1.0).round(4)
     array([[0.6, 0.4, 0.5]])
+    >>> fc.shape_advantages(np.array([0.5]), np.array([[2., 0., 1.]]), beta=0.1,
+    ...                     token_counts=[[1, 3, 1]]).round(4)   # sum n (A - b) = 0
+    array([[0.6   , 0.4444, 0.5669]])
     """
     c = real_array(credit, "credit")
     if c.ndim == 0 or c.shape[-1] < 1:
@@ -494,21 +562,34 @@ _MAX_TOKEN_ACTIONS = 2**31 - 1
 
 
 def token_counts(token_action, m: int, mask=None) -> np.ndarray:
-    """Tokens of each action per sequence.
+    r"""Tokens of each action per sequence.
+
+    .. math:: n_{g,i} = \#\{t : a_{g,t} = i,\ \text{mask}_{g,t} \ne 0\}
 
     Parameters
     ----------
     token_action : array_like of int, shape (..., T)
         Action index of each token, or -1 for a shared token.
     m : int
-        Number of actions.
+        Number of actions, 0 <= m < 2**31.
     mask : array_like, shape (..., T), optional
         Tokens where the mask is 0/False are not counted.
 
     Returns
     -------
-    ndarray, shape (..., m), int64: ``[..., i]`` counts the unmasked tokens
-    with ``token_action == i``.
+    ndarray, shape (..., m), int64
+        ``[..., i]`` counts the unmasked tokens with ``token_action == i``.
+
+    Raises
+    ------
+    TypeError
+        If ``m`` is not an integer, ``token_action`` is not an integer array,
+        or ``mask`` is not a bool or numeric array.
+    ValueError
+        If ``m`` is negative or at least 2**31; if ``token_action`` is a
+        scalar or has a value outside [-1, m) (its position is named); if
+        ``mask`` does not have ``token_action``'s shape; or if the counts need
+        more memory than is available.
 
     Examples
     --------
@@ -569,17 +650,35 @@ def token_advantages(base, action_adv, token_action, mask=None, *, out=None, thr
         are read in place; other integer types are converted).
     mask : array_like, shape (..., T), optional
         The trainer's response/attention mask; tokens where it is 0 get 0.
+    out : ndarray, optional
+        float32, C-contiguous, writeable, of ``token_action``'s shape and
+        sharing no memory with the inputs; written and returned.
+    threads : int, optional
+        Threads to split the sequences over, at least 1 (default: all cores).
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; None picks the faster one.
 
     Returns
     -------
     ndarray, shape (..., T), float32
+        :math:`A_{g,t}` (``out`` if given).
 
     Raises
     ------
     ValueError
-        A token_action outside [-1, m), naming its position. The range is
-        checked inside the single pass over the tokens, so rows before the
-        offending one may already be written into ``out``.
+        If a token_action is outside [-1, m), naming its position (the range
+        is checked inside the single pass over the tokens, so rows before the
+        offending one may already be written into ``out``); if
+        ``token_action`` is a scalar; if ``mask``, ``action_adv`` or ``base``
+        does not have the shape ``token_action`` implies; if ``out`` has the
+        wrong shape, is not writeable and C-contiguous, or overlaps an input;
+        if ``threads`` is below 1; or if ``backend`` is not None, "c" or
+        "numba" (or is unavailable here).
+    TypeError
+        If ``token_action`` is not an integer array; if ``mask`` is not a bool
+        or numeric array; if ``base`` or ``action_adv`` is not a float64,
+        float32, integer or bool array; if ``out`` is not a float32 numpy
+        array; or if ``threads`` is not an integer.
 
     Examples
     --------
