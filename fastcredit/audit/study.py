@@ -134,10 +134,18 @@ class InteractionDistribution:
     negative, positive, zero : int
         Counts of substitutes (< 0), complements (> 0) and zeros.
     negative_share, positive_share, zero_share : float
+        The counts over the number of pairs (NaN if a pair is NaN).
     median_abs_nonzero : float
         Median :math:`|I_{ij}|` over the nonzero ones (NaN if none).
     median_abs : float
         Median :math:`|I_{ij}|` over all pairs.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> d = fc.interaction_distribution([[0., 1., 1., 1.], [0., 1., 1., 3.], [0., 1., 1., 2.]])
+    >>> d.values, d.zero_share
+    (array([-1.,  1.,  0.]), 0.3333333333333333)
     """
     values: np.ndarray = dataclasses.field(repr=False)
     negative: int
@@ -167,12 +175,26 @@ def interaction_distribution(v, *, atol=1e-9, threads=None,
         Coalition tables of one evaluator.
     atol : float
         :math:`|I_{ij}| \le` atol counts as 0.
-    threads, backend
-        Of :func:`fastcredit.pair_interactions`.
+    threads : int, optional
+        Threads of :func:`fastcredit.pair_interactions` (default all cores).
+    backend : {None, "c", "numba"}
+        Backend of :func:`fastcredit.pair_interactions`; None picks the
+        faster one.
 
     Returns
     -------
     InteractionDistribution
+        The interactions, their sign counts and shares, and median sizes.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` has no last axis of length 2**m with 2 <= m <= 16, ``atol``
+        is negative or not finite, ``threads < 1``, or ``backend`` is not
+        None, "c" or "numba" or is not available.
+    TypeError
+        If ``v`` is not a real array, ``atol`` not a real number or
+        ``threads`` not an integer.
 
     Examples
     --------
@@ -216,6 +238,7 @@ class EdgeAgreement:
     low, high : float
         Its request-clustered interval at ``level``.
     level : float
+        The intervals' confidence level.
     count : int
         Edges counted.
     rate_all, count_all : float, int
@@ -229,6 +252,13 @@ class EdgeAgreement:
     train_signs, audit_signs : ndarray (m, 3)
         ``[k]``: the shares of negative, zero and positive marginals of each
         evaluator among all edges with |S| = k.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> e = fc.edge_agreement([0., 1., 1., 1.], [0., 1., 1., 2.])
+    >>> e.over, e.count_by_size.tolist(), e.train_signs.tolist()
+    ('audit_nonzero', [2, 2], [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
     """
     over: str
     rate: float
@@ -323,12 +353,27 @@ def edge_agreement(train, audit, *, over="audit_nonzero", atol=1e-9,
         The same requests' tables under the two evaluators (``audit`` is
         the reference).
     over : {"audit_nonzero", "both_nonzero", "either_nonzero", "all"}
+        The edges counted (see above).
     atol : float
+        Signs: :math:`|x| \le` atol is 0.
     level : float in (0, 1)
+        Confidence level of the intervals.
 
     Returns
     -------
     EdgeAgreement
+        Overall and per-size agreement with intervals, and sign shares.
+
+    Raises
+    ------
+    ValueError
+        If ``train`` or ``audit`` has no last axis of length 2**m with
+        2 <= m <= 16, the two differ in shape, ``over`` is not one of its
+        values, ``atol`` is negative or not finite, ``level`` is not in
+        (0, 1), or the edges would not fit in memory.
+    TypeError
+        If ``train`` or ``audit`` is not a real array, or ``atol`` or
+        ``level`` not a real number.
 
     Examples
     --------
@@ -392,11 +437,21 @@ class PairAgreement:
         Its request-clustered interval at ``level`` (the pairs of one
         request are not independent).
     level : float
+        The interval's confidence level.
     count : int
         Pairs counted.
     rate_all : float
         Share of all pairs whose signs (-, 0, +) agree.
     count_all : int
+        All pairs (requests x m (m - 1) / 2).
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> p = fc.pair_agreement([[0., 1., 1., 1.], [0., 1., 1., 2.]],
+    ...                       [[0., 1., 1., 0.], [0., 1., 1., 3.]])
+    >>> p.over, p.count_all
+    ('both_nonzero', 2)
     """
     over: str
     rate: float
@@ -421,15 +476,35 @@ def pair_agreement(train, audit, *, over="both_nonzero", atol=1e-9, level=0.95, 
     Parameters
     ----------
     train, audit : array_like, shape (..., 2**m), 2 <= m <= 16
+        The same requests' tables under the two evaluators.
     over : {"both_nonzero", "audit_nonzero", "either_nonzero", "all"}
+        The pairs counted (as in :func:`edge_agreement`).
     atol : float
+        Signs: :math:`|I| \le` atol is 0.
     level : float in (0, 1)
-    threads, backend
-        Of :func:`fastcredit.pair_interactions`.
+        Confidence level of the interval.
+    threads : int, optional
+        Threads of :func:`fastcredit.pair_interactions` (default all cores).
+    backend : {None, "c", "numba"}
+        Backend of :func:`fastcredit.pair_interactions`; None picks the
+        faster one.
 
     Returns
     -------
     PairAgreement
+        The agreement over the counted pairs with its interval, and over all.
+
+    Raises
+    ------
+    ValueError
+        If ``train`` or ``audit`` has no last axis of length 2**m with
+        2 <= m <= 16, the two differ in shape, ``over`` is not one of its
+        values, ``atol`` is negative or not finite, ``level`` is not in
+        (0, 1), ``threads < 1``, or ``backend`` is not None, "c" or "numba"
+        or is not available.
+    TypeError
+        If ``train`` or ``audit`` is not a real array, ``atol`` or ``level``
+        not a real number, or ``threads`` not an integer.
 
     Examples
     --------
@@ -468,9 +543,20 @@ class Calibration:
         Of the audit evaluator (the training evaluator's, when it is
         ``filter``, has no complements by construction).
     train_interactions : InteractionDistribution
+        Of the training evaluator.
     edges : EdgeAgreement
+        Insertion-edge sign agreement (:func:`edge_agreement`).
     pairs : PairAgreement
+        Pair-interaction sign agreement (:func:`pair_agreement`).
     n_requests : int
+        Requests (tables) compared.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> c = fc.calibration([[0., 1., 1., 1.]], [[0., 1., 1., 3.]])
+    >>> c.n_requests, c.edges.rate, c.pairs.rate
+    (1, 0.5, 0.0)
     """
     interactions: InteractionDistribution
     train_interactions: InteractionDistribution
@@ -488,6 +574,7 @@ def calibration(train, audit, *, atol=1e-9, level=0.95, threads=None,
     Parameters
     ----------
     train, audit : array_like, shape (..., 2**m), 2 <= m <= 16
+        The same requests' tables under the two evaluators.
     atol, level
         As in :func:`edge_agreement`.
     threads, backend
@@ -496,6 +583,18 @@ def calibration(train, audit, *, atol=1e-9, level=0.95, threads=None,
     Returns
     -------
     Calibration
+        Both interaction distributions, edge and pair agreement.
+
+    Raises
+    ------
+    ValueError
+        If an argument fails the checks of :func:`edge_agreement` or
+        :func:`pair_agreement` (tables of 2**m with 2 <= m <= 16 and the
+        same shape, ``atol`` >= 0 and finite, ``level`` in (0, 1),
+        ``threads`` >= 1, an available ``backend``).
+    TypeError
+        If ``train`` or ``audit`` is not a real array, or a scalar argument
+        has the wrong type.
 
     Examples
     --------
@@ -524,8 +623,17 @@ class SizeAgreement:
         "size" (the audit evaluator's size-resolved marginals at the same k)
         or "shapley" (the audit evaluator's Shapley credit).
     by_size : tuple of Alignment, one per k = 0..m-1
+        The comparison at each predecessor size.
     median_cosine, sign_nonzero, median_spearman, top_rate : ndarray (m,)
         The summaries of each (sign agreement on the nonzero targets).
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> s = fc.size_agreement([[0., 2., 1., 3.], [0., 1., 2., 4.]],
+    ...                       [[0., 2., 1., 3.], [0., 3., 1., 3.]], target="shapley")
+    >>> s.target, len(s.by_size), s.by_size[0].cosine, s.top_rate
+    ('shapley', 2, array([ 1., -1.]), array([0.5, 0.5]))
     """
     target: str
     by_size: tuple
@@ -553,7 +661,9 @@ def size_agreement(train, audit, *, target="size", atol=1e-9, threads=None,
     Parameters
     ----------
     train, audit : array_like, shape (..., 2**m), 2 <= m <= 16
+        The same requests' tables under the two evaluators.
     target : {"size", "shapley"}
+        What each k's size-resolved credit is compared with (see above).
     atol, threads, backend
         As in :func:`alignment`: centred credits within ``atol`` of 0 are
         zero and within ``atol`` of each other tied (the tables are sums of
@@ -562,6 +672,18 @@ def size_agreement(train, audit, *, target="size", atol=1e-9, threads=None,
     Returns
     -------
     SizeAgreement
+        One :class:`Alignment` per k and their summaries.
+
+    Raises
+    ------
+    ValueError
+        If ``train`` or ``audit`` has no last axis of length 2**m with
+        2 <= m <= 16, the two differ in shape, ``target`` is not "size" or
+        "shapley", ``atol`` is negative or not finite, ``threads < 1``, or
+        ``backend`` is not None, "c" or "numba" or is not available.
+    TypeError
+        If ``train`` or ``audit`` is not a real array, ``atol`` not a real
+        number or ``threads`` not an integer.
 
     Examples
     --------
@@ -597,11 +719,21 @@ class RuleAgreement:
     Attributes
     ----------
     rules : tuple of str
+        The rules compared, in the order given.
     alignment : dict
         rule -> :class:`Alignment` of its credit with the reference.
     versus_shapley : dict
         rule -> :class:`BootstrapCI` of median cosine (Shapley) minus median
         cosine (rule), request-level paired bootstrap; absent for Shapley.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> train = [[0., 2., 1., 3.], [0., 1., 2., 4.], [0., 1., 3., 3.]]
+    >>> audit = [[0., 2., 1., 3.], [0., 3., 1., 3.], [0., 1., 2., 2.]]
+    >>> r = fc.rule_agreement(train, audit, rules=("singleton", "shapley"), resamples=100)
+    >>> r.rules, r.alignment["singleton"].cosine, r.versus_shapley["singleton"].estimate
+    (('singleton', 'shapley'), array([ 1., -1.,  1.]), 0.0)
     """
     rules: tuple
     alignment: dict
@@ -623,6 +755,7 @@ def rule_agreement(train, audit, *, rules=tuple(STUDY_RULES), resamples=10_000, 
     Parameters
     ----------
     train, audit : array_like, shape (..., 2**m), 2 <= m <= 16
+        The same requests' tables under the two evaluators.
     rules : sequence of str
         From :data:`STUDY_RULES` ("singleton", "leave_one_out", "banzhaf",
         "shapley"); Shapley is always computed (it is what the others are
@@ -635,6 +768,21 @@ def rule_agreement(train, audit, *, rules=tuple(STUDY_RULES), resamples=10_000, 
     Returns
     -------
     RuleAgreement
+        Each rule's alignment and its bootstrap gap to Shapley.
+
+    Raises
+    ------
+    ValueError
+        If ``train`` or ``audit`` has no last axis of length 2**m with
+        2 <= m <= 16, the two differ in shape, ``rules`` is empty, repeats a
+        rule or names one not in :data:`STUDY_RULES`, fewer than 2 requests
+        have an audit Shapley credit that varies (when a rule other than
+        Shapley is compared), ``atol`` is negative or not finite, or
+        ``resamples``, ``level``, ``seed``, ``threads`` or ``backend`` is
+        out of range as in :func:`paired_bootstrap`.
+    TypeError
+        If ``train`` or ``audit`` is not a real array, ``rules`` is a single
+        string or not a sequence, or a scalar argument has the wrong type.
 
     Examples
     --------
