@@ -38,9 +38,13 @@ class SearchPreset:
     """A named setting of :func:`sponsored_search` and of the auction its
     requests are replayed with.
 
-    Attributes
+    The presets are in :data:`SEARCH_PRESETS`; :func:`search_preset` looks one
+    up by name.
+
+    Parameters
     ----------
     name : str
+        The preset's name.
     generator : dict
         Keyword arguments of :func:`sponsored_search` (all but n_requests,
         seed, start, threads and backend).
@@ -49,6 +53,13 @@ class SearchPreset:
         reserve, capacity, pricing); the mode is the caller's choice.
     summary : str
         One line saying what the preset is for.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> preset = fc.synthetic.SEARCH_PRESETS["default"]
+    >>> preset.name, preset.generator["m"], preset.replay["pricing"]
+    ('default', 5, 'first')
     """
 
     name: str
@@ -93,6 +104,21 @@ SEARCH_PRESETS = {
 
 def search_preset(preset: str = "default") -> SearchPreset:
     """The :class:`SearchPreset` called ``preset`` (see :data:`SEARCH_PRESETS`).
+
+    Parameters
+    ----------
+    preset : {"default", "realistic"}
+        The preset's name.
+
+    Returns
+    -------
+    SearchPreset
+        Its generator options, auction options and summary.
+
+    Raises
+    ------
+    ValueError
+        If ``preset`` is not one of the names above.
 
     Examples
     --------
@@ -148,6 +174,7 @@ def sponsored_search(n_requests: int, m: int | None = None, k: int | None = None
     Parameters
     ----------
     n_requests : int
+        Requests to generate, 0 <= n_requests <= 2**60.
     m, k : int, optional
         Rewrites per request (1..16) and candidates per rewrite.
     seed : int
@@ -180,7 +207,26 @@ def sponsored_search(n_requests: int, m: int | None = None, k: int | None = None
 
     Returns
     -------
-    fastcredit.Pools with prerank.
+    fastcredit.Pools
+        The candidate pools of the requests, with prerank.
+
+    Raises
+    ------
+    ValueError
+        If ``preset`` or ``value_model`` is not one of its values; if
+        ``n_requests`` or ``start`` is negative or above 2**60; if ``m`` is
+        outside 1..16; if ``k`` or ``topics`` is outside 1..2**32; if
+        ``catalogue`` is below ``topics``; if ``empty`` or ``short`` is outside
+        [0, 1], or their sum above 1; if ``noise`` is outside [0, 16]; if
+        ``bid_scale`` is not finite and > 0; if ``seed`` is outside [0, 2**64);
+        if ``threads`` is below 1; if ``backend`` is not None, "c" or "numba"
+        (or is unavailable here); or if the pools need more memory than is
+        available.
+    TypeError
+        If an integer argument (``n_requests``, ``m``, ``k``, ``seed``,
+        ``start``, ``catalogue``, ``topics``, ``threads``) is not an integer,
+        or ``empty``, ``short``, ``noise`` or ``bid_scale`` is not a real
+        number.
 
     Examples
     --------
@@ -257,8 +303,7 @@ def replay_repeats(v, *, repeats: int = 5, noise: float = 1.0, seed: int = 0, fi
     Every replay of a nonempty coalition S of request q is its table value
     plus independent Gaussian noise; the empty coalition is not replayed:
 
-    .. math:: y_{q,r}(S) = v_q(S) + \sigma z_{q,r,S}, \quad S 
-e \emptyset,
+    .. math:: y_{q,r}(S) = v_q(S) + \sigma z_{q,r,S}, \quad S \ne \emptyset,
               \qquad y_{q,r}(\emptyset) = v_q(\emptyset),
 
     :math:`z = \sqrt{-2 \log(1 - u_1)} \cos(2 \pi u_2)` (Box-Muller) with
@@ -275,19 +320,38 @@ e \emptyset,
         float64 or float32, finite or not (NaN propagates).
         The noise-free tables (e.g. ``fc.auction_replay`` of
         :func:`sponsored_search`'s pools).
-    repeats : int >= 1
-    noise : float in [0, 1e300]
-        :math:`\sigma`, in the units of the tables.
-    seed : int in [0, 2**64)
-    first : int >= 0
-        The request number of row 0.
-    threads, backend
-        As in :func:`sponsored_search`.
+    repeats : int
+        Replays of each table, 1 <= repeats < 2**31.
+    noise : float
+        :math:`\sigma`, in the units of the tables, in [0, 1e300].
+    seed : int
+        Seed of the noise, in [0, 2**64).
+    first : int
+        The request number of row 0, >= 0 (the last row's at most 2**60).
+    threads : int, optional
+        Threads to generate on, at least 1 (default: all cores); the result
+        is the same.
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; both give the same bits.
 
     Returns
     -------
-    ndarray (..., repeats, 2**m) float64
+    ndarray, shape (..., repeats, 2**m), float64
         Row b of the flattened leading axes is request first + b.
+
+    Raises
+    ------
+    ValueError
+        If the last axis of ``v`` is not 2**m with 1 <= m <= 30; if
+        ``repeats`` is outside [1, 2**31); if ``noise`` is outside [0, 1e300]
+        or not finite; if ``seed`` is outside [0, 2**64); if ``first`` is
+        negative or numbers rows past 2**60; if ``threads`` is below 1; if
+        ``backend`` is not None, "c" or "numba" (or is unavailable here); or
+        if the result needs more memory than is available.
+    TypeError
+        If ``v`` does not hold real numbers; if ``repeats``, ``seed``,
+        ``first`` or ``threads`` is not an integer; or if ``noise`` is not a
+        real number.
 
     Examples
     --------
@@ -333,11 +397,18 @@ SCM_OUTCOME_BOUNDS = (0.0, 1.0)
 
 @_dataclass(frozen=True)
 class TrajectorySCM:
-    """A synthetic agent trajectory with known credit.
+    r"""A synthetic agent trajectory with known credit.
 
-    Attributes
+    The players are the steps of a trajectory that ended badly, and
+    :math:`v(S) = P(\text{bad outcome} \mid \text{the steps in } S
+    \text{ keep their factual action})`, the others resampled by the policy.
+    Made by :func:`and_failure`, :func:`or_failure`,
+    :func:`threshold_trajectory` and :func:`pivotal_chain`.
+
+    Parameters
     ----------
     name : str
+        What the trajectory is.
     n_steps : int
         The players (steps 0..n_steps-1), at most 64.
     game : numba dispatcher
@@ -345,6 +416,20 @@ class TrajectorySCM:
         with the steps in ``mask`` held factual, 1.0 if it ends badly, else
         0.0. It declares that range as ``game.bounds = (0.0, 1.0)``, which
         fc.permutation_shapley reads to keep its error bars honest.
+    _exact : callable
+        Private: ``_exact(out)`` fills ``out`` (2**n_steps,) with the exact
+        table (:meth:`table`).
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> scm = fc.synthetic.and_failure(0.3)
+    >>> scm
+    TrajectorySCM(name='AND-failure of steps [0, 1]', n_steps=3)
+    >>> scm.table()                      # v(S) = 0.3 ** (steps 0, 1 not in S)
+    array([0.09, 0.3 , 0.3 , 1.  , 0.09, 0.3 , 0.3 , 1.  ])
+    >>> scm.game.bounds
+    (0.0, 1.0)
     """
 
     name: str
@@ -357,8 +442,19 @@ class TrajectorySCM:
         self.game.bounds = SCM_OUTCOME_BOUNDS
 
     def table(self) -> _np.ndarray:
-        """Exact v(S) = P(bad | S held factual), shape (2**n_steps,)
-        (n_steps <= SCM_TABLE_MAX_STEPS)."""
+        """Exact v(S) = P(bad | S held factual), shape (2**n_steps,).
+
+        Returns
+        -------
+        ndarray, shape (2**n_steps,), float64
+            The coalition table over the steps.
+
+        Raises
+        ------
+        ValueError
+            If ``n_steps`` is above SCM_TABLE_MAX_STEPS (24), or the table
+            needs more memory than is available.
+        """
         if self.n_steps > SCM_TABLE_MAX_STEPS:
             raise ValueError(f"the exact table of {self.n_steps} steps has 2**{self.n_steps} "
                              f"entries; at most {SCM_TABLE_MAX_STEPS} steps are tabulated")
@@ -368,7 +464,18 @@ class TrajectorySCM:
         return out
 
     def shapley(self) -> _np.ndarray:
-        """Exact Shapley credit of each step (fc.shapley of :meth:`table`)."""
+        """Exact Shapley credit of each step (fc.shapley of :meth:`table`).
+
+        Returns
+        -------
+        ndarray, shape (n_steps,), float64
+            The Shapley value of each step.
+
+        Raises
+        ------
+        ValueError
+            If ``n_steps`` is above SCM_TABLE_MAX_STEPS (24).
+        """
         from .tables import shapley
         return shapley(self.table())
 
@@ -435,7 +542,23 @@ def and_failure(q=0.3, n_steps: int = 3, steps=(0, 1)) -> TrajectorySCM:
     n_steps : int
         Steps of the trajectory, 1..64.
     steps : sequence of int
-        The steps whose joint failure fails the run.
+        The steps whose joint failure fails the run (distinct, non-empty, in
+        0..n_steps-1).
+
+    Returns
+    -------
+    TrajectorySCM
+        The game and its exact table.
+
+    Raises
+    ------
+    ValueError
+        If ``n_steps`` is outside 1..64; if ``steps`` is empty, repeats a
+        step or has one outside 0..n_steps-1; or if ``q`` is not a scalar or
+        of shape (n_steps,), or is not in [0, 1].
+    TypeError
+        If ``n_steps`` or a step is not an integer, ``steps`` is not a
+        sequence, or ``q`` is not real.
 
     Examples
     --------
@@ -453,7 +576,42 @@ def or_failure(q=0.3, n_steps: int = 3, steps=(0, 1)) -> TrajectorySCM:
     Factually all of them did: :math:`v(S) = 1` if S holds one of them, else
     :math:`1 - \prod_{j \in steps} (1 - q_j)`. For q = 0.3 and two steps,
     v({}) = 0.51 and each relevant step gets 0.245 (redundant causes).
-    Parameters as :func:`and_failure`.
+
+    Parameters
+    ----------
+    q : float or array_like (n_steps,)
+        P(a resampled step is bad).
+    n_steps : int
+        Steps of the trajectory, 1..64.
+    steps : sequence of int
+        The steps any one of whose failures fails the run (distinct,
+        non-empty, in 0..n_steps-1).
+
+    Returns
+    -------
+    TrajectorySCM
+        The game and its exact table.
+
+    Raises
+    ------
+    ValueError
+        If ``n_steps`` is outside 1..64; if ``steps`` is empty, repeats a
+        step or has one outside 0..n_steps-1; or if ``q`` is not a scalar or
+        of shape (n_steps,), or is not in [0, 1].
+    TypeError
+        If ``n_steps`` or a step is not an integer, ``steps`` is not a
+        sequence, or ``q`` is not real.
+
+    See Also
+    --------
+    and_failure
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> scm = fc.synthetic.or_failure(0.3)
+    >>> scm.shapley().round(3)
+    array([0.245, 0.245, 0.   ])
     """
     return _failure("OR", q, n_steps, steps)
 
@@ -477,7 +635,36 @@ def threshold_trajectory(n_steps: int = 10, threshold: int | None = None, *, q=N
     threshold : int, optional
         1..n_steps bad steps fail the run; default max(1, n_steps // 3).
     q : float or array_like (n_steps,), optional
+        P(a resampled step is bad), in [0, 1]; default drawn from ``seed``.
     seed : int
+        Seed of q and of the factual run, in [0, 2**64).
+
+    Returns
+    -------
+    TrajectorySCM
+        The game and its exact table.
+
+    Raises
+    ------
+    ValueError
+        If ``n_steps`` is outside 1..64 or ``threshold`` outside
+        1..n_steps; if ``seed`` is outside [0, 2**64); or if ``q`` is not a
+        scalar or of shape (n_steps,), or is not in [0, 1].
+    TypeError
+        If ``n_steps``, ``threshold`` or ``seed`` is not an integer, or ``q``
+        is not real.
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> scm = fc.synthetic.threshold_trajectory(4, seed=0)
+    >>> scm.name
+    '4-step threshold-1 trajectory'
+    >>> v = scm.table()
+    >>> float(v[-1])                            # the factual run failed
+    1.0
+    >>> bool(np.isclose(scm.shapley().sum(), v[-1] - v[0]))
+    True
     """
     n_steps = _check_int(n_steps, "n_steps", lo=1, hi=64)
     threshold = (max(1, n_steps // 3) if threshold is None
@@ -512,7 +699,29 @@ def pivotal_chain(n_steps: int = 6, pivot: int = 2, *, q=0.2, r=0.3) -> Trajecto
     pivot : int
         The step that derailed the run.
     q, r : float or array_like (n_steps,)
-        P(derail) and P(recover) of a resampled step.
+        P(derail) and P(recover) of a resampled step, in [0, 1].
+
+    Returns
+    -------
+    TrajectorySCM
+        The game and its exact table.
+
+    Raises
+    ------
+    ValueError
+        If ``n_steps`` is outside 1..64 or ``pivot`` outside 0..n_steps-1;
+        or if ``q`` or ``r`` is not a scalar or of shape (n_steps,), or is
+        not in [0, 1].
+    TypeError
+        If ``n_steps`` or ``pivot`` is not an integer, or ``q`` or ``r`` is
+        not real.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> scm = fc.synthetic.pivotal_chain(4, pivot=1)
+    >>> scm.shapley().round(3)          # the step before the pivot: negative
+    array([-0.023,  0.444,  0.102,  0.102])
     """
     from ._jit import synthetic as kern
 
