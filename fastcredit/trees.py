@@ -60,6 +60,14 @@ class TreeCredit:
     sampled : ndarray (n_states,) or None
         Credit of the action the actor took in each state (standardised over
         the batch when asked), or None when no ``actions`` were given.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> res = fc.actor_centered_credit(q=[1.0, 0.0, 2.0, 4.0], offsets=[0, 2, 4],
+    ...                                baseline="uniform")
+    >>> res.credit, res.baseline, res.sampled
+    (array([ 0.5, -0.5, -1. ,  1. ]), array([0.5, 3. ]), None)
     """
     credit: np.ndarray
     baseline: np.ndarray
@@ -87,19 +95,43 @@ def actor_centered_credit(q, pi=None, offsets=None, *, baseline="actor", actions
     offsets : array_like of int, shape (n_states + 1,)
         CSR offsets: state s owns entries offsets[s] .. offsets[s+1]-1.
     baseline : {"actor", "uniform"}
+        The policy the credit is centred on (see above).
     actions : array_like of int, shape (n_states,), optional
         Index of the sampled action within each state's legal actions
         (0 <= actions[s] < n_s); gathers ``sampled``.
     standardize : bool
         Standardise ``sampled`` over the batch, (x - mean) / (sd + eps) with
         the unbiased sd, as PPO implementations normalise advantages.
-    eps : float
-    atol : float
+    eps : float >= 0
+        Added to the sd when standardising.
+    atol : float >= 0
         Tolerance of the sum-to-one check of ``pi``.
+    backend : {None, "c", "numba"}
+        None picks the faster one (see :mod:`fastcredit._backend`).
 
     Returns
     -------
     TreeCredit
+        The credit of every legal action, each state's baseline and the
+        sampled actions' credit.
+
+    Raises
+    ------
+    ValueError
+        If ``q`` is not one-dimensional, ``offsets`` is not valid CSR over
+        it (shape (n_states + 1,), starting at 0, non-decreasing, ending at
+        len(q)), ``pi`` differs from ``q`` in shape, holds a negative or
+        non-finite value or does not sum to 1 within ``atol`` at a state,
+        ``actions`` does not have shape (n_states,) or names an action
+        outside its state's legal ones, ``standardize=True`` is given
+        without ``actions``, ``baseline`` is not "actor" or "uniform",
+        ``eps`` or ``atol`` is negative or not finite, or ``backend`` is not
+        None, "c" or "numba" or is not available.
+    TypeError
+        If ``offsets`` is missing, ``pi`` is missing with
+        ``baseline="actor"``, ``q`` or ``pi`` is not a real array,
+        ``offsets`` or ``actions`` not integer, ``standardize`` not a bool,
+        or ``eps`` or ``atol`` not a real number.
 
     Examples
     --------
@@ -265,6 +297,32 @@ class Uniform(_Allocator):
     random, so every legal action is tried once before any is repeated and
     the budget is then spread evenly.
 
+    Parameters
+    ----------
+    n_actions : int in [1, 2**32]
+        Legal actions of the state.
+    seed : int in [0, 2**64)
+        Keys the random tie-breaks of :meth:`ask`.
+    backend : {None, "c", "numba"}
+        None picks the faster one (see :mod:`fastcredit._backend`).
+
+    Attributes
+    ----------
+    counts, sums, means : ndarray (n_actions,)
+        Trials, summed values and mean value of each action (copies; NaN
+        mean where untried).
+    n_trials : int
+        Trials told so far.
+
+    Raises
+    ------
+    ValueError
+        If ``n_actions`` is not in [1, 2**32] or its bookkeeping would not
+        fit in memory, ``seed`` is outside [0, 2**64), or ``backend`` is
+        not None, "c" or "numba" or is not available.
+    TypeError
+        If ``n_actions`` or ``seed`` is not an integer.
+
     Examples
     --------
     >>> import fastcredit as fc
@@ -281,10 +339,30 @@ class UCT(_Allocator):
 
     Parameters
     ----------
-    n_actions : int
+    n_actions : int in [1, 2**32]
+        Legal actions of the state.
     c : float
         Exploration constant (>= 0).
-    seed : int
+    seed : int in [0, 2**64)
+        Keys the random tie-breaks of :meth:`ask`.
+    backend : {None, "c", "numba"}
+        None picks the faster one (see :mod:`fastcredit._backend`).
+
+    Raises
+    ------
+    ValueError
+        If ``c`` is negative or not finite, or another argument is out of
+        range as in :class:`Uniform`.
+    TypeError
+        If ``c`` is not a real number, or ``n_actions`` or ``seed`` not an
+        integer.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> rule = fc.UCT(3, c=0.5, seed=0).run(lambda a: [0.0, 1.0, 0.2][a], budget=12)
+    >>> rule.counts.tolist(), rule.means.tolist()
+    ([1, 10, 1], [0.0, 1.0, 0.2])
     """
 
     _rule = ALLOC_UCT
@@ -304,7 +382,8 @@ class AgentUCT(UCT):
 
     Parameters
     ----------
-    n_actions : int
+    n_actions : int in [1, 2**32]
+        Legal actions of the state.
     costs : array_like, shape (n_actions,)
         Predicted uncached cost of the next trial of each action (finite,
         >= 0); update one with ``tell(a, value, cost=...)``.
@@ -312,7 +391,20 @@ class AgentUCT(UCT):
         Exploration constant (>= 0).
     c_tok : float
         Price of one unit of cost in value units (>= 0).
-    seed : int
+    seed : int in [0, 2**64)
+        Keys the random tie-breaks of :meth:`ask`.
+    backend : {None, "c", "numba"}
+        None picks the faster one (see :mod:`fastcredit._backend`).
+
+    Raises
+    ------
+    ValueError
+        If ``costs`` does not have shape (n_actions,) or holds a negative or
+        non-finite value, ``c_tok`` is negative or not finite, or another
+        argument is out of range as in :class:`UCT`.
+    TypeError
+        If ``costs`` is not a real array, ``c_tok`` not a real number, or
+        another argument has the wrong type as in :class:`UCT`.
 
     Examples
     --------
