@@ -222,13 +222,25 @@ class SoftmaxActor:
 class Ledger:
     """Realized work of one tree (one actor-visited state).
 
-    trial_executed, trial_reused : (n_trials,) int64
+    Attributes
+    ----------
+    trial_executed, trial_reused : ndarray (n_trials,) int64
         Steps each trial executed, and steps it took from the prefix cache
         instead (the restored prefix counts as reused when cached).
-    trial_cost : (n_trials,) float64
+    trial_cost : ndarray (n_trials,) float64
         Cost units of the steps each trial executed.
-    restore_executed, restore_reused : int, restore_cost : float
-        The tree's restore of the visited state before its first trial.
+    restore_executed, restore_reused : int
+        Steps of the tree's restore of the visited state before its first
+        trial, executed and reused.
+    restore_cost : float
+        Their cost units.
+
+    Examples
+    --------
+    >>> import numpy as np, fastcredit.treesearch as ts
+    >>> led = ts.Ledger(np.array([3, 1]), np.array([0, 2]), np.array([4.0, 1.0]), 2, 0, 2.0)
+    >>> led.executed, led.reused, led.cost
+    (6, 2, 7.0)
     """
     trial_executed: np.ndarray
     trial_reused: np.ndarray
@@ -258,12 +270,31 @@ class RunLedger:
     """Realized work of a run: the actor's own episodes and the auxiliary
     search (trees or Monte-Carlo continuations) beside them.
 
-    actor_executed : int, actor_cost : float
-        Steps and cost of the actor's own episodes.
-    executed, reused : int, cost : float
-        Auxiliary steps executed, reused from the cache, and their cost.
+    Ledgers add up with ``+``; :meth:`add_tree` adds one tree's
+    :class:`Ledger`.
+
+    Attributes
+    ----------
+    actor_executed : int
+        Steps of the actor's own episodes.
+    actor_cost : float
+        Their cost units.
+    executed, reused : int
+        Auxiliary steps executed and reused from the cache.
+    cost : float
+        Cost units of the auxiliary steps executed.
     n_states : int
         Actor-visited states searched.
+
+    Examples
+    --------
+    >>> import numpy as np, fastcredit.treesearch as ts
+    >>> led = ts.Ledger(np.array([3, 1]), np.array([0, 2]), np.array([4.0, 1.0]), 2, 0, 2.0)
+    >>> run = ts.RunLedger(actor_executed=5, actor_cost=5.0).add_tree(led)
+    >>> run
+    RunLedger(actor_executed=5, actor_cost=5.0, executed=6, reused=2, cost=7.0, n_states=1)
+    >>> (run + run).n_states
+    2
     """
     actor_executed: int = 0
     actor_cost: float = 0.0
