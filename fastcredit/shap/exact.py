@@ -6,9 +6,10 @@ from typing import Any
 import numpy as np
 import shap
 
+from .._validation import check_bool
 from ..interactions import interactions as exact_interactions
 from ._common import MAX_EVALS, RowGame, output_names
-from .permutation import _auto_batch, exact_shapley
+from .permutation import BACKEND, _auto_batch, exact_shapley
 
 __all__ = ["ExactExplainer"]
 
@@ -43,7 +44,7 @@ def pair_values(game: RowGame) -> np.ndarray:
     main = game.main_effects()
     full = np.zeros((game.m,) + main.shape)
     if k >= 2:
-        pairs = exact_interactions(table, "STII", order=2).values[2] / 2.0   # (outputs, C(k, 2))
+        pairs = exact_interactions(table, "STII", order=2, backend=BACKEND).values[2] / 2.0   # (outputs, C(k, 2))
         i, j = np.triu_indices(k, 1)
         block = np.zeros((k, k, table.shape[0]))
         block[i, j] = block[j, i] = pairs.T
@@ -66,13 +67,15 @@ class ExactExplainer(shap.ExactExplainer):
     (:func:`fastcredit.shapley`, compiled and cached: no compilation on the
     first call); ``interactions=True`` (or 2) gives shap's pairwise
     interaction matrix (see :func:`pair_values`). ``max_evals`` below 2**k
-    is refused as shap refuses it. A masker with a clustering
+    is refused as shap refuses it; ``main_effects=True`` reports
+    v({i}) - v({}) (which shap's own call path drops). A masker with a clustering
     (``shap.maskers.Partition``) is refused.
     """
 
     def __call__(self, *args: Any, max_evals: Any = 100000, main_effects: bool = False,
                  error_bounds: bool = False, batch_size: Any = "auto",
                  interactions: Any = 1, silent: bool = False):
+        self._main_effects = check_bool(main_effects, "main_effects")
         return super().__call__(*args, max_evals=max_evals, main_effects=main_effects,
                                 error_bounds=error_bounds, batch_size=_auto_batch(batch_size),
                                 interactions=interactions, silent=silent)
@@ -104,7 +107,7 @@ class ExactExplainer(shap.ExactExplainer):
             "values": values,
             "expected_values": expected,
             "mask_shapes": [game.x.shape],
-            "main_effects": game.main_effects() if main_effects else None,
+            "main_effects": game.main_effects() if self._main_effects else None,
             "clustering": None,
             "output_names": output_names(self),
         }

@@ -7,12 +7,17 @@ import numpy as np
 import shap
 
 from .._params import SEED
+from .._validation import check_bool
 from ..games import deterministic
 from ..sampling import permutation_shapley
 from ..tables import shapley
 from ._common import MAX_EVALS, RowGame, output_names
 
 __all__ = ["PermutationExplainer"]
+
+#: The kernels' backend: C, loaded in milliseconds (the cached Numba twins
+#: take most of a second to load in a fresh process, longer than a row).
+BACKEND = "c"
 
 
 def _auto_batch(batch_size):
@@ -24,7 +29,7 @@ def exact_shapley(game: RowGame) -> np.ndarray:
     """Shapley values (outputs..., k) of the varying features from all
     2**k coalitions (one table per output, fc.shapley)."""
     table = game.values(np.arange(2**game.k, dtype=np.uint64))
-    return shapley(table.reshape(2**game.k, -1).T)
+    return shapley(table.reshape(2**game.k, -1).T, backend=BACKEND)
 
 
 def sampled_shapley(game: RowGame, max_evals: int, seed: int):
@@ -41,7 +46,7 @@ def sampled_shapley(game: RowGame, max_evals: int, seed: int):
         # walks are bounded by the budget of distinct coalitions; the cap on
         # their number only ends a run whose walks all hit the memo
         est = permutation_shapley(column, k, budget=max_evals, permutations=2 * max_evals,
-                                  cache=True, seed=seed)
+                                  cache=True, seed=seed, backend=BACKEND)
         values[j], stderr[j] = est.values, est.stderr
     return values, stderr
 
@@ -67,6 +72,9 @@ class PermutationExplainer(shap.PermutationExplainer):
     - ``error_bounds=True`` reports in ``error_std`` the standard error of
       each value (the sd of the antithetic pairs over sqrt(pairs); 0 where
       exact);
+    - ``main_effects=True`` reports v({i}) - v({}) of each feature (shap's
+      Explainer.__call__ hands its rows an empty list for the flag, so shap
+      never computes them there);
     - results are deterministic per ``seed`` (each row's permutations are
       drawn from NumPy's global generator, which the constructor seeds as
       shap's does).
@@ -78,6 +86,7 @@ class PermutationExplainer(shap.PermutationExplainer):
     def __call__(self, *args: Any, max_evals: Any = 500, main_effects: bool = False,
                  error_bounds: bool = False, batch_size: Any = "auto", outputs: Any = None,
                  silent: bool = False, **kwargs: Any):
+        self._main_effects = check_bool(main_effects, "main_effects")
         return super().__call__(*args, max_evals=max_evals, main_effects=main_effects,
                                 error_bounds=error_bounds, batch_size=_auto_batch(batch_size),
                                 outputs=outputs, silent=silent, **kwargs)
@@ -112,7 +121,7 @@ class PermutationExplainer(shap.PermutationExplainer):
             "values": game.expand(values),
             "expected_values": expected,
             "mask_shapes": [game.x.shape],
-            "main_effects": game.main_effects() if main_effects else None,
+            "main_effects": game.main_effects() if self._main_effects else None,
             "clustering": None,
             "error_std": (None if not error_bounds else
                           game.expand(stderr if stderr is not None else np.zeros_like(values))),

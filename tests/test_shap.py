@@ -1,0 +1,345 @@
+"""fastcredit.shap: shap's explainers over fastcredit's kernels.
+
+Oracles: shap's own ExactExplainer (deterministic, so equal to rounding),
+fc.shapley of the full coalition table built here by brute force, closed
+forms (a model with interactions of order <= 2), and counting models for
+the budget and batching. Sampled values are checked against the exact ones
+within their own standard errors (chance failure stated at each check).
+"""
+import itertools
+
+import numpy as np
+import pytest
+
+shap = pytest.importorskip("shap")
+
+import fastcredit as fc  # noqa: E402
+from fastcredit.shap import ExactExplainer, PermutationExplainer  # noqa: E402
+
+M = 6
+
+
+@pytest.fixture(scope="module")
+def data():
+    rs = np.random.RandomState(7)
+    return rs.randn(5, M), rs.randn(8, M), rs.randn(M)
+
+
+def linear_pairs(w):
+    def model(x):
+        return x @ w + x[:, 0] * x[:, 1] + 0.5 * x[:, 2] * x[:, 3] * x[:, 4]
+    return model
+
+
+def two_outputs(w):
+    f = linear_pairs(w)
+
+    def model(x):
+        p = 1.0 / (1.0 + np.exp(-f(x)))
+        return np.stack([p, 1.0 - p], axis=1)
+    return model
+
+
+def probability(w):
+    f = two_outputs(w)
+    return lambda x: f(x)[:, 0]
+
+
+def brute_table(model, x, background, link=lambda y: y):
+    """v(S) of every mask S of x's features: mean over the background of the
+    model on x_S with background values elsewhere, through the link."""
+    m = len(x)
+    table = []
+    for mask in range(2**m):
+        keep = np.array([(mask >> i) & 1 for i in range(m)], dtype=bool)
+        rows = np.where(keep, x, background)
+        table.append(link(np.mean(model(rows), axis=0)))
+    return np.array(table)
+
+
+class Counting:
+    """A model that records every call's rows."""
+
+    def __init__(self, model):
+        self.model = model
+        self.calls = []
+
+    def __call__(self, x):
+        self.calls.append(np.array(x))
+        return self.model(x)
+
+    @property
+    def rows(self):
+        return np.concatenate(self.calls)
+
+
+# --- Exact: shap's own values -------------------------------------------------
+
+@pytest.mark.parametrize("which", ["identity", "logit", "logit-plain", "two-outputs"])
+@pytest.mark.parametrize("interactions", [1, True])
+def test_exact_equals_shap_exact(data, which, interactions):
+    X, B, w = data
+    model = {"identity": linear_pairs(w), "two-outputs": two_outputs(w)}.get(which,
+                                                                             probability(w))
+    link = shap.links.logit if which.startswith("logit") else shap.links.identity
+    kw = dict(link=link, linearize_link=which != "logit-plain")
+    ours = ExactExplainer(model, B, **kw)(X, interactions=interactions, silent=True)
+    theirs = shap.ExactExplainer(model, B, **kw)(X, interactions=interactions, silent=True)
+    assert isinstance(ours, shap.Explanation)
+    assert ours.values.shape == theirs.values.shape
+    np.testing.assert_allclose(ours.values, theirs.values, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(ours.base_values, theirs.base_values, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(ours.data, theirs.data)
+    assert list(ours.feature_names) == list(theirs.feature_names)
+
+
+def test_exact_equals_shapley_of_the_brute_force_table(data):
+    X, B, w = data
+    model = two_outputs(w)
+    ours = ExactExplainer(model, B)(X, silent=True)
+    for r, x in enumerate(X):
+        table = brute_table(model, x, B)               # (2**m, 2)
+        np.testing.assert_allclose(ours.values[r], fc.shapley(table.T).T, atol=1e-12)
+        np.testing.assert_allclose(ours.base_values[r], table[0], atol=1e-12)
+
+
+def test_exact_logit_without_linearization_is_the_link_of_the_mean(data):
+    X, B, w = data
+    model = probability(w)
+    ours = ExactExplainer(model, B, link=shap.links.logit, linearize_link=False)(X, silent=True)
+    table = brute_table(model, X[0], B, link=lambda p: np.log(p / (1 - p)))
+    np.testing.assert_allclose(ours.values[0], fc.shapley(table), atol=1e-10)
+
+
+def test_exact_evaluates_only_the_varying_features(data):
+    """Features equal to every background row get 0 and the table has
+    2**varying coalitions: the model sees 2**3 coalitions of n_b rows."""
+    X, B, w = data
+    background = B.copy()
+    background[:, [1, 4, 5]] = X[0, [1, 4, 5]]
+    model = Counting(linear_pairs(w))
+    exp = ExactExplainer(model, background)(X[:1], silent=True)
+    assert np.all(exp.values[0, [1, 4, 5]] == 0)
+    assert len(model.rows) == 2**3 * len(background)
+    # the three varying features carry f(x) - E f(B)
+    np.testing.assert_allclose(exp.values[0].sum() + exp.base_values[0],
+                               linear_pairs(w)(X[:1])[0], atol=1e-12)
+
+
+def test_exact_interactions_closed_form():
+    """For f = x0 x1 + x2 over a zero background, shap's interaction matrix
+    splits the pair's term in half off the diagonal and has the main effects
+    (v({i}) - v({})) on it."""
+    model = lambda x: x[:, 0] * x[:, 1] + x[:, 2]       # noqa: E731
+    x = np.array([[2.0, 3.0, 5.0]])
+    inter = ExactExplainer(model, np.zeros((1, 3)))(x, interactions=True, silent=True).values[0]
+    np.testing.assert_allclose(inter, [[0, 3, 0], [3, 0, 0], [0, 0, 5]], atol=1e-12)
+
+
+def test_exact_refuses_a_short_budget(data):
+    X, B, w = data
+    with pytest.raises(ValueError, match="max_evals"):
+        ExactExplainer(linear_pairs(w), B)(X[:1], max_evals=2**M - 1, silent=True)
+
+
+# --- Permutation ---------------------------------------------------------------
+
+def test_permutation_is_exact_for_second_order_models():
+    """One antithetic pair of walks is exact for interactions of order <= 2
+    (shap's own check): f = x0 x2 + x1 + x2 + x2 x3 over a zero background."""
+    rs = np.random.RandomState(3)
+    X = rs.randint(0, 2, size=(20, 12)).astype(float)
+    model = lambda x: x[:, 0] * x[:, 2] + x[:, 1] + x[:, 2] + x[:, 2] * x[:, 3]  # noqa: E731
+    values = PermutationExplainer(model, np.zeros((1, 12)), seed=0)(
+        X, max_evals=50, silent=True).values
+    expect = np.zeros_like(X)
+    expect[:, 0] = X[:, 0] * X[:, 2] / 2
+    expect[:, 2] = X[:, 0] * X[:, 2] / 2 + X[:, 2] + X[:, 2] * X[:, 3] / 2
+    expect[:, 1] = X[:, 1]
+    expect[:, 3] = X[:, 2] * X[:, 3] / 2
+    np.testing.assert_allclose(values, expect, atol=1e-12)
+
+
+def test_permutation_with_the_whole_table_in_budget_is_exact(data):
+    X, B, w = data
+    model = two_outputs(w)
+    ours = PermutationExplainer(model, B, seed=1)(X, max_evals=2**M, silent=True)
+    exact = ExactExplainer(model, B)(X, silent=True)
+    np.testing.assert_allclose(ours.values, exact.values, atol=1e-12)
+    assert ours.values.shape == (len(X), M, 2)
+
+
+def test_permutation_sampled_within_its_error_bars():
+    """Sampled values against the exact ones on 12 features (2**12 > the
+    budget): within 6 standard errors for every feature and row (about 40
+    pairs, t with 39 df: chance failure < 1e-6 per check), efficient (each
+    walk's marginals sum to v(N) - v({})) and deterministic per seed. An
+    antithetic pair is exact for terms of order <= 2, so only the features
+    of the third-order term x2 x3 x4 have an error; a pair's average for
+    them is 0 or 1/2 x2 x3 x4, so their sd is 0 by chance with probability
+    below (2/3)**39 < 2e-7."""
+    rs = np.random.RandomState(11)
+    X, B, w = rs.randn(4, 12), rs.randn(6, 12), rs.randn(12)
+    model = linear_pairs(w)
+    exact = ExactExplainer(model, B)(X, silent=True).values
+    est = PermutationExplainer(model, B, seed=5)(X, max_evals=900, error_bounds=True,
+                                                 silent=True)
+    assert np.all(est.error_std[:, 2:5] > 0)
+    assert np.all(np.abs(est.values - exact) <= 6 * est.error_std + 1e-9)
+    assert np.abs(est.values - exact).max() > 1e-6          # sampled, not exact
+    np.testing.assert_allclose(est.values.sum(1) + est.base_values, model(X), atol=1e-12)
+    again = PermutationExplainer(model, B, seed=5)(X, max_evals=900, silent=True)
+    np.testing.assert_array_equal(est.values, again.values)
+    other = PermutationExplainer(model, B, seed=6)(X, max_evals=900, silent=True)
+    assert not np.array_equal(est.values, other.values)
+
+
+def test_permutation_budget_counts_distinct_coalitions(data):
+    """The model sees each coalition of a row once, never more than
+    max_evals of them, in calls of at most batch_size coalitions."""
+    X, B, w = data
+    for max_evals, batch_size in [(20, 3), (40, 7), (63, "auto")]:
+        model = Counting(linear_pairs(w))
+        PermutationExplainer(model, B, seed=2)(X[:1], max_evals=max_evals,
+                                               batch_size=batch_size, silent=True)
+        rows = model.rows
+        assert len(rows) % len(B) == 0
+        coalitions = rows.reshape(-1, len(B), M)
+        keep = np.isclose(coalitions[:, 0, :], X[0])   # which features come from x
+        n = len(coalitions)
+        assert len({tuple(k) for k in keep}) == n       # each coalition once
+        assert n <= max_evals
+        assert n >= max_evals - 2 * (M - 1)             # the budget is spent to the last pair
+        if batch_size != "auto":
+            assert all(len(c) <= batch_size * len(B) for c in model.calls)
+
+
+def test_permutation_main_effects_and_multi_output(data):
+    X, B, w = data
+    model = two_outputs(w)
+    exp = PermutationExplainer(model, B, seed=0)(X, max_evals=30, main_effects=True,
+                                                 silent=True)
+    assert exp.values.shape == (len(X), M, 2) and exp.base_values.shape == (len(X), 2)
+    for r, x in enumerate(X):
+        table = brute_table(model, x, B)
+        singles = table[[1 << i for i in range(M)]] - table[0]
+        np.testing.assert_allclose(exp.main_effects[r], singles, atol=1e-12)
+    np.testing.assert_allclose(exp.values.sum(1) + exp.base_values, model(X), atol=1e-12)
+
+
+def test_independent_masker_and_dataframes(data):
+    pd = pytest.importorskip("pandas")
+    X, B, w = data
+    names = [f"f{i}" for i in range(M)]
+    seen = []
+
+    def model(frame):
+        seen.append(type(frame))
+        return linear_pairs(w)(np.asarray(frame))
+
+    masker = shap.maskers.Independent(pd.DataFrame(B, columns=names))
+    exp = ExactExplainer(model, masker)(pd.DataFrame(X, columns=names), silent=True)
+    assert set(seen) == {pd.DataFrame}
+    assert list(exp.feature_names) == names
+    plain = ExactExplainer(linear_pairs(w), shap.maskers.Independent(B))(X, silent=True)
+    np.testing.assert_allclose(exp.values, plain.values, atol=1e-12)
+
+
+def test_logit_link_values_are_additive_in_log_odds(data):
+    X, B, w = data
+    model = probability(w)
+    exp = PermutationExplainer(model, B, link=shap.links.logit, seed=0)(X, max_evals=30,
+                                                                       silent=True)
+    p = model(X)
+    np.testing.assert_allclose(exp.values.sum(1) + exp.base_values, np.log(p / (1 - p)),
+                               atol=1e-9)
+
+
+def test_default_call_arguments_as_shap_takes_them(data):
+    """Keyword arguments of the constructor become the call's defaults."""
+    X, B, w = data
+    model = Counting(linear_pairs(w))
+    PermutationExplainer(model, B, seed=0, max_evals=20)(X[:1], silent=True)
+    assert len(model.rows) // len(B) <= 20
+
+
+# --- errors --------------------------------------------------------------------
+
+@pytest.mark.parametrize("cls", [PermutationExplainer, ExactExplainer])
+def test_a_model_that_raises_is_reported_naming_the_call(data, cls):
+    X, B, w = data
+
+    def broken(x):
+        raise KeyError("no such column")
+
+    with pytest.raises(RuntimeError, match="the model raised .* masked rows") as info:
+        cls(broken, B)(X[:1], silent=True)
+    assert isinstance(info.value.__cause__, KeyError)
+
+
+def test_nothing_is_kept_from_a_failed_call(data):
+    """A model that fails once and then works gives the values of a fresh run."""
+    X, B, w = data
+    good = linear_pairs(w)
+    state = {"fail": True}
+
+    def flaky(x):
+        if state.pop("fail", False):
+            raise RuntimeError("transient")
+        return good(x)
+
+    explainer = PermutationExplainer(flaky, B, seed=3)
+    with pytest.raises(RuntimeError, match="model raised"):
+        explainer(X[:1], max_evals=30, silent=True)
+    np.random.seed(3)
+    again = explainer(X[:1], max_evals=30, silent=True).values
+    np.testing.assert_array_equal(
+        again, PermutationExplainer(good, B, seed=3)(X[:1], max_evals=30, silent=True).values)
+
+
+@pytest.mark.parametrize("cls,kwargs,match", [
+    (PermutationExplainer, {"max_evals": 0}, "max_evals"),
+    (PermutationExplainer, {"max_evals": 5}, "max_evals"),
+    (PermutationExplainer, {"max_evals": 2.5}, "max_evals"),
+    (PermutationExplainer, {"batch_size": 0}, "batch_size"),
+    (ExactExplainer, {"batch_size": -1}, "batch_size"),
+    (ExactExplainer, {"interactions": "pairs"}, "interactions"),
+])
+def test_bad_arguments_name_the_argument(data, cls, kwargs, match):
+    X, B, w = data
+    with pytest.raises((ValueError, TypeError), match=match):
+        cls(linear_pairs(w), B)(X[:1], silent=True, **kwargs)
+
+
+def test_interactions_beyond_pairs_refused(data):
+    X, B, w = data
+    with pytest.raises(NotImplementedError, match="interactions"):
+        ExactExplainer(linear_pairs(w), B)(X[:1], interactions=3, silent=True)
+
+
+def test_a_masker_fastcredit_does_not_take_is_refused(data):
+    X, B, w = data
+    with pytest.raises(TypeError, match="masker"):
+        PermutationExplainer(linear_pairs(w), shap.maskers.Impute(B))(X[:1], silent=True)
+
+
+def test_model_output_rows_checked(data):
+    X, B, w = data
+    with pytest.raises(ValueError, match="one real output"):
+        ExactExplainer(lambda x: np.zeros(3), B)(X[:1], silent=True)
+
+
+def test_inputs_are_not_modified(data):
+    X, B, w = data
+    X0, B0 = X.copy(), B.copy()
+    PermutationExplainer(linear_pairs(w), B, seed=0)(X, max_evals=30, silent=True)
+    ExactExplainer(linear_pairs(w), B)(X, interactions=True, silent=True)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(B, B0)
+
+
+def test_pair_order_matches_combinations():
+    """fc.interactions lays pairs out as itertools.combinations does, which
+    the interaction matrix relies on (np.triu_indices)."""
+    i, j = np.triu_indices(5, 1)
+    assert list(zip(i.tolist(), j.tolist())) == list(itertools.combinations(range(5), 2))
