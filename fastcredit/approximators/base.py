@@ -205,16 +205,31 @@ def _run_one(design, game, g, seed, budget, impl):
                                     f"budget {budget} covers")
         table = ev(np.arange(1 << m, dtype=np.uint64))
         values = design.exact(table)
-        return values, np.zeros(m), table[0], ev.n_evals, 0
+        return values, np.zeros_like(values), table[0], ev.n_evals, 0
     memo = _memo(m, budget) if design.deterministic else None
     fixed = design.fixed()
-    vals = ev(fixed)
+    # the fixed coalitions are evaluated in the game call of the first batch
+    # (one call, not two: a model behind the game sees as few calls as can be)
     if memo is not None:
-        uniq, where = np.unique(fixed, return_index=True)
-        memo.add(uniq, vals[where])
-    v0 = vals[0]
-    design.fold_fixed(impl, fixed, vals, v0)
-    left = budget - ev.n_evals
+        fixed_keys, fixed_at = np.unique(fixed, return_inverse=True)
+    else:
+        fixed_keys, fixed_at = fixed, np.arange(len(fixed))
+    v0 = None
+
+    def evaluate(fresh):
+        """Values of the fresh coalitions, the fixed ones first if not yet."""
+        nonlocal v0
+        if v0 is not None:
+            return ev(fresh)
+        vals = ev(np.concatenate([fixed_keys, fresh]))
+        head, vals = vals[:len(fixed_keys)], vals[len(fixed_keys):]
+        if memo is not None:
+            memo.add(fixed_keys, head)
+        v0 = head[fixed_at[0]]
+        design.fold_fixed(impl, fixed, head[fixed_at], v0)
+        return vals
+
+    left = budget - len(fixed_keys)
     c = design.coalitions
     max_samples = SAMPLES_PER_EVALUATION * budget
     done = 0
@@ -224,35 +239,41 @@ def _run_one(design, game, g, seed, budget, impl):
         flat = masks.reshape(-1)
         if memo is not None:
             new = ~memo.known(flat)
+            if v0 is None:
+                new &= ~np.isin(flat, fixed_keys)
             firsts = np.zeros(flat.shape, dtype=bool)
             firsts[np.unique(flat, return_index=True)[1]] = True
             new &= firsts
             cost = np.cumsum(new.reshape(count, c).sum(axis=1))
             take = int(np.searchsorted(cost, left, side="right"))
             fresh = flat[:take * c][new[:take * c]]
-            if len(fresh):
-                memo.add(fresh, ev(fresh))
+            if len(fresh) or v0 is None:
+                memo.add(fresh, evaluate(fresh))
             values = memo.get(flat[:take * c])
         else:
             take = min(count, left // c)
-            values = ev(flat[:take * c])
+            values = evaluate(flat[:take * c])
         left = budget - ev.n_evals
         design.fold(impl, masks[:take], values.reshape(take, c),
                     None if slots is None else slots[:take], v0)
         done += take
         if take < count:
             break
+    if v0 is None:
+        evaluate(np.empty(0, dtype=np.uint64))
     values, stderr = design.finish(v0)
     return values, stderr, v0, ev.n_evals, done
 
 
-def run_design(make_design, game, index, budget, seed, threads):
-    """The estimate of every game (a batch of tables, or one function game)."""
+def run_design(make_design, game, index, budget, seed, threads, width=None):
+    """The estimate of every game (a batch of tables, or one function game);
+    ``width``: the entries a design's ``finish`` returns (default m)."""
     m = game.m
+    width = m if width is None else width
     impl = kernels("approximators", game.backend)
     n_games = game.value.shape[0] if game.kind == TABLE else 1
-    values = np.empty((n_games, m))
-    stderr = np.empty((n_games, m))
+    values = np.empty((n_games, width))
+    stderr = np.empty((n_games, width))
     base = np.empty((n_games, 1))
     evals = np.zeros(n_games, dtype=np.int64)
     samples = np.zeros(n_games, dtype=np.int64)
@@ -273,6 +294,6 @@ def run_design(make_design, game, index, budget, seed, threads):
     def shaped(x, last):
         return x.reshape(lead + (last,))
 
-    return (shaped(base, 1), shaped(values, m), shaped(stderr, m),
+    return (shaped(base, 1), shaped(values, width), shaped(stderr, width),
             int(evals[0]) if scalar else evals.reshape(lead),
             int(samples[0]) if scalar else samples.reshape(lead))

@@ -18,6 +18,10 @@ methods keep working:
   (shapiq's stratified value estimators): thin adapters over
   :func:`fastcredit.approximate`, the compiled approximator family.
 - :class:`TableGame`: a shapiq ``Game`` over a fastcredit coalition table.
+- :func:`use`: shapiq's explainers (and everything else in shapiq that
+  builds one of these classes by name, ``approximator="auto"`` included)
+  build fastcredit's classes instead; an instance passed as
+  ``approximator=`` works without it.
 
 Requires the optional extra: ``pip install fastcredit[shapiq]``.
 """
@@ -31,9 +35,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from ._common import TableGame
 from .approximators import SVARM, OwenSamplingSV, StratifiedSamplingSV
 from .exact import ExactComputer, exact_values
+from .explainers import use
 from .kernelshap import KernelSHAP
 from .permutation import PermutationSamplingSII, PermutationSamplingSTII, PermutationSamplingSV
 
 __all__ = ["ExactComputer", "exact_values", "PermutationSamplingSV", "PermutationSamplingSII",
            "PermutationSamplingSTII", "KernelSHAP", "SVARM", "StratifiedSamplingSV",
-           "OwenSamplingSV", "TableGame"]
+           "OwenSamplingSV", "TableGame", "use"]
