@@ -62,22 +62,36 @@ def _jit():
 
 @dataclass(frozen=True)
 class TreeResult:
-    """One counterfactual tree.
+    """One counterfactual tree (:func:`counterfactual_tree`).
 
-    q, stderr : (n,) float64
+    Attributes
+    ----------
+    q, stderr : ndarray (n,) float64
         Mean trial return of each root action and its standard error (NaN
         when untried; stderr NaN below 2 trials).
-    counts : (n,) int64
-    pi : (n,) float64
+    counts : ndarray (n,) int64
+        Trials of each root action.
+    pi : ndarray (n,) float64
         The actor's probabilities at the state.
-    credit : (n,) float64
+    credit : ndarray (n,) float64
         Q(s, a) minus the baseline over the tried actions (the actor's
         probabilities renormalised over them, or their plain mean); NaN when
         untried.
     baseline : float
-    trial_action, trial_return : (budget,)
+        The baseline subtracted from Q.
+    trial_action, trial_return : ndarray (budget,)
         Each trial's root action and return, in order.
     ledger : Ledger
+        The tree's realized work.
+
+    Examples
+    --------
+    >>> import fastcredit.treesearch as ts
+    >>> from fastcredit.learning import workflow
+    >>> res = ts.counterfactual_tree(workflow.environment(), workflow.root(kind=0, level=3),
+    ...                              budget=10, seed=1)
+    >>> res.counts.tolist(), res.trial_action.tolist()[:5], res.ledger.executed
+    ([2, 2, 2, 2, 2], [2, 0, 1, 3, 4], 26)
     """
     q: np.ndarray
     stderr: np.ndarray
@@ -504,7 +518,10 @@ def counterfactual_tree(env, root=None, prefix=(), actor=None, *, budget: int = 
     Parameters
     ----------
     env : JitEnvironment or a Python environment (fastcredit.treesearch.env)
-    root : the episode's start state (or give ``cache``)
+        The environment searched.
+    root : object, optional
+        The episode's start state (an int for a JitEnvironment); or give
+        ``cache``.
     prefix : sequence of int
         The actions from ``root`` to the searched state.
     actor : SoftmaxActor or None
@@ -512,11 +529,13 @@ def counterfactual_tree(env, root=None, prefix=(), actor=None, *, budget: int = 
     budget : int
         Trials (>= 1).
     rule : {"uniform", "uct", "agent_uct"}
+        The allocation rule of the root actions (module docstring).
     c, c_tok : float
         UCT's exploration constant; AgentUCT's price of a unit of cost.
     baseline : {"actor", "uniform"}
         The centring of ``credit``.
-    seed : int
+    seed : int in [0, 2**64)
+        Keys the trials' random streams.
     cache : PrefixCache, optional
         Shared by the trees of one episode (the default is a fresh one).
     use_cache : bool
@@ -531,6 +550,28 @@ def counterfactual_tree(env, root=None, prefix=(), actor=None, *, budget: int = 
     Returns
     -------
     TreeResult
+        Q, its standard error, the trial counts, the credit and the ledger.
+
+    Raises
+    ------
+    ValueError
+        If ``rule``, ``baseline`` or ``backend`` is not one of its values
+        (or the backend is not available), ``budget`` is not in [1, 2**24],
+        ``c`` or ``c_tok`` is negative or not finite, ``seed`` is outside
+        [0, 2**64), ``prefix`` is not one-dimensional or holds an action
+        that is not legal where it is taken, the state ``prefix`` reaches is
+        terminal, ``actor`` has not ``env.n_features`` weights (a
+        JitEnvironment), ``cache`` belongs to another environment or has
+        another root than ``root``, or the environment breaks its contract
+        (``n_actions`` outside 0..max_actions, a negative or non-finite
+        cost or step_cost, a non-finite utility, a ``step_batch`` answer of
+        the wrong length).
+    TypeError
+        If neither ``root`` nor ``cache`` is given, ``actor`` is not a
+        SoftmaxActor or None, ``cache`` not a PrefixCache, a Python
+        environment lacks ``n_actions``, ``step`` or ``utility``,
+        ``budget`` or ``seed`` is not an integer, ``c`` or ``c_tok`` not a
+        real number, ``use_cache`` not a bool, or ``prefix`` not integer.
 
     Examples
     --------
@@ -558,8 +599,49 @@ def monte_carlo_value(env, root=None, prefix=(), actor=None, *, k: int = 16, see
     actor from the state ``prefix`` reaches (the first action drawn from the
     actor too), :math:`\hat V(s) = \frac1k \sum_j R_j`.
 
-    Returns ``(value, stderr, ledger)``; a terminal state's value is its
-    utility (no continuations, an empty ledger).
+    Parameters
+    ----------
+    env : JitEnvironment or a Python environment (fastcredit.treesearch.env)
+        The environment.
+    root : object, optional
+        The episode's start state (an int for a JitEnvironment); or give
+        ``cache``.
+    prefix : sequence of int
+        The actions from ``root`` to the valued state.
+    actor : SoftmaxActor or None
+        The policy of the continuations (None: uniform).
+    k : int in [1, 2**24]
+        Continuations.
+    seed : int in [0, 2**64)
+        Keys the continuations' random streams.
+    cache : PrefixCache, optional
+        Shared by the searches of one episode (the default is a fresh one).
+    use_cache : bool
+        False: every step is executed (only the ledger changes).
+
+    Returns
+    -------
+    value : float
+        :math:`\hat V(s)`; a terminal state's value is its utility (no
+        continuations).
+    stderr : float
+        Its standard error, sd / sqrt(k) (ddof 1; NaN for k = 1, 0 at a
+        terminal state).
+    ledger : Ledger
+        The continuations' realized work (empty at a terminal state).
+
+    Raises
+    ------
+    ValueError
+        If ``k`` is not in [1, 2**24], ``seed`` is outside [0, 2**64),
+        ``prefix`` is not one-dimensional or holds an illegal action,
+        ``actor`` has not ``env.n_features`` weights (a JitEnvironment),
+        ``cache`` belongs to another environment or root, or the
+        environment breaks its contract (as in :func:`counterfactual_tree`).
+    TypeError
+        If neither ``root`` nor ``cache`` is given, ``actor`` is not a
+        SoftmaxActor or None, ``cache`` not a PrefixCache, ``k`` or
+        ``seed`` not an integer, or ``use_cache`` not a bool.
 
     Examples
     --------
@@ -614,6 +696,34 @@ def exact_q(env, root, prefix=(), actor=None) -> np.ndarray:
     terminal state and :math:`\sum_b \pi(b \mid s) Q(s, b)` elsewhere.
     Exponential in the depth: for small environments and tests.
 
+    Parameters
+    ----------
+    env : JitEnvironment or a Python environment (fastcredit.treesearch.env)
+        The environment.
+    root : object
+        The episode's start state (an int for a JitEnvironment).
+    prefix : sequence of int
+        The actions from ``root`` to the state whose Q is computed.
+    actor : SoftmaxActor or None
+        The policy of the continuations (None: uniform).
+
+    Returns
+    -------
+    ndarray (n,) float64
+        Q(s, a) of the state's n legal actions (empty at a terminal state).
+
+    Raises
+    ------
+    ValueError
+        If ``prefix`` is not one-dimensional or holds an action that is not
+        legal where it is taken, ``actor`` has not ``env.n_features``
+        weights (a JitEnvironment), or ``env.n_actions(root)`` is outside
+        0..max_actions.
+    TypeError
+        If ``actor`` is not a SoftmaxActor or None, ``prefix`` is not
+        integer, ``root`` is not an int for a JitEnvironment, or a Python
+        environment lacks ``n_actions``, ``step`` or ``utility``.
+
     Examples
     --------
     >>> import fastcredit.treesearch as ts
@@ -648,18 +758,38 @@ def exact_q(env, root, prefix=(), actor=None) -> np.ndarray:
 @dataclass(frozen=True)
 class DecisionRecords:
     """The actor's own decisions of one episode, with their credit
-    (auxiliary branches are not in them).
+    (auxiliary branches are not in them); see :func:`decision_records`.
 
-    states : list, the visited states (s_0 .. s_{T-1}).
-    actions : (T,) int64, the sampled actions.
-    behaviour : (T,) float64, pi(a_t | s_t) when they were sampled.
-    credit : (T,) float64, the decision's credit (NaN when a tree did not
-        try the actor's action).
-    features : (T, A, d) float64, phi(s_t, b) of every legal b (zero padded).
-    n_legal : (T,) int64
-    q : (T, A) float64, the trees' Q (NaN padded; NaN for other sources).
-    utility : float, the episode's return.
+    Attributes
+    ----------
+    states : list
+        The visited states (s_0 .. s_{T-1}).
+    actions : ndarray (T,) int64
+        The sampled actions.
+    behaviour : ndarray (T,) float64
+        pi(a_t | s_t) when they were sampled.
+    credit : ndarray (T,) float64
+        The decision's credit (NaN when a tree did not try the actor's
+        action).
+    features : ndarray (T, A, d) float64
+        phi(s_t, b) of every legal b (zero padded).
+    n_legal : ndarray (T,) int64
+        Legal actions of each visited state.
+    q : ndarray (T, A) float64
+        The trees' Q (NaN padded; NaN for other sources).
+    utility : float
+        The episode's return.
     ledger : RunLedger
+        The episode's and the search's realized work.
+
+    Examples
+    --------
+    >>> import fastcredit.treesearch as ts
+    >>> from fastcredit.learning import workflow
+    >>> rec = ts.decision_records(workflow.environment(), workflow.root(kind=1, level=2),
+    ...                           credit="return", seed=3)
+    >>> rec.actions.tolist(), rec.utility, rec.credit.tolist()
+    ([2, 1, 1, 2, 4], -2.4, [-2.4, -2.4, -2.4, -2.4, -2.4])
     """
     states: list
     actions: np.ndarray
@@ -720,8 +850,35 @@ def _features(env, state, n, a_max, d):
 
 
 def state_seed(seed: int, t: int) -> int:
-    """The seed of the search at step t of an episode seeded ``seed``
-    (``seed`` in [0, 2**64), ``t`` >= 0)."""
+    """The seed of the search at step t of an episode seeded ``seed``: the
+    first draw of the counter-based RNG stream (seed, t + 1), so that every
+    step's search has its own stream.
+
+    Parameters
+    ----------
+    seed : int in [0, 2**64)
+        The episode's seed.
+    t : int in [0, 2**64 - 2]
+        The step.
+
+    Returns
+    -------
+    int
+        A seed in [0, 2**64).
+
+    Raises
+    ------
+    ValueError
+        If ``seed`` or ``t`` is out of its range.
+    TypeError
+        If ``seed`` or ``t`` is not an integer.
+
+    Examples
+    --------
+    >>> import fastcredit.treesearch as ts
+    >>> ts.state_seed(0, 0), ts.state_seed(0, 1)
+    (15916886550466581944, 16576549522093199164)
+    """
     from .._numba.rng import key
     seed = SEED.check(seed)
     t = check_int(t, "t", lo=0, hi=2**64 - 2)
@@ -745,6 +902,55 @@ def decision_records(env, root, actor=None, *, credit: str = "asct", rule: str =
     The episode's action t is drawn with the stream (seed, 0); the search at
     step t is seeded :func:`state_seed` (seed, t). The trees share one
     prefix cache per episode (the actor's own steps are in it).
+
+    Parameters
+    ----------
+    env : JitEnvironment or a Python environment (fastcredit.treesearch.env)
+        The environment.
+    root : object
+        The episode's start state (an int for a JitEnvironment).
+    actor : SoftmaxActor or None
+        The policy of the episode and of the continuations (None: uniform).
+    credit : {"asct", "vine", "return"}
+        Where each decision's credit comes from (see above).
+    rule : {"uniform", "uct", "agent_uct"}
+        The trees' allocation rule (``"asct"``).
+    budget : int in [1, 2**24]
+        Trials per tree (``"asct"``).
+    k : int in [1, 2**24]
+        Continuations per state value (``"vine"``).
+    c, c_tok : float >= 0
+        UCT's exploration constant; AgentUCT's price of a unit of cost.
+    baseline : {"actor", "uniform"}
+        The centring of the trees' credit.
+    seed : int in [0, 2**64)
+        The episode's seed.
+    use_cache : bool
+        False: every step is executed (only the ledger changes).
+    backend : {None, "c", "numba"}
+        As in :func:`counterfactual_tree`.
+
+    Returns
+    -------
+    DecisionRecords
+        The episode's decisions, their credit, features and Q, and the
+        ledger.
+
+    Raises
+    ------
+    ValueError
+        If ``credit``, ``rule``, ``baseline`` or ``backend`` is not one of
+        its values (or the backend is not available), ``budget`` or ``k`` is
+        not in [1, 2**24], ``c`` or ``c_tok`` is negative or not finite,
+        ``seed`` is outside [0, 2**64), ``actor`` has not
+        ``env.n_features`` weights (a JitEnvironment), the episode of a
+        JitEnvironment is longer than 4096 steps, or the environment breaks
+        its contract (as in :func:`counterfactual_tree`).
+    TypeError
+        If ``root`` is None, ``actor`` is not a SoftmaxActor or None, a
+        Python environment lacks ``n_actions``, ``step`` or ``utility``,
+        ``budget``, ``k`` or ``seed`` is not an integer, ``c`` or ``c_tok``
+        not a real number, or ``use_cache`` not a bool.
 
     Examples
     --------
