@@ -356,14 +356,62 @@ def _as_batch(batch):
 
 def score_batch(batch, config: ScoreConfig = ScoreConfig(), *, first_row: int = 0,
                 on_error: str = "stop"):
-    """Score one Arrow record batch (or table) of requests.
+    r"""Score one Arrow record batch (or table) of requests.
 
-    Returns ``(scored, problems)``: a ``pyarrow.RecordBatch`` with the key,
-    the carried columns, ``table`` (2**m values per row), one column per
-    rule (m values) and ``advantage`` when ``config.base`` is set; and the
-    list of (row, reason) of malformed rows (rows numbered from
-    ``first_row``), which were left out (``on_error="skip"``). With
-    ``on_error="stop"`` the first malformed row raises MalformedRowError.
+    For each good row r, the auction replay gives the coalition table
+    :math:`y_r(S)` over its m actions (:func:`fastcredit.auction_replay`), and
+    each rule its credit of the table (e.g. :math:`\phi_i`, the Shapley value);
+    with ``config.base`` the shaped advantages
+    :math:`A_{r,i} = b_r + \beta z_{r,i}` (:func:`fastcredit.shape_advantages`).
+
+    Parameters
+    ----------
+    batch : pyarrow.RecordBatch or pyarrow.Table
+        Requests in either layout of :mod:`fastcredit.scoring`.
+    config : ScoreConfig
+        What to compute.
+    first_row : int
+        Number of the batch's first row in the whole input (>= 0), for the
+        rows named in errors.
+    on_error : {"stop", "skip"}
+        A malformed row raises :class:`MalformedRowError`, or is left out and
+        reported.
+
+    Returns
+    -------
+    scored : pyarrow.RecordBatch
+        The key, the carried columns, ``table`` (2**m values per row), one
+        column per rule (m values) and ``advantage`` when ``config.base`` is
+        set.
+    problems : list of (int, str)
+        (row, reason) of the malformed rows left out, rows numbered from
+        ``first_row``.
+
+    Raises
+    ------
+    MalformedRowError
+        With ``on_error="stop"``, for the first malformed row (a
+        :class:`ValueError`).
+    ValueError
+        If ``on_error`` is not "stop" or "skip"; if ``first_row`` is negative;
+        or if the key, a carried, the base-advantage or the candidates column
+        (or a field of it) is missing.
+    TypeError
+        If ``batch`` is not a pyarrow RecordBatch or Table; if ``config`` is
+        not a :class:`ScoreConfig`; if ``first_row`` is not an integer; or if
+        a column has the wrong type (the column is named).
+    ImportError
+        If pyarrow is not installed (extra ``fastcredit[parquet]``).
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> from fastcredit.scoring import ScoreConfig, pools_to_arrow, score_batch
+    >>> pools = fc.Pools([0, 2, 4], ad_id=[7, 8, 7, 9], score=[3., 1., 2., 2.5],
+    ...                  value=[1., .5, 1., 2.], m=2)
+    >>> scored, problems = score_batch(pools_to_arrow(pools), ScoreConfig(m=2, slots=1))
+    >>> scored.to_pydict(), problems
+    ({'request_id': [0], 'table': [[0.0, 1.0, 1.0, 1.0]], 'shapley': [[0.5, 0.5]]}, [])
     """
     out, problems, _ = _score(batch, config, first_row=first_row, on_error=on_error)
     return out, problems
@@ -409,10 +457,51 @@ def _score(batch, config: ScoreConfig = ScoreConfig(), *, first_row: int = 0,
 
 
 def pools_to_arrow(pools, first_key: int = 0, key: str = "request_id"):
-    """The requests of ``pools`` as a pyarrow Table in the ``candidates``
-    layout (keys first_key, first_key + 1, ...). No value can be null, and
-    the schema says so: Parquet then stores no definition levels for the
-    fields, which decodes ~1.7x faster than the same layout nullable."""
+    """The requests of ``pools`` as a pyarrow Table in the ``candidates`` layout.
+
+    Request r gets key ``first_key + r`` and its candidates grouped by action.
+    No value can be null, and the schema says so: Parquet then stores no
+    definition levels for the fields, which decodes ~1.7x faster than the
+    same layout nullable.
+
+    Parameters
+    ----------
+    pools : fastcredit.Pools
+        The requests.
+    first_key : int
+        Key of the first request; the keys must fit in int64.
+    key : str
+        Name of the key column.
+
+    Returns
+    -------
+    pyarrow.Table
+        Columns ``key`` (int64) and ``candidates`` (large list of structs
+        ``action`` int8, ``ad_id`` int64, ``score``, ``value`` and, when the
+        pools have one, ``prerank`` double).
+
+    Raises
+    ------
+    TypeError
+        If ``pools`` is not a :class:`fastcredit.Pools`, ``first_key`` is not
+        an integer, or ``key`` is not a string.
+    ValueError
+        If the keys do not fit in int64, or ``key`` is empty.
+    ImportError
+        If pyarrow is not installed (extra ``fastcredit[parquet]``).
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> from fastcredit.scoring import pools_to_arrow
+    >>> pools = fc.Pools([0, 1, 2], ad_id=[7, 9], score=[3., 2.5], value=[1., 2.], m=2)
+    >>> table = pools_to_arrow(pools, first_key=100)
+    >>> table.column_names, table.num_rows
+    (['request_id', 'candidates'], 1)
+    >>> table.to_pylist()[0]["candidates"]  # doctest: +NORMALIZE_WHITESPACE
+    [{'action': 0, 'ad_id': 7, 'score': 3.0, 'value': 1.0},
+     {'action': 1, 'ad_id': 9, 'score': 2.5, 'value': 2.0}]
+    """
     pa = _pa()
     if not isinstance(pools, auction.Pools):
         raise TypeError(f"pools must be a fastcredit.Pools, got {type(pools).__name__}")

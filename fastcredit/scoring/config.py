@@ -43,10 +43,36 @@ def _pa():
 
 
 class ActionCountError(ValueError):
-    """``ScoreConfig.m`` is larger than the actions present in the input: no
-    candidate of any request has an action above ``present - 1``, so the
-    credit of actions ``present .. m - 1`` would be made up (a phantom
-    action with zero credit). ``m`` and ``present`` are the two counts."""
+    """``ScoreConfig.m`` is larger than the actions present in the input.
+
+    No candidate of any request has an action above ``present - 1``, so the
+    credit of actions ``present .. m - 1`` would be made up (a phantom action
+    with zero credit). A :class:`ValueError`.
+
+    Parameters
+    ----------
+    m : int
+        The configured number of actions.
+    present : int
+        The actions present in the input (its largest action + 1).
+    where : str
+        What was read (the source), for the message.
+
+    Attributes
+    ----------
+    m, present : int
+        The two counts.
+
+    Examples
+    --------
+    >>> from fastcredit.scoring import ActionCountError
+    >>> err = ActionCountError(6, 5, "file 'requests.parquet'")
+    >>> err.m, err.present, isinstance(err, ValueError)
+    (6, 5, True)
+    >>> print(err)  # doctest: +NORMALIZE_WHITESPACE
+    m = 6 is more than the 5 actions present in file 'requests.parquet'
+    (no candidate has an action above 4); score it with m = 5
+    """
 
     def __init__(self, m: int, present: int, where: str):
         super().__init__(f"m = {m} is more than the {present} actions present in {where} "
@@ -57,9 +83,30 @@ class ActionCountError(ValueError):
 
 
 class UnreadableFileError(ValueError):
-    """An input file whose pages cannot be read: a page checksum that does
-    not match (the file changed after it was written), or pages that do not
-    decode. ``path`` is the file."""
+    """An input file whose pages cannot be read.
+
+    A page checksum that does not match (the file changed after it was
+    written), or pages that do not decode. A :class:`ValueError`.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    reason : str
+        What is wrong with it.
+
+    Attributes
+    ----------
+    path, reason : str
+        As given.
+
+    Examples
+    --------
+    >>> from fastcredit.scoring import UnreadableFileError
+    >>> err = UnreadableFileError("requests.parquet", "a page checksum does not match")
+    >>> err.path, str(err)
+    ('requests.parquet', "file 'requests.parquet' cannot be read: a page checksum does not match")
+    """
 
     def __init__(self, path: str, reason: str):
         super().__init__(f"file {path!r} cannot be read: {reason}")
@@ -68,8 +115,29 @@ class UnreadableFileError(ValueError):
 
 
 class MalformedRowError(ValueError):
-    """A request row that cannot be scored; ``row`` is its 0-based number in
-    the input."""
+    """A request row that cannot be scored. A :class:`ValueError`.
+
+    Parameters
+    ----------
+    row : int
+        Its 0-based number in the input (files in order).
+    reason : str
+        What is wrong with it.
+
+    Attributes
+    ----------
+    row : int
+        As given.
+    reason : str
+        As given.
+
+    Examples
+    --------
+    >>> from fastcredit.scoring import MalformedRowError
+    >>> err = MalformedRowError(11, "null candidate list")
+    >>> err.row, str(err)
+    (11, 'row 11: null candidate list')
+    """
 
     def __init__(self, row: int, reason: str):
         super().__init__(f"row {row}: {reason}")
@@ -97,21 +165,71 @@ def _column_name(value, name: str) -> str:
 class ScoreConfig:
     """What to compute for each request (see :func:`score_parquet`).
 
-    m : actions per request (1..16).
-    rules : credit rules to output, from ``RULES``.
-    slots, reserve, capacity, pricing, mode : the auction (see auction_replay).
-    key : request key column, copied to the output.
-    candidates : the list<struct<action, ...>> column; when the input has no
-        such column, per-action columns ``action_0 .. action_{m-1}`` are read.
-    base : base-advantage column; when set, output ``advantage`` (B, m) =
-        shape_advantages(base, credit[shaping_rule], beta, kappa, normalize);
-        ``beta`` >= 0.
-    carry : further input columns copied to the output after the key (a
-        hive partition key of the input counts as a column).
-    threads : threads of the kernels (default: all cores).
+    Every field is checked when the config is made, with the same declaration
+    the command line builds its option from.
 
-    The key and the carried columns must not be named like an output column
-    (``table``, a rule, ``advantage``).
+    Parameters
+    ----------
+    m : int
+        Actions per request (1..16).
+    rules : sequence of str
+        Credit rules to output, from ``RULES`` ("shapley", "banzhaf",
+        "singleton", "leave_one_out"); at least one.
+    slots, reserve, capacity, pricing, mode
+        The auction (see :func:`fastcredit.auction_replay`).
+    key : str
+        Request key column, copied to the output.
+    candidates : str
+        The list<struct<action, ...>> column; when the input has no such
+        column, per-action columns ``action_0 .. action_{m-1}`` are read.
+    base : str, optional
+        Base-advantage column; when set, output ``advantage`` (B, m) =
+        shape_advantages(base, credit[shaping_rule], beta, kappa, normalize).
+    shaping_rule : str
+        The rule whose credit is shaped into ``advantage``.
+    beta : float
+        Weight of the shaped credit, >= 0.
+    kappa : float
+        Bound of the zero-sum projection, >= 0.
+    normalize : {"std", "maxabs", "none"}
+        Scale of the centred credit (:func:`fastcredit.shape_advantages`).
+    threads : int, optional
+        Threads of the kernels (default: all cores).
+    carry : sequence of str
+        Further input columns copied to the output after the key (a hive
+        partition key of the input counts as a column). The key and the
+        carried columns must not be named like an output column (``table``, a
+        rule, ``advantage``).
+
+    Attributes
+    ----------
+    output_columns : tuple of str
+        The computed output columns, in order (after the key and carry).
+
+    Raises
+    ------
+    ValueError
+        If a field is outside its range or not one of its values (``m``,
+        ``slots``, ``reserve`` NaN, ``capacity``, ``pricing``, ``mode``,
+        ``shaping_rule``, a rule, ``beta`` or ``kappa`` negative or infinite,
+        ``normalize``, ``threads``); if ``rules`` is empty; if a column name is
+        empty; or if the key or a carried column is named like an output
+        column, or ``carry`` names a column twice or names the key.
+    TypeError
+        If an integer or real field has another type; if ``rules`` or
+        ``carry`` is a string or not a sequence; or if a column name is not a
+        string.
+
+    Examples
+    --------
+    >>> from fastcredit.scoring import ScoreConfig
+    >>> config = ScoreConfig(m=2, rules=("shapley", "banzhaf"), base="adv")
+    >>> config.output_columns
+    ('table', 'shapley', 'banzhaf', 'advantage')
+    >>> ScoreConfig(m=2, carry=("table",))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: carry column 'table' has the name of an output column (table, ...
     """
 
     m: int = 5
@@ -170,7 +288,36 @@ class ScoreConfig:
 
 @dataclass(frozen=True)
 class ScoreSummary:
-    """What a scoring run did."""
+    """What a scoring run did (returned by :func:`score_parquet`).
+
+    Parameters
+    ----------
+    rows : int
+        Request rows read.
+    scored : int
+        Rows scored and written.
+    skipped : int
+        Malformed rows left out (``on_error="skip"``).
+    seconds : float
+        Wall time of the run.
+    peak_rss_bytes : int
+        Peak resident memory of the process.
+    errors : list of (int, str)
+        (row, reason) of the first skipped rows.
+
+    Attributes
+    ----------
+    requests_per_second : float
+        ``rows / seconds`` (inf for a run of no measurable time).
+
+    Examples
+    --------
+    >>> from fastcredit.scoring import ScoreSummary
+    >>> summary = ScoreSummary(rows=10, scored=9, skipped=1, seconds=2.0, peak_rss_bytes=0,
+    ...                        errors=[(3, "null candidate list")])
+    >>> summary.requests_per_second
+    5.0
+    """
 
     rows: int
     scored: int

@@ -129,30 +129,20 @@ def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
                   on_error: str = "stop", batch_rows: int = 65_536,
                   progress: bool | None = None, max_errors_kept: int = 100,
                   pipeline: bool = True) -> ScoreSummary:
-    """Score a Parquet dataset into Parquet.
+    r"""Score a Parquet dataset into Parquet.
 
-    ``source``: a file, a directory (its ``*.parquet`` files, hidden and
-    ``_*`` ones skipped, in natural order; hive ``key=value`` directories
-    give partition columns ``config.carry`` can name), a glob (``*``, ``?``,
-    ``[..]``, ``**``), a list of those (in the given order), a
-    ``pyarrow.dataset.FileSystemDataset``, or URIs of any filesystem pyarrow
-    opens. ``destination``: one Parquet file, or, when it ends with ``/`` or
-    is a directory, a directory with one file per input file at the input's
-    path below the source's base directory. The destination is checked
-    before any work (an input, or a directory holding one, is refused); it
-    is written under a temporary name and renamed into place at the end, and
-    removed on any error. An error of writing it (a full disk, a quota) is
-    an OSError (:class:`fastcredit._output.WriteError`) naming the
-    destination.
+    Every request is scored as by :func:`score_batch`: the auction replay's
+    coalition table :math:`y(S)` over its m actions, each rule's credit of it,
+    and with ``config.base`` the shaped advantages
+    :math:`A_i = b + \beta z_i`.
 
     Row numbers (errors, ``ScoreSummary.errors``) count across the whole
     input in order. Reading and decoding (pyarrow's threads, up to
     ``2 x 16,384`` requests read ahead), the kernels (``config.threads``,
-    default all cores) and encoding and writing run at the same time
-    (``pipeline=False``: one after another in this thread, the same
-    output); at most ``min(batch_rows, 16,384)`` requests are decoded and
-    scored at a time, output row groups hold ``batch_rows`` requests, so
-    memory is bounded whatever the input size.
+    default all cores) and encoding and writing run at the same time; at most
+    ``min(batch_rows, 16,384)`` requests are decoded and scored at a time and
+    output row groups hold ``batch_rows`` requests, so memory is bounded
+    whatever the input size.
 
     Every page of the output carries a CRC-32 checksum, and the checksums
     of the input's pages are verified as they are read: a page that does not
@@ -169,8 +159,87 @@ def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
     request phantom actions of zero credit; an action of ``m`` or more is a
     malformed row.
 
-    Returns a :class:`ScoreSummary` (rows read, scored, skipped, seconds,
-    peak resident memory of the process).
+    Parameters
+    ----------
+    source : str, os.PathLike, list or pyarrow.dataset.FileSystemDataset
+        A file, a directory (its ``*.parquet`` files, hidden and ``_*`` ones
+        skipped, in natural order; hive ``key=value`` directories give
+        partition columns ``config.carry`` can name), a glob (``*``, ``?``,
+        ``[..]``, ``**``), a list of those (in the given order), a
+        ``pyarrow.dataset.FileSystemDataset``, or URIs of any filesystem
+        pyarrow opens.
+    destination : str or os.PathLike
+        One Parquet file, or, when it ends with ``/`` or is a directory, a
+        directory with one file per input file at the input's path below the
+        source's base directory. It is checked before any work (an input, or
+        a directory holding one, is refused), written under a temporary name
+        and renamed into place at the end, and removed on any error.
+    config : ScoreConfig
+        What to compute.
+    on_error : {"stop", "skip"}
+        A malformed row stops the run, or is skipped and counted.
+    batch_rows : int
+        Requests per output row group, 1..2**26.
+    progress : bool, optional
+        Show a progress bar on stderr (default: when stderr is a terminal).
+    max_errors_kept : int
+        Skipped rows whose (row, reason) ``ScoreSummary.errors`` keeps, >= 0.
+    pipeline : bool
+        Overlap reading, scoring and writing in threads (True), or run them
+        one after another in this thread (False: the same output).
+
+    Returns
+    -------
+    ScoreSummary
+        Rows read, scored and skipped, seconds, peak resident memory of the
+        process, and the first skipped rows' errors.
+
+    Raises
+    ------
+    MalformedRowError
+        With ``on_error="stop"``, for the first malformed row.
+    ActionCountError
+        If ``config.m`` is more than the actions present in the data.
+    UnreadableFileError
+        If a page of an input file does not match its checksum or does not
+        decode.
+    ValueError
+        If ``on_error`` is not "stop" or "skip"; if ``batch_rows`` is outside
+        1..2**26 or ``max_errors_kept`` negative; if ``source`` is empty, holds
+        no .parquet files, mixes filesystems, names a file twice, or a file is
+        not Parquet; if ``destination`` is empty or is (or holds) an input; or
+        if a column scoring needs is missing (all subclasses above are
+        ValueErrors too).
+    TypeError
+        If ``config`` is not a :class:`ScoreConfig`; if ``batch_rows`` or
+        ``max_errors_kept`` is not an integer, or ``progress`` or ``pipeline``
+        not a bool; if ``source`` or ``destination`` is not a path, URI, glob
+        or list of them (or a dataset, for ``source``); or if a column has the
+        wrong type (named).
+    FileNotFoundError
+        If a path of ``source`` does not exist or a glob matches no file.
+    OSError
+        If writing the destination fails (a full disk, a quota):
+        :class:`fastcredit._output.WriteError`, naming the destination.
+    ImportError
+        If pyarrow is not installed (extra ``fastcredit[parquet]``).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import pyarrow.parquet as pq
+    >>> import fastcredit as fc
+    >>> from fastcredit.scoring import ScoreConfig, pools_to_arrow, score_parquet
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> source = os.path.join(tmp.name, "requests.parquet")
+    >>> pq.write_table(pools_to_arrow(fc.synthetic.sponsored_search(10, seed=1)), source)
+    >>> destination = os.path.join(tmp.name, "scores.parquet")
+    >>> summary = score_parquet(source, destination, ScoreConfig(m=5), progress=False)
+    >>> summary.rows, summary.scored, summary.skipped
+    (10, 10, 0)
+    >>> pq.read_table(destination).column_names
+    ['request_id', 'table', 'shapley']
+    >>> tmp.cleanup()
     """
     _pa()
     start = time.perf_counter()
