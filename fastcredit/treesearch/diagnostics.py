@@ -33,13 +33,28 @@ __all__ = ["Repeatability", "repeatability", "j_search", "centring_sign_flips",
 
 @dataclass(frozen=True)
 class Repeatability:
-    """Repeated trees at fixed states.
+    """Repeated trees at fixed states (:func:`repeatability`).
 
-    q : (n_states, repeats, A) the trees' Q (NaN padded / untried).
-    credit : (n_states, repeats, A) their actor-centred credit.
-    q_sd : (n_states,) mean over actions of the SD (ddof 1) over repeats.
-    sign_agreement : (n_states,) mean over actions of the share of repeat
-        pairs whose credit signs agree.
+    Attributes
+    ----------
+    q : ndarray (n_states, repeats, A)
+        The trees' Q (NaN padded / untried).
+    credit : ndarray (n_states, repeats, A)
+        Their actor-centred credit.
+    q_sd : ndarray (n_states,)
+        Mean over actions of the SD (ddof 1) over repeats.
+    sign_agreement : ndarray (n_states,)
+        Mean over actions of the share of repeat pairs whose credit signs
+        agree.
+
+    Examples
+    --------
+    >>> import fastcredit.treesearch as ts
+    >>> from fastcredit.learning import workflow
+    >>> rep = ts.repeatability(workflow.environment(), workflow.root(0, 3), [[]],
+    ...                        repeats=3, budget=10)
+    >>> rep.credit.shape, rep.q_sd.round(3), rep.sign_agreement.round(3)
+    ((1, 3, 5), array([1.331]), array([0.6]))
     """
     q: np.ndarray
     credit: np.ndarray
@@ -62,6 +77,44 @@ def repeatability(env, root, prefixes, actor=None, *, repeats: int = 8, seed: in
     """Repeat Q SD and credit-sign repeat agreement of ``repeats`` trees at
     each state ``prefixes[i]`` reaches from ``root`` (repeat r seeded
     ``seed + r``; ``tree``: options of :func:`counterfactual_tree`).
+
+    Parameters
+    ----------
+    env : JitEnvironment or a Python environment (fastcredit.treesearch.env)
+        The environment.
+    root : object
+        The episode's start state (an int for a JitEnvironment).
+    prefixes : sequence of sequences of int
+        The action prefixes of the states searched.
+    actor : SoftmaxActor or None
+        The policy that continues trials (None: uniform).
+    repeats : int in [2, 2**20]
+        Independent trees per state.
+    seed : int in [0, 2**64 - repeats)
+        Repeat r is seeded ``seed + r``.
+    **tree
+        Keyword options of :func:`counterfactual_tree` (``budget``,
+        ``rule``, ``c``, ``c_tok``, ``baseline``, ``use_cache``,
+        ``backend``).
+
+    Returns
+    -------
+    Repeatability
+        Every tree's Q and credit, the repeat Q SD and the sign agreement
+        per state.
+
+    Raises
+    ------
+    ValueError
+        If ``repeats`` is not in [2, 2**20], ``seed`` is outside [0, 2**64)
+        or leaves no room for ``repeats`` seeds, a prefix is not
+        one-dimensional (the error names ``prefixes[i]``), or a tree's
+        arguments fail :func:`counterfactual_tree`'s checks.
+    TypeError
+        If ``prefixes`` is a string or has no length, a prefix is not
+        integer, ``repeats`` or ``seed`` is not an integer, ``tree`` holds
+        an option :func:`counterfactual_tree` does not take, or a tree's
+        arguments have the wrong type.
 
     Examples
     --------
@@ -117,6 +170,28 @@ def j_search(q_hat, q, pi) -> float:
     :math:`Q(s, \arg\max_a \hat Q(s, a)) - \sum_b \pi(b \mid s) Q(s, b)`
     (untried actions, NaN in ``q_hat``, are not picked).
 
+    Parameters
+    ----------
+    q_hat : array_like, shape (n,)
+        The tree's estimate of each action's Q (NaN: untried).
+    q : array_like, shape (n,)
+        The reference (exact) Q, e.g. :func:`exact_q`.
+    pi : array_like, shape (n,)
+        The actor's probabilities.
+
+    Returns
+    -------
+    float
+        The gain; NaN when no action was tried.
+
+    Raises
+    ------
+    ValueError
+        If ``q_hat``, ``q`` and ``pi`` do not share one shape (n,) with
+        n >= 1.
+    TypeError
+        If one of them is not a real array.
+
     Examples
     --------
     >>> import fastcredit.treesearch as ts
@@ -133,6 +208,29 @@ def centring_sign_flips(q, pi, *, atol: float = 0.0) -> float:
     """Share of actions whose credit sign differs between the actor centring
     (Q - pi . Q) and the uniform one (Q - mean Q); credits within ``atol``
     of 0 have sign 0.
+
+    Parameters
+    ----------
+    q : array_like, shape (n,)
+        Q of the state's actions.
+    pi : array_like, shape (n,)
+        The actor's probabilities.
+    atol : float >= 0
+        Credits with :math:`|x| \le` atol have sign 0.
+
+    Returns
+    -------
+    float
+        The share of the n actions whose sign flips.
+
+    Raises
+    ------
+    ValueError
+        If ``q`` and ``pi`` do not share one shape (n,) with n >= 1, or
+        ``atol`` is negative or not finite.
+    TypeError
+        If ``q`` or ``pi`` is not a real array, or ``atol`` not a real
+        number.
 
     Examples
     --------
@@ -151,6 +249,29 @@ def centring_sign_flips(q, pi, *, atol: float = 0.0) -> float:
 def cost_adjusted_value(utility, cost, c_tok: float = 1.0) -> float:
     r"""Mean utility minus ``c_tok`` times the mean auxiliary cost per
     episode, :math:`\bar u - c_{tok} \bar c`.
+
+    Parameters
+    ----------
+    utility : array_like, shape (n,)
+        Each episode's utility.
+    cost : array_like, shape (n,)
+        Each episode's auxiliary cost (e.g. ``DecisionRecords.ledger.cost``).
+    c_tok : float >= 0
+        Price of one unit of cost, in utility units.
+
+    Returns
+    -------
+    float
+        :math:`\bar u - c_{tok} \bar c`.
+
+    Raises
+    ------
+    ValueError
+        If ``utility`` and ``cost`` do not share one shape (n,) with n >= 1,
+        or ``c_tok`` is negative or not finite.
+    TypeError
+        If ``utility`` or ``cost`` is not a real array, or ``c_tok`` not a
+        real number.
 
     Examples
     --------
