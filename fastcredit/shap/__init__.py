@@ -12,7 +12,9 @@ batched model calls:
   coalitions per row;
 - :class:`ExactExplainer`: all 2**varying coalitions, then
   :func:`fastcredit.shapley` (and shap's pairwise interactions from
-  :func:`fastcredit.interactions`).
+  :func:`fastcredit.interactions`);
+- :class:`SamplingExplainer` (IME): antithetic walks over all varying
+  features at once, one background row per pair, shap's legacy API.
 
 Requires the optional extra: ``pip install fastcredit[shap]``. The page
 docs/shap.md compares the two side by side.
@@ -26,5 +28,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from .exact import ExactExplainer
 from .permutation import PermutationExplainer
+from .sampling import SamplingExplainer
 
-__all__ = ["ExactExplainer", "PermutationExplainer"]
+__all__ = ["ExactExplainer", "PermutationExplainer", "SamplingExplainer"]
