@@ -205,7 +205,7 @@ def j_search(q_hat, q, pi) -> float:
 
 
 def centring_sign_flips(q, pi, *, atol: float = 0.0) -> float:
-    """Share of actions whose credit sign differs between the actor centring
+    r"""Share of actions whose credit sign differs between the actor centring
     (Q - pi . Q) and the uniform one (Q - mean Q); credits within ``atol``
     of 0 have sign 0.
 
