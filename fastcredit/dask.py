@@ -144,7 +144,12 @@ def _read(data, read_parquet: dict, name: str = "data"):
 
 def score(data, config: ScoreConfig = ScoreConfig(), *, on_error: str = "stop",
           **read_parquet) -> "dd.DataFrame":
-    """Score every request of a Dask DataFrame or Parquet dataset, lazily.
+    r"""Score every request of a Dask DataFrame or Parquet dataset, lazily.
+
+    Each partition is scored as by :func:`fastcredit.scoring.score_batch`:
+    the auction replay's coalition table :math:`y(S)` over the m actions of
+    each request, each rule's credit of it and, with ``config.base``, the
+    shaped advantages :math:`A_i = b + \beta z_i`.
 
     Parameters
     ----------
@@ -181,19 +186,42 @@ def score(data, config: ScoreConfig = ScoreConfig(), *, on_error: str = "stop",
     Raises
     ------
     TypeError
-        ``data`` is neither a frame nor a path; ``config`` is not a ScoreConfig.
+        If ``data`` is neither a frame nor a path, URI, glob, list of them or
+        a pyarrow dataset; if ``config`` is not a ScoreConfig; or if
+        ``read_parquet`` arguments are given with a frame.
     ValueError
-        A column scoring needs is missing (named), or an option is refused.
+        If ``on_error`` is not "stop" or "skip"; if a column scoring needs is
+        missing (named); or if ``dd.read_parquet`` refuses the path or an
+        option (its error, naming ``data``).
+    MalformedRowError
+        With ``on_error="stop"``, when the result is computed: the first
+        malformed row, numbered within its partition (the partition is
+        named).
 
     Examples
     --------
-    >>> import dask.dataframe as dd                              # doctest: +SKIP
-    >>> from distributed import Client, LocalCluster            # doctest: +SKIP
-    >>> client = Client(LocalCluster(n_workers=2, threads_per_worker=1))  # doctest: +SKIP
-    >>> frame = dd.read_parquet("requests/")                   # doctest: +SKIP
-    >>> scored = fastcredit.dask.score(frame, ScoreConfig())    # doctest: +SKIP
-    >>> fastcredit.dask.score_parquet("requests/", "scored/",
-    ...                               filters=[("day", "=", 3)])  # doctest: +SKIP
+    >>> import os, tempfile
+    >>> import pyarrow.parquet as pq
+    >>> import fastcredit as fc
+    >>> import fastcredit.dask
+    >>> from fastcredit.scoring import ScoreConfig, pools_to_arrow
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> source = os.path.join(tmp.name, "requests.parquet")
+    >>> pq.write_table(pools_to_arrow(fc.synthetic.sponsored_search(10, seed=1)), source)
+    >>> scored = fastcredit.dask.score(source, ScoreConfig(m=5))
+    >>> list(scored.columns)
+    ['request_id', 'table', 'shapley']
+    >>> frame = scored.compute(scheduler="synchronous")
+    >>> len(frame), frame["request_id"].tolist()[:3]
+    (10, [0, 1, 2])
+    >>> tmp.cleanup()
+
+    On a cluster, with the arguments of ``dd.read_parquet``::
+
+        from distributed import Client, LocalCluster
+        client = Client(LocalCluster(n_workers=2, threads_per_worker=1))
+        fastcredit.dask.score_parquet("requests/", "scored/", ScoreConfig(m=5),
+                                      filters=[("day", "=", 3)])
     """
     return _score(data, config, on_error, read_parquet, "data")
 
@@ -229,22 +257,83 @@ def _part_name(number: int) -> str:
 
 def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
                   on_error: str = "stop", **read_parquet) -> str:
-    """Score ``source`` (see :func:`score`; ``read_parquet``: the keyword
-    arguments of ``dd.read_parquet`` for a path) on the current Dask
-    scheduler into the directory ``destination`` with ``to_parquet``, one
-    file per partition named ``part-00000.parquet``, ... in partition order.
-    The command line writing into a directory names each output file after
-    its input file; Dask's partitions are not files (``split_row_groups``,
-    ``blocksize`` and ``aggregate_files`` decide them), so the names here
-    are the partitions' numbers: with one partition per input file
-    (``split_row_groups=False``, ``blocksize=None``) ``part-i`` holds the
-    i-th input file in ``dd.read_parquet``'s (sorted) order. The files have
+    """Score ``source`` with Dask into a directory of Parquet files.
+
+    The requests are scored as by :func:`score` (the coalition table
+    :math:`y(S)` of each request, each rule's credit of it, the shaped
+    advantages with ``config.base``) on the current Dask scheduler, and
+    written with ``to_parquet`` into the directory ``destination``, one file
+    per partition named ``part-00000.parquet``, ... in partition order. The
+    command line writing into a directory names each output file after its
+    input file; Dask's partitions are not files (``split_row_groups``,
+    ``blocksize`` and ``aggregate_files`` decide them), so the names here are
+    the partitions' numbers: with one partition per input file
+    (``split_row_groups=False``, ``blocksize=None``) ``part-i`` holds the i-th
+    input file in ``dd.read_parquet``'s (sorted) order. The files have
     exactly the columns of the single-process output and carry page
-    checksums. Like :func:`fastcredit.scoring.score_parquet` the
-    destination is checked before any work (an input, or a directory
-    holding one, is refused) and written under a temporary name that is
-    renamed into place only when every partition is written. Returns the
-    destination path."""
+    checksums. Like :func:`fastcredit.scoring.score_parquet` the destination
+    is checked before any work (an input, or a directory holding one, is
+    refused) and written under a temporary name that is renamed into place
+    only when every partition is written.
+
+    Parameters
+    ----------
+    source : dask.dataframe.DataFrame, str, os.PathLike, list or pyarrow dataset
+        The requests, as :func:`score` takes them: a frame, or a path,
+        directory, glob, URI, list of them or a
+        ``pyarrow.dataset.FileSystemDataset``.
+    destination : str or os.PathLike
+        The output directory (a trailing ``/`` is implied).
+    config : ScoreConfig
+        What to compute; each task uses ``config.threads`` kernel threads,
+        default 1.
+    on_error : {"stop", "skip"}
+        Malformed rows stop the computation or are left out.
+    **read_parquet
+        Keyword arguments of ``dask.dataframe.read_parquet`` for a path
+        (``filters``, ``columns``, ``storage_options``, ``blocksize``, ...).
+
+    Returns
+    -------
+    str
+        The destination directory's path (without a trailing ``/``).
+
+    Raises
+    ------
+    TypeError
+        If ``source`` is neither a frame nor a path, URI, glob, list of them or
+        a pyarrow dataset; if ``destination`` is not a path or URI; if
+        ``config`` is not a ScoreConfig; or if ``read_parquet`` arguments are
+        given with a frame.
+    ValueError
+        If ``on_error`` is not "stop" or "skip"; if ``source`` names no file,
+        or ``destination`` is empty or is (or holds) an input; if a column
+        scoring needs is missing (named); or if ``dd.read_parquet`` refuses the
+        path or an option.
+    FileNotFoundError
+        If a path of ``source`` does not exist or a glob matches no file.
+    MalformedRowError
+        With ``on_error="stop"``, for the first malformed row (numbered within
+        its partition, the partition named); nothing is published.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import dask
+    >>> import pyarrow.parquet as pq
+    >>> import fastcredit as fc
+    >>> import fastcredit.dask
+    >>> from fastcredit.scoring import ScoreConfig, pools_to_arrow
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> source = os.path.join(tmp.name, "requests.parquet")
+    >>> pq.write_table(pools_to_arrow(fc.synthetic.sponsored_search(10, seed=1)), source)
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     out = fastcredit.dask.score_parquet(source, os.path.join(tmp.name, "scored"),
+    ...                                         ScoreConfig(m=5))
+    >>> sorted(os.listdir(out)), pq.read_table(out).num_rows
+    (['part-00000.parquet'], 10)
+    >>> tmp.cleanup()
+    """
     if isinstance(source, dd.DataFrame):
         inputs = _Source(None, [], "", True)
     elif _is_source(source):
