@@ -51,6 +51,14 @@ class Decision:
         Any value comparable with ``==`` (a tool call, a token, a string).
     logprob : float or None
         :math:`\log \pi(a_t \mid h_t)`, None when unknown (hosted models).
+
+    Examples
+    --------
+    >>> from fastcredit.replay import Agent, Decision, record
+    >>> agent = Agent(lambda h, rng: Decision("ask", logprob=-0.5), lambda a, h, rng: "ok",
+    ...               outcome=lambda traj: 0.0, max_steps=2)
+    >>> [(s.action, s.logprob) for s in record(agent).steps]
+    [('ask', -0.5), ('ask', -0.5)]
     """
 
     action: Any
@@ -64,8 +72,18 @@ class Transition:
     Attributes
     ----------
     observation : object
+        What the environment answered.
     terminated : bool
         True when this step ends the run (a final answer, a closed ticket).
+
+    Examples
+    --------
+    >>> from fastcredit.replay import Agent, Transition, record
+    >>> agent = Agent(lambda h, rng: h.step, lambda a, h, rng: Transition(a, terminated=a == 1),
+    ...               outcome=lambda traj: 0.0, max_steps=5)
+    >>> rec = record(agent)
+    >>> rec.actions, rec.trajectory.terminated
+    ((0, 1), True)
     """
 
     observation: Any
@@ -80,6 +98,22 @@ class History:
     Immutable: :meth:`then` returns the history one step later, and a
     context edit (:class:`~fastcredit.replay.interventions.EditContext`)
     returns a new one, e.g. ``dataclasses.replace(h, initial=new_task)``.
+
+    Attributes
+    ----------
+    initial : object
+        The initial observation (the task).
+    actions, observations : tuple
+        The actions taken and observations received so far, in step order.
+
+    Examples
+    --------
+    >>> from fastcredit.replay import History
+    >>> h = History("task").then("search", "3 hits")
+    >>> h
+    History(initial='task', actions=('search',), observations=('3 hits',))
+    >>> h.step
+    1
     """
 
     initial: Any
@@ -106,6 +140,7 @@ class Step:
     history : History
         The context the policy decided on (after any context edit).
     action, observation : object
+        The step's action and the environment's answer.
     logprob : float or None
         The policy's log-probability of ``action`` (None when the policy did
         not give one, or the action was not the policy's).
@@ -114,6 +149,15 @@ class Step:
         "policy": decided by the (possibly swapped) policy; "held": the
         recorded action imposed on this step's context; "forced": an action
         imposed by an intervention.
+
+    Examples
+    --------
+    >>> from fastcredit.replay import Agent, record
+    >>> agent = Agent(lambda h, rng: int(rng.integers(2)), lambda a, h, rng: a * 10,
+    ...               outcome=lambda traj: len(traj), max_steps=3)
+    >>> step = record(agent, seed=1).steps[1]
+    >>> step.index, step.history.actions, step.action, step.observation, step.source
+    (1, (1,), 0, 0, 'policy')
     """
 
     history: History
@@ -136,6 +180,7 @@ class Trajectory:
     initial : object
         The initial observation (the task).
     steps : tuple of Step
+        The run's steps in order.
     outcome : float or None
         The outcome score (None only while the outcome function is scoring
         it).
@@ -144,6 +189,15 @@ class Trajectory:
         at ``max_steps``.
     stream : tuple of int
         (seed, domain, rollout index) of its random streams.
+
+    Examples
+    --------
+    >>> from fastcredit.replay import Agent, record
+    >>> agent = Agent(lambda h, rng: int(rng.integers(2)), lambda a, h, rng: a * 10,
+    ...               outcome=lambda traj: len(traj), max_steps=3)
+    >>> traj = record(agent, seed=1).trajectory
+    >>> traj.actions, traj.observations, traj.outcome, traj.terminated, len(traj)
+    ((1, 0, 1), (10, 0, 10), 3.0, False, 3)
     """
 
     initial: Any
@@ -195,9 +249,27 @@ class Agent:
         finished run (for a failure audit, 1.0 when it ended badly).
     initial : object
         The initial observation (the task) when ``env`` has no ``reset``.
-    max_steps : int
+    max_steps : int in [1, 2**20]
         A run that has not terminated after this many steps is cut off
         (``Trajectory.terminated`` is False).
+
+    Raises
+    ------
+    TypeError
+        If ``policy`` or ``outcome`` is not callable, ``env`` is neither
+        callable nor has a ``step`` method (or its ``reset`` is not
+        callable), or ``max_steps`` is not an integer.
+    ValueError
+        If ``max_steps`` is not in [1, 2**20].
+
+    Examples
+    --------
+    >>> from fastcredit.replay import Agent, record
+    >>> agent = Agent(lambda h, rng: int(rng.integers(2)), lambda a, h, rng: a * 10,
+    ...               outcome=lambda traj: float(sum(traj.actions)), initial="task",
+    ...               max_steps=3)
+    >>> agent.is_async, record(agent, seed=1).outcome
+    (False, 2.0)
     """
 
     policy: Callable
