@@ -40,7 +40,15 @@ __all__ = ["Intervention", "Resample", "ForceAction", "ReplaceObservation", "Edi
 
 
 class Intervention:
-    """Base of the do() operators; ``a & b`` composes two."""
+    """Base of the do() operators; ``a & b`` composes two.
+
+    Examples
+    --------
+    >>> from fastcredit.replay import ForceAction, Intervention, Resample
+    >>> both = ForceAction(1, "escalate") & Resample(3)
+    >>> isinstance(both, Intervention), both
+    (True, Compose(parts=(ForceAction(step=1, action='escalate'), Resample(step=3))))
+    """
 
     def __and__(self, other):
         if not isinstance(other, Intervention):
@@ -66,14 +74,60 @@ def _parts(iv):
 @dataclass(frozen=True)
 class Resample(Intervention):
     """Re-draw the action at ``step`` from the unchanged policy (the null
-    intervention: it changes only the random input)."""
+    intervention: it changes only the random input).
+
+    Parameters
+    ----------
+    step : int >= 0
+        The step re-drawn; the steps before it are the record's.
+
+    Raises
+    ------
+    TypeError
+        If ``step`` is not an integer.
+    ValueError
+        If ``step`` is negative (or, at a replay, not a step of the record).
+
+    Examples
+    --------
+    >>> from fastcredit.replay import Agent, Resample, record, replay
+    >>> agent = Agent(lambda h, rng: int(rng.integers(2)), lambda a, h, rng: a * 10,
+    ...               outcome=lambda traj: len(traj), max_steps=3)
+    >>> rec = record(agent, seed=1)
+    >>> [s.source for s in replay(rec, Resample(1)).trajectory.steps]
+    ['recorded', 'policy', 'policy']
+    """
 
     step: int
 
 
 @dataclass(frozen=True)
 class ForceAction(Intervention):
-    """Take ``action`` at ``step``."""
+    """Take ``action`` at ``step``.
+
+    Parameters
+    ----------
+    step : int >= 0
+        The step whose action is imposed.
+    action : object
+        The action taken there.
+
+    Raises
+    ------
+    TypeError
+        If ``step`` is not an integer.
+    ValueError
+        If ``step`` is negative (or, at a replay, not a step of the record).
+
+    Examples
+    --------
+    >>> from fastcredit.replay import Agent, ForceAction, record, replay
+    >>> agent = Agent(lambda h, rng: int(rng.integers(2)), lambda a, h, rng: a * 10,
+    ...               outcome=lambda traj: len(traj), max_steps=3)
+    >>> run = replay(record(agent, seed=1), ForceAction(1, 5)).trajectory
+    >>> run.actions[:2], run.observations[:2], [s.source for s in run.steps]
+    ((1, 5), (10, 50), ['recorded', 'forced', 'policy'])
+    """
 
     step: int
     action: Any
@@ -83,7 +137,33 @@ class ForceAction(Intervention):
 class ReplaceObservation(Intervention):
     """Keep the recorded action at ``step`` but answer it with
     ``observation`` (a :class:`~fastcredit.replay.Transition` to also end or
-    continue the run; a plain value continues it)."""
+    continue the run; a plain value continues it).
+
+    Parameters
+    ----------
+    step : int >= 0
+        The step whose observation is replaced.
+    observation : object
+        The answer given instead of calling the tool.
+
+    Raises
+    ------
+    TypeError
+        If ``step`` is not an integer.
+    ValueError
+        If ``step`` is negative (or, at a replay, not a step of the record).
+
+    Examples
+    --------
+    >>> from fastcredit.replay import (Agent, ReplaceObservation, Transition, record,
+    ...                                replay)
+    >>> agent = Agent(lambda h, rng: int(rng.integers(2)), lambda a, h, rng: a * 10,
+    ...               outcome=lambda traj: len(traj), max_steps=3)
+    >>> done = ReplaceObservation(0, Transition("done", terminated=True))
+    >>> run = replay(record(agent, seed=1), done).trajectory
+    >>> run.actions, run.observations, run.outcome
+    ((1,), ('done',), 1.0)
+    """
 
     step: int
     observation: Any
@@ -93,7 +173,32 @@ class ReplaceObservation(Intervention):
 class EditContext(Intervention):
     """Replace the history at ``step`` by ``edit(history)`` (a
     :class:`~fastcredit.replay.History`); the policy re-decides that step on
-    it and the run continues from it."""
+    it and the run continues from it.
+
+    Parameters
+    ----------
+    step : int >= 0
+        The step whose context is edited.
+    edit : callable
+        ``edit(history) -> History``, sync or async.
+
+    Raises
+    ------
+    TypeError
+        If ``step`` is not an integer or ``edit`` is not callable.
+    ValueError
+        If ``step`` is negative (or, at a replay, not a step of the record).
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> from fastcredit.replay import Agent, EditContext, record, replay
+    >>> agent = Agent(lambda h, rng: int(rng.integers(2)), lambda a, h, rng: a * 10,
+    ...               outcome=lambda traj: len(traj), max_steps=3)
+    >>> edit = EditContext(1, lambda h: dataclasses.replace(h, initial="new task"))
+    >>> replay(record(agent, seed=1), edit).trajectory.steps[1].history
+    History(initial='new task', actions=(1,), observations=(10,))
+    """
 
     step: int
     edit: Callable
@@ -108,7 +213,30 @@ class EditContext(Intervention):
 @dataclass(frozen=True)
 class SwapPolicy(Intervention):
     """Decide every step from ``step`` on with ``policy`` (same protocol as
-    the agent's)."""
+    the agent's).
+
+    Parameters
+    ----------
+    step : int >= 0
+        The first step the new policy decides.
+    policy : callable
+        ``policy(history, rng) -> action | Decision``, sync or async.
+
+    Raises
+    ------
+    TypeError
+        If ``step`` is not an integer or ``policy`` is not callable.
+    ValueError
+        If ``step`` is negative (or, at a replay, not a step of the record).
+
+    Examples
+    --------
+    >>> from fastcredit.replay import Agent, SwapPolicy, record, replay
+    >>> agent = Agent(lambda h, rng: int(rng.integers(2)), lambda a, h, rng: a * 10,
+    ...               outcome=lambda traj: len(traj), max_steps=3)
+    >>> replay(record(agent, seed=1), SwapPolicy(1, lambda h, rng: 7)).trajectory.actions
+    (1, 7, 7)
+    """
 
     step: int
     policy: Callable
@@ -124,7 +252,29 @@ class SwapPolicy(Intervention):
 class Hold(Intervention):
     """Hold the steps in ``steps`` at their recorded actions and re-decide the
     others: a coalition S of the game over steps, v(S) = E[outcome | do(a_t
-    := a_t^obs), t in S]. The run is factual up to the first step not in S."""
+    := a_t^obs), t in S]. The run is factual up to the first step not in S.
+
+    Parameters
+    ----------
+    steps : collection of int >= 0
+        The coalition S (default empty: every step re-decided).
+
+    Raises
+    ------
+    TypeError
+        If ``steps`` is a string or not a collection, or holds a value that
+        is not an integer.
+    ValueError
+        If a step is negative (or, at a replay, not a step of the record).
+
+    Examples
+    --------
+    >>> from fastcredit.replay import Agent, Hold, record, replay
+    >>> agent = Agent(lambda h, rng: int(rng.integers(2)), lambda a, h, rng: a * 10,
+    ...               outcome=lambda traj: len(traj), max_steps=3)
+    >>> [s.source for s in replay(record(agent, seed=1), Hold({0, 1})).trajectory.steps]
+    ['recorded', 'recorded', 'policy']
+    """
 
     steps: frozenset = field(default_factory=frozenset)
 
@@ -149,7 +299,31 @@ class Hold(Intervention):
 
 @dataclass(frozen=True)
 class Compose(Intervention):
-    """Several interventions applied together."""
+    """Several interventions applied together (what ``a & b`` builds).
+
+    Parameters
+    ----------
+    parts : sequence of Intervention
+        At least one, none of them a Compose; two changes of the same kind
+        at the same step are refused when the replay compiles them.
+
+    Raises
+    ------
+    TypeError
+        If ``parts`` is a single intervention, a string or not a sequence,
+        or holds something that is not an intervention (or is a Compose).
+    ValueError
+        If ``parts`` is empty.
+
+    Examples
+    --------
+    >>> from fastcredit.replay import Agent, Compose, ForceAction, SwapPolicy, record, replay
+    >>> agent = Agent(lambda h, rng: int(rng.integers(2)), lambda a, h, rng: a * 10,
+    ...               outcome=lambda traj: len(traj), max_steps=3)
+    >>> both = Compose([SwapPolicy(1, lambda h, rng: 7), ForceAction(2, 0)])
+    >>> replay(record(agent, seed=1), both).trajectory.actions
+    (1, 7, 0)
+    """
 
     parts: tuple
 
