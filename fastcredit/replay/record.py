@@ -45,9 +45,20 @@ class Record:
     Attributes
     ----------
     agent : Agent
+        The agent recorded.
     trajectory : Trajectory
         The factual run; its streams are (seed, record domain, 0).
     seed : int
+        The seed it was recorded with.
+
+    Examples
+    --------
+    >>> from fastcredit.replay import Agent, record
+    >>> agent = Agent(lambda h, rng: int(rng.integers(2)), lambda a, h, rng: a * 10,
+    ...               outcome=lambda traj: len(traj), max_steps=3)
+    >>> rec = record(agent, seed=1)
+    >>> rec.actions, rec.n_steps, rec.outcome, rec.seed
+    ((1, 0, 1), 3, 3.0, 1)
     """
 
     agent: Agent
@@ -78,12 +89,27 @@ class Replay:
     Attributes
     ----------
     trajectory : Trajectory
+        The replayed run.
     action_match : float
         The action-match rate over the compared steps (NaN when the
         intervention left no recorded step to the policy).
     n_compared : int
+        Recorded steps compared (those left to the policy).
     first_divergence : int or None
         The first compared step whose action differs from the record's.
+
+    Examples
+    --------
+    >>> from fastcredit.replay import Agent, record, replay
+    >>> agent = Agent(lambda h, rng: int(rng.integers(2)), lambda a, h, rng: a * 10,
+    ...               outcome=lambda traj: len(traj), max_steps=3)
+    >>> rec = record(agent, seed=1)
+    >>> again = replay(rec)                   # the record's own streams
+    >>> again.action_match, again.n_compared, again.first_divergence
+    (1.0, 3, None)
+    >>> fresh = replay(rec, seed=5)           # fresh streams
+    >>> fresh.trajectory.actions, fresh.action_match, fresh.first_divergence
+    ((0, 1, 0), 0.0, 0)
     """
 
     trajectory: Trajectory
@@ -227,18 +253,27 @@ def record(agent: Agent, *, seed: int = 0) -> Record:
     Parameters
     ----------
     agent : Agent
+        The agent to run.
     seed : int
         In [0, 2**64).
 
     Returns
     -------
     Record
+        The agent, the factual trajectory and the seed.
 
     Raises
     ------
     AgentError
         When the policy, a tool or the outcome raises: the message names the
         step, ``error.steps`` holds the steps done; no Record is returned.
+    TypeError
+        If ``agent`` is not an Agent or ``seed`` not an integer; if the
+        policy returns a Decision whose logprob is not a real number, or the
+        outcome returns something that is not a real number.
+    ValueError
+        If ``seed`` is outside [0, 2**64), the policy returns a positive or
+        NaN logprob, or the outcome is not finite.
 
     Examples
     --------
@@ -285,6 +320,35 @@ def replay(record: Record, intervention=None, *, seed: int | None = None,
     Replay
         The trajectory, the action-match rate over the steps left to the
         policy (see the module docstring), the first divergence.
+
+    Raises
+    ------
+    AgentError
+        When the policy, a tool, a context edit or the outcome raises (the
+        step is named).
+    TypeError
+        If ``record`` is not a Record, ``intervention`` is not an
+        intervention or None, ``seed`` or ``index`` is not an integer, a
+        context edit returns something other than a History, or the agent
+        returns a logprob or outcome that is not a real number.
+    ValueError
+        If ``seed`` is outside [0, 2**64) or ``index`` outside
+        [0, 2**64), the intervention names a step the record does not have
+        (or the record has none), two changes of the same kind fall on one
+        step, or the agent returns a positive or NaN logprob or a
+        non-finite outcome.
+
+    Examples
+    --------
+    >>> from fastcredit.replay import Agent, ForceAction, record, replay
+    >>> agent = Agent(lambda h, rng: int(rng.integers(2)), lambda a, h, rng: a * 10,
+    ...               outcome=lambda traj: float(sum(traj.actions)), max_steps=3)
+    >>> rec = record(agent, seed=1)
+    >>> rec.actions, rec.outcome
+    ((1, 0, 1), 2.0)
+    >>> run = replay(rec, ForceAction(1, 5))
+    >>> run.trajectory.actions, run.trajectory.outcome, run.n_compared
+    ((1, 5, 1), 7.0, 1)
     """
     record = check_record(record)
     index = check_int(index, "index", lo=0, hi=(1 << 64) - 1)
