@@ -67,7 +67,9 @@ class StepGame:
     Parameters
     ----------
     record : Record
+        The record whose steps are the players (at least one step).
     seed : int
+        In [0, 2**64): rollout k draws from the streams (seed, k).
     max_concurrency : int
         Rollouts in flight at once (threads for a blocking agent, tasks of an
         event loop for an async one).
@@ -84,6 +86,30 @@ class StepGame:
     span : (float, float)
         The declared bounds, else the range of the outcomes seen so far
         ((inf, -inf) before any).
+
+    Raises
+    ------
+    ValueError
+        If the record has no steps, ``seed`` is outside [0, 2**64),
+        ``max_concurrency`` is not in [1, 2**16], ``bounds`` has hi < lo or
+        a non-finite end; when called, if a mask names a step the record
+        does not have or an outcome lies outside ``bounds``.
+    TypeError
+        If ``record`` is not a Record, ``seed`` or ``max_concurrency`` is
+        not an integer, or ``bounds`` is not a pair of real numbers; when
+        called, if the coalitions are neither integer masks nor bool rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastcredit.replay import Agent, StepGame, record
+    >>> agent = Agent(lambda h, rng: int(rng.integers(2)), lambda a, h, rng: a * 10,
+    ...               outcome=lambda traj: float(sum(traj.actions)), max_steps=3)
+    >>> game = StepGame(record(agent, seed=1), seed=0)
+    >>> game(np.array([0, 7], dtype=np.uint64))     # re-run all, hold all (factual: 2)
+    array([1., 2.])
+    >>> game.m, game.n_rollouts, game.span
+    (3, 2, (1.0, 2.0))
     """
 
     def __init__(self, record: Record, *, seed: int = 0, max_concurrency: int = 1,
@@ -206,6 +232,7 @@ def shapley(record: Record, *, permutations: int | None = None, budget: int | No
     Parameters
     ----------
     record : Record
+        The record whose steps are credited.
     permutations : int, optional
         Walks (even when antithetic). Default: as many as ``budget`` affords,
         or 64 without one.
@@ -214,6 +241,7 @@ def shapley(record: Record, *, permutations: int | None = None, budget: int | No
         rollouts fit; the estimate then says ``truncated``. At least one walk
         (pair): 2 (m + 1) rollouts when antithetic.
     antithetic : bool
+        Pair each order with its reverse (default True).
     bounds : (float, float), optional
         The outcome range (e.g. (0, 1) for a failure indicator): sets the
         pseudo-samples of the stderr; an outcome outside it raises
@@ -239,6 +267,27 @@ def shapley(record: Record, *, permutations: int | None = None, budget: int | No
     ------
     AgentError
         A policy, tool or outcome raised in a rollout (the step is named).
+    ValueError
+        If the record has no steps, ``seed`` is outside [0, 2**64),
+        ``max_concurrency`` is not in [1, 2**16], ``chunk`` is below 1,
+        ``permutations`` is below 1 (2 when antithetic) or odd with
+        ``antithetic=True``, ``budget`` cannot cover one walk (pair),
+        ``bounds`` has hi < lo or a non-finite end, or an outcome lies
+        outside ``bounds``, is not finite, or a logprob is positive or NaN.
+    TypeError
+        If ``record`` is not a Record, an integer argument is not an
+        integer, ``antithetic`` is not a bool, ``bounds`` is not a pair of
+        real numbers, or the agent returns an outcome that is not a real
+        number.
+
+    Examples
+    --------
+    >>> from fastcredit.replay import Agent, record, shapley
+    >>> agent = Agent(lambda h, rng: int(rng.integers(2)), lambda a, h, rng: a * 10,
+    ...               outcome=lambda traj: float(sum(traj.actions)), max_steps=3)
+    >>> est = shapley(record(agent, seed=1), permutations=8, bounds=(0, 3), seed=0)
+    >>> est.values, est.n_evals
+    (array([ 0.75, -0.25,  0.25]), 32)
     """
     game = StepGame(record, seed=seed, max_concurrency=max_concurrency, bounds=bounds)
     chunk = check_int(chunk, "chunk", lo=1)
@@ -261,9 +310,20 @@ class StepEffects:
     outcomes : ndarray
         The rollouts' outcomes, step by step (CSR over ``offsets``).
     offsets : ndarray (n_steps + 1,)
+        Step k's outcomes are ``outcomes[offsets[k]:offsets[k + 1]]``.
     n_rollouts : int
+        Rollouts run.
     truncated : bool
         True when the budget stopped the rollouts before ``samples`` per step.
+
+    Examples
+    --------
+    >>> from fastcredit.replay import Agent, contrastive, record
+    >>> agent = Agent(lambda h, rng: int(rng.integers(2)), lambda a, h, rng: a * 10,
+    ...               outcome=lambda traj: float(sum(traj.actions)), max_steps=3)
+    >>> eff = contrastive(record(agent, seed=1), samples=4, budget=10, resamples=100)
+    >>> eff.offsets, eff.n_rollouts, eff.truncated
+    (array([ 0,  4,  7, 10]), 10, True)
     """
 
     effects: ContrastiveEffects
@@ -293,6 +353,7 @@ def contrastive(record: Record, *, samples: int = 32, budget: int | None = None,
     Parameters
     ----------
     record : Record
+        The record resampled (at least one step).
     samples : int
         Rollouts per step, K >= 1.
     budget : int, optional
@@ -301,11 +362,40 @@ def contrastive(record: Record, *, samples: int = 32, budget: int | None = None,
     level, kind, resamples
         As in :func:`fastcredit.contrastive_effects`.
     seed : int
+        In [0, 2**64): seeds the rollouts' streams and the bootstrap.
     max_concurrency : int
+        Rollouts in flight at once; the result does not depend on it.
 
     Returns
     -------
     StepEffects
+        The effects with their intervals and commitment point, and the
+        rollouts' outcomes.
+
+    Raises
+    ------
+    AgentError
+        A policy, tool or outcome raised in a rollout (the step is named).
+    ValueError
+        If the record has no steps, ``samples`` is below 1, ``budget`` is
+        below the number of steps, ``level`` is not in (0, 1), ``kind`` is
+        not "auto", "binary" or "continuous" (or "binary" meets outcomes
+        other than 0 and 1), ``resamples`` is not in [1, 2**31), ``seed``
+        is outside [0, 2**64), ``max_concurrency`` is not in [1, 2**16], or
+        the agent returns a non-finite outcome or a positive or NaN logprob.
+    TypeError
+        If ``record`` is not a Record, an integer argument is not an
+        integer, ``level`` is not a real number, or the agent returns an
+        outcome that is not a real number.
+
+    Examples
+    --------
+    >>> from fastcredit.replay import Agent, contrastive, record
+    >>> agent = Agent(lambda h, rng: int(rng.integers(2)), lambda a, h, rng: a * 10,
+    ...               outcome=lambda traj: float(sum(traj.actions)), max_steps=3)
+    >>> eff = contrastive(record(agent, seed=1), samples=4, resamples=100)
+    >>> eff.effects.effect, eff.n_rollouts
+    (array([-0.25,  0.25,  0.  ]), 12)
     """
     game = StepGame(record, seed=seed, max_concurrency=max_concurrency)
     game._domain = _streams.CONTRASTIVE      # its own streams, apart from the game's

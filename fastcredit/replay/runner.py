@@ -31,8 +31,12 @@ __all__ = ["AgentError", "MAX_CONCURRENCY", "run_one", "run_many"]
 class AgentError(RuntimeError):
     """A policy, tool, context edit or outcome raised during a run.
 
-    Attributes
+    The original exception is its ``__cause__``.
+
+    Parameters
     ----------
+    message : str
+        What failed, naming the step.
     role : str
         "policy", "env", "reset", "context edit" or "outcome".
     step : int
@@ -42,6 +46,23 @@ class AgentError(RuntimeError):
     steps : tuple of Step
         The steps completed before the failure (the partial run, never
         returned as a Trajectory).
+
+    Attributes
+    ----------
+    role, step, rollout, steps
+        As given.
+
+    Examples
+    --------
+    >>> from fastcredit.replay import Agent, AgentError, record
+    >>> agent = Agent(lambda h, rng: 1 / 0, lambda a, h, rng: a, outcome=len)
+    >>> try:
+    ...     record(agent)
+    ... except AgentError as error:
+    ...     print(error.role, error.step, error.rollout, error.steps)
+    ...     print(error)
+    policy 0 0 ()
+    policy raised at step 0 of the record (rollout 0): ZeroDivisionError('division by zero')
     """
 
     def __init__(self, message, *, role, step, rollout, steps):
