@@ -48,6 +48,16 @@ def rewrite_features(pools, slots: int = 4) -> np.ndarray:
     Returns
     -------
     ndarray, shape (B, K, 5), float64
+        The five features of each rewrite of each request.
+
+    Raises
+    ------
+    TypeError
+        If ``pools`` is not a :class:`fastcredit.Pools` or ``slots`` not an
+        integer.
+    ValueError
+        If ``slots`` is not in [1, 2**20], or the features would not fit in
+        memory.
 
     Examples
     --------
@@ -71,6 +81,10 @@ class LearningTask:
     """Requests a policy learns on: set values, rewrite features, and the
     pools the ``"filter"`` training evaluator replays.
 
+    The task is immutable and owns its arrays, as :class:`fastcredit.Pools`
+    does: ``values`` and ``features`` are stored read-only, copied when they
+    may share memory with the caller's.
+
     Parameters
     ----------
     values : array_like, shape (B, 2**K)
@@ -84,9 +98,23 @@ class LearningTask:
     slots, reserve, capacity, pricing
         The auction of the filter evaluator (:func:`fastcredit.auction_replay`).
 
-    The task is immutable and owns its arrays, as :class:`fastcredit.Pools`
-    does: ``values`` and ``features`` are stored read-only, copied when they
-    may share memory with the caller's.
+    Attributes
+    ----------
+    n_requests, rewrites, n_features : int
+        B, K and d.
+
+    Raises
+    ------
+    ValueError
+        If ``values`` does not have shape (B, 2**K) with 2 <= K <= 16,
+        ``features`` does not have shape (B, K, d) with d >= 1, either holds
+        a non-finite value, ``pools`` holds other requests or another m, or
+        ``slots``, ``reserve``, ``capacity`` or ``pricing`` is out of range
+        as in :func:`fastcredit.auction_replay`.
+    TypeError
+        If ``values`` or ``features`` is not a real array, ``pools`` is not
+        a :class:`fastcredit.Pools`, or ``slots``, ``reserve`` or
+        ``capacity`` has the wrong type.
 
     Examples
     --------
@@ -226,6 +254,31 @@ def benchmark_pools(n_requests: int, rewrites: int = 10, seed: int = 0, *,
     ``rewrites`` candidate rewrites each,
     :func:`fastcredit.synthetic.sponsored_search` with the generator
     ``preset`` (replay them with ``fastcredit.synthetic.search_preset(preset).replay``).
+
+    Parameters
+    ----------
+    n_requests : int
+        Requests to generate.
+    rewrites : int in [2, 16]
+        Candidate rewrites per request (the pools' m).
+    seed : int in [0, 2**64)
+        Seed of the generator.
+    preset : {"default", "realistic"}
+        The generator's preset.
+
+    Returns
+    -------
+    Pools
+        ``n_requests`` requests of ``rewrites`` candidate pools.
+
+    Raises
+    ------
+    ValueError
+        If ``rewrites`` is not in [2, 16], or ``n_requests``, ``seed`` or
+        ``preset`` is out of range as in
+        :func:`fastcredit.synthetic.sponsored_search`.
+    TypeError
+        If ``n_requests``, ``rewrites`` or ``seed`` is not an integer.
 
     Examples
     --------
