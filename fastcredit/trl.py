@@ -86,6 +86,24 @@ class CreditShaping:
         Weight the projection by each action's loss-mask tokens, so the
         token mean of each completion's advantages stays the sequence
         advantage (True); or plain :math:`\sum_i z_i = 0` (False).
+
+    Raises
+    ------
+    ValueError
+        If ``credit_rule`` or ``normalize`` is not one of its values, or
+        ``shaping_beta`` or ``kappa`` is not finite (``kappa`` also if
+        negative).
+    TypeError
+        If ``shaping_beta`` or ``kappa`` is not a real number, or
+        ``token_weighted`` is not a bool.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastcredit.trl import CreditShaping
+    >>> shaping = CreditShaping(credit_rule="shapley", shaping_beta=0.1)
+    >>> shaping.advantages([0.5], [([0, 1], [0., 1., 2., 4.])], np.ones((1, 2)))
+    array([[0.4, 0.6]], dtype=float32)
     """
 
     credit_rule: str | None = None
@@ -123,8 +141,22 @@ class CreditShaping:
 
         Returns
         -------
-        ndarray, shape (B, T), float32: :math:`\hat A_g` on shared tokens,
-        :math:`\hat A_g + \beta z_{g,i}` on action i's tokens, 0 off the mask.
+        ndarray, shape (B, T), float32
+            :math:`\hat A_g` on shared tokens, :math:`\hat A_g + \beta
+            z_{g,i}` on action i's tokens, 0 off the mask.
+
+        Raises
+        ------
+        ValueError
+            If ``base`` is not 1-D; if ``mask`` is not (B, T); if ``credits``
+            does not have B items; if a ``token_action`` is not (L,) with
+            L <= T or has an entry outside [-1, m); or if a ``credit`` is not
+            1-D, not finite, or (with ``credit_rule``) not of length 2**m.
+        TypeError
+            If ``base`` or a ``credit`` is not a real array; if ``mask`` is
+            not a bool or numeric array; if ``credits`` is not a sequence, or
+            an item is neither None nor a pair; or if a ``token_action`` is not
+            an integer array.
 
         Examples
         --------
@@ -213,6 +245,9 @@ class CreditGRPOTrainer(GRPOTrainer):
 
     Parameters
     ----------
+    *args
+        Positional arguments of ``GRPOTrainer`` (``model``, ``reward_funcs``,
+        ``args``, ...).
     credit_fn : callable
         Called once per generation batch, right after the reward functions
         and with their keywords: ``credit_fn(prompts=..., completions=...,
@@ -227,6 +262,8 @@ class CreditGRPOTrainer(GRPOTrainer):
     credit_rule, shaping_beta, kappa, normalize, token_weighted
         The shaping: see :class:`CreditShaping` (``shaping_beta`` is the
         credit weight; ``GRPOConfig.beta`` stays the KL coefficient).
+    **kwargs
+        Keyword arguments of ``GRPOTrainer``, passed on unchanged.
 
     Attributes
     ----------
@@ -239,7 +276,14 @@ class CreditGRPOTrainer(GRPOTrainer):
         A ``loss_type`` TRL 1.16 does not have, or
         ``importance_sampling_level="sequence"`` (GSPO) with a loss other than
         "cispo" and "vespo", where per-token advantages cannot change the
-        gradient.
+        gradient; or a shaping option :class:`CreditShaping` refuses. During
+        training: ``credit_fn`` returning a number of items other than one
+        per completion, or a ``token_action`` whose length is not the
+        completion's.
+    TypeError
+        If ``credit_fn`` is not callable (checked before the model is
+        loaded), or a shaping option has the wrong type; during training, a
+        ``credit_fn`` item that is neither None nor a pair.
 
     Notes
     -----
@@ -249,6 +293,38 @@ class CreditGRPOTrainer(GRPOTrainer):
     (the mask ``_compute_loss`` applies). TRL logs its advantage statistics
     before the replacement. Per-token advantages also make the sign tests of
     ``off_policy_mask_threshold`` and of the "sapo"/"vespo" weights per token.
+
+    Examples
+    --------
+    ``credit_fn`` is checked before ``GRPOTrainer`` loads anything:
+
+    >>> from fastcredit.trl import CreditGRPOTrainer
+    >>> CreditGRPOTrainer(model=None, credit_fn=3.0)
+    Traceback (most recent call last):
+    ...
+    TypeError: credit_fn must be callable, got float
+
+    Training, with a ``credit_fn`` returning coalition tables
+    (docs/trainers.md has the whole recipe)::
+
+        def credit_fn(prompts, completions, completion_ids, **kwargs):
+            out = []
+            for text, ids in zip(completions, completion_ids):
+                spans = find_rewrites(text, ids)      # your parser: the m actions' tokens
+                if spans is None:
+                    out.append(None)                  # TRL's advantage on every token
+                    continue
+                token_action = np.full(len(ids), -1)  # -1: shared token
+                for i, (start, stop) in enumerate(spans):
+                    token_action[start:stop] = i
+                out.append((token_action, coalition_table(text)))   # (2**m,)
+            return out
+
+        trainer = CreditGRPOTrainer(
+            model="Qwen/Qwen2.5-0.5B-Instruct", reward_funcs=reward_fn,
+            args=GRPOConfig(...), train_dataset=dataset,
+            credit_fn=credit_fn, credit_rule="shapley", shaping_beta=0.5)
+        trainer.train()
     """
 
     def __init__(self, *args, credit_fn, credit_rule=None, shaping_beta=0.5, kappa=1.0,
