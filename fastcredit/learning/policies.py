@@ -33,11 +33,25 @@ def plackett_luce(logits, order, weights=None):
     order : array_like of int, shape (..., m)
         m <= K distinct indices in [0, K) per row, in the order drawn.
     weights : array_like, shape (..., m), optional
+        :math:`w_{n,t}`, the weight of draw t (e.g. its advantage); all 1
+        when None.
 
     Returns
     -------
     (L, grad) : ndarray (...) and ndarray (..., K), float64
         grad[n] = dL_n / d logits[n].
+
+    Raises
+    ------
+    ValueError
+        If ``logits`` has no last axis of length K >= 1 or holds a
+        non-finite value, ``order`` does not have shape (..., m) with
+        m <= K, holds an index outside [0, K) or repeats one in a row,
+        ``weights`` does not have ``order``'s shape, or the gradient would
+        not fit in memory.
+    TypeError
+        If ``logits`` or ``weights`` is not a real array or ``order`` not an
+        integer array.
 
     Examples
     --------
@@ -84,14 +98,31 @@ def plackett_luce(logits, order, weights=None):
 class Policy:
     """A linear Plackett-Luce policy: logits ``features @ (theta / scale)``.
 
-    theta : (d,) float64, the weights learned.
-    scale : (d,) float64, the features' sd over the training rewrites
-        (1 where it is 0).
-    credit : str, the per-action advantage it was trained with ("initial":
-        not trained).
-    rewards : (steps,) float64, the mean sampled set value of each update.
-    history : (steps, d) float64, the weights after each update
-        (``history[-1]`` is theta).
+    Made by :func:`train_policy` or :meth:`initial`.
+
+    Parameters
+    ----------
+    theta : ndarray (d,) float64
+        The weights learned.
+    scale : ndarray (d,) float64
+        The features' sd over the training rewrites (1 where it is 0).
+    credit : str
+        The per-action advantage it was trained with ("initial": not
+        trained).
+    rewards : ndarray (steps,) float64
+        The mean sampled set value of each update.
+    history : ndarray (steps, d) float64
+        The weights after each update (``history[-1]`` is theta).
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> task = fc.learning.LearningTask(np.array([[0., 1., 0., 1.]]), np.eye(2)[None])
+    >>> policy = fc.learning.train_policy(task, m=1, steps=3, batch=1, evaluator="rerun")
+    >>> policy.credit, policy.scale, policy.rewards, policy.history.shape
+    ('shapley', array([0.5, 0.5]), array([0.375, 0.5  , 0.5  ]), (3, 2))
+    >>> policy.logits(np.eye(2)).round(4)
+    array([ 0.3002, -0.3002])
     """
 
     theta: np.ndarray
@@ -156,18 +187,35 @@ def policy_value(task, policy, *, m: int = 5, samples: int = 64, seed: int = 0) 
     The noise is fixed by ``seed`` alone, so policies scored with one seed
     are compared on the same draws (common random numbers).
 
-    Returns NaN for a task of no requests.
-
     Parameters
     ----------
     task : LearningTask
+        The requests scored (e.g. held-out ones).
     policy : Policy
         With as many weights as the task has features.
     m : int
         Rewrites per set, 1 <= m < K.
-    samples : int
+    samples : int in [1, 2**16]
         Sets sampled per request.
-    seed : int
+    seed : int in [0, 2**64)
+        Fixes the Gumbel noise of the samples.
+
+    Returns
+    -------
+    float
+        The mean set value; NaN for a task of no requests.
+
+    Raises
+    ------
+    TypeError
+        If ``task`` is not a LearningTask, ``policy`` not a Policy, its
+        weights or scales not real, or ``m``, ``samples`` or ``seed`` not an
+        integer.
+    ValueError
+        If the policy's weights and scales do not have the task's number of
+        features, are not finite or a scale is not positive, ``m`` is not in
+        [1, K), ``samples`` is not in [1, 2**16], or ``seed`` is outside
+        [0, 2**64).
 
     Examples
     --------

@@ -79,6 +79,7 @@ def train_policy(task, credit: str = "shapley", *, m: int = 5, steps: int = 300,
     task : LearningTask
         The training requests.
     credit : {"broadcast", "singleton", "leave_one_out", "banzhaf", "shapley"}
+        The per-action advantage (module docstring).
     m : int
         Rewrites chosen per request, 1 <= m < K.
     steps, batch, group : int
@@ -100,6 +101,23 @@ def train_policy(task, credit: str = "shapley", *, m: int = 5, steps: int = 300,
     Returns
     -------
     Policy
+        The trained weights, with the mean reward and weights of every
+        update.
+
+    Raises
+    ------
+    TypeError
+        If ``task`` is not a LearningTask, an integer argument (``m``,
+        ``steps``, ``batch``, ``group``, ``seed``, ``threads``) is not an
+        integer, or ``lr``, ``beta`` or ``kappa`` is not a real number.
+    ValueError
+        If ``credit`` or ``evaluator`` is not one of its values, ``m`` is not
+        in [1, K), ``steps`` or ``batch`` is not in [1, 2**24] (or ``batch``
+        exceeds the task's requests), ``group`` is not in [2, 2**16],
+        ``lr`` is not in [0, 1000], ``beta`` is not finite, ``kappa`` is
+        negative or not finite, ``seed`` is outside [0, 2**64), ``threads``
+        is below 1, ``evaluator="filter"`` needs pools the task does not
+        have, or the sampled sets or the history would not fit in memory.
 
     Examples
     --------
