@@ -77,18 +77,45 @@ def _objective(th, f, legal, act, mu, adv, clip):
 
 def ppo_objective(theta, features, n_legal, actions, behaviour, advantages, *,
                   clip: float = 0.2):
-    """The clipped surrogate L(theta) of the records and its gradient
+    r"""The clipped surrogate L(theta) of the records and its gradient
     (module docstring).
 
     Parameters
     ----------
-    theta : (d,) ; features : (N, A, d) ; n_legal, actions : (N,) int
-    behaviour : (N,) probabilities in (0, 1] ; advantages : (N,) (NaN: left out)
-    clip : float
+    theta : array_like, shape (d,)
+        The actor's weights; finite.
+    features : array_like, shape (N, A, d)
+        :math:`\phi(s_n, b)` of every legal action b of each record (zero
+        padded past ``n_legal``); finite.
+    n_legal : array_like of int, shape (N,)
+        Legal actions of each record's state, in [1, A].
+    actions : array_like of int, shape (N,)
+        The sampled action of each record, in [0, n_legal).
+    behaviour : array_like, shape (N,)
+        :math:`\mu_n`, probabilities in (0, 1].
+    advantages : array_like, shape (N,)
+        :math:`A_n` (NaN: the record is left out).
+    clip : float in [0, 1]
+        :math:`\epsilon`.
 
     Returns
     -------
     (value, grad) : float, ndarray (d,)
+        :math:`L(\theta)` and its gradient (0 and zeros when every record
+        is left out).
+
+    Raises
+    ------
+    ValueError
+        If ``features`` is not 3-D or ``theta`` does not have shape (d,),
+        ``n_legal``, ``actions``, ``behaviour`` or ``advantages`` does not
+        have shape (N,), an ``n_legal`` is outside [1, A], an action is not
+        legal, a ``behaviour`` is outside (0, 1], ``theta`` or ``features``
+        holds a non-finite value, or ``clip`` is not in [0, 1].
+    TypeError
+        If ``theta``, ``features``, ``behaviour`` or ``advantages`` is not a
+        real array, ``n_legal`` or ``actions`` not an integer array, or
+        ``clip`` not a real number.
 
     Examples
     --------
@@ -109,6 +136,29 @@ def ppo_update(theta, features, n_legal, actions, behaviour, advantages, *,
     """``epochs`` Adam ascent steps (step size ``lr``; 0.9, 0.999, 1e-8) of
     :func:`ppo_objective` on one batch of records, from ``theta``; returns
     the new weights.
+
+    Parameters
+    ----------
+    theta, features, n_legal, actions, behaviour, advantages, clip
+        As in :func:`ppo_objective`.
+    epochs : int in [1, 2**16]
+        Adam steps on the batch.
+    lr : float in [0, 1000]
+        Adam step size.
+
+    Returns
+    -------
+    ndarray (d,) float64
+        The new weights (``theta`` itself is not modified).
+
+    Raises
+    ------
+    ValueError
+        If an argument fails the checks of :func:`ppo_objective`, ``epochs``
+        is not in [1, 2**16], or ``lr`` is not in [0, 1000].
+    TypeError
+        If an argument has the wrong type as in :func:`ppo_objective`,
+        ``epochs`` is not an integer or ``lr`` not a real number.
 
     Examples
     --------

@@ -25,17 +25,39 @@ __all__ = ["BenchmarkResult", "benchmark"]
 class BenchmarkResult:
     """What :func:`benchmark` measured.
 
-    credits : tuple of str, the per-action advantages compared.
-    checkpoints : tuple of int, update counts the policies were scored
-        after (the last is ``steps``).
-    curves : dict credit -> (runs, len(checkpoints)) held-out expected set
-        value of each run after each checkpoint.
-    initial : float, the initial (uniform) policy's held-out set value.
-    best : float, the mean over held-out requests of their best m-set's value.
-    policies : dict credit -> list of the runs' Policy.
+    Attributes
+    ----------
+    credits : tuple of str
+        The per-action advantages compared.
+    checkpoints : tuple of int
+        Update counts the policies were scored after (the last is
+        ``steps``).
+    curves : dict
+        credit -> (runs, len(checkpoints)) held-out expected set value of
+        each run after each checkpoint.
+    initial : float
+        The initial (uniform) policy's held-out set value.
+    best : float
+        The mean over held-out requests of their best m-set's value.
+    policies : dict
+        credit -> list of the runs' Policy.
     n_train, n_held_out : int
-    settings : dict, the parameters of the run.
-    seconds : float, wall time of the whole benchmark.
+        Training and held-out requests.
+    settings : dict
+        The parameters of the run.
+    seconds : float
+        Wall time of the whole benchmark.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> res = fc.learning.benchmark(fc.learning.benchmark_pools(20, rewrites=4), m=2,
+    ...                             credits=("broadcast", "shapley"), runs=1, steps=3,
+    ...                             eval_samples=8)
+    >>> res.credits, res.checkpoints, res.n_train, res.n_held_out
+    (('broadcast', 'shapley'), (1, 3), 14, 6)
+    >>> round(res.initial, 3), round(res.best, 3), len(res.policies["shapley"])
+    (13.244, 16.364, 1)
     """
 
     credits: tuple
@@ -131,6 +153,8 @@ def benchmark(pools, *, credits=CREDITS, m: int = 5, runs: int = 5, held_out: fl
         Training runs per credit.
     held_out : float
         Share of requests held out, in (0, 1); both parts must be non-empty.
+    eval_samples : int in [1, 2**16]
+        Sets sampled per held-out request by :func:`policy_value`.
     checkpoints : sequence of int, optional
         Update counts in [1, steps] after which the policies are also scored
         (default: steps // 30, steps // 10 and steps // 3); ``steps`` always is.
@@ -144,6 +168,23 @@ def benchmark(pools, *, credits=CREDITS, m: int = 5, runs: int = 5, held_out: fl
     Returns
     -------
     BenchmarkResult
+        The held-out curves of every run of every credit, the initial and
+        best values, and the trained policies.
+
+    Raises
+    ------
+    TypeError
+        If ``pools`` is not a :class:`fastcredit.Pools`, ``progress`` is not
+        callable, ``credits`` or ``checkpoints`` is a single string or not a
+        sequence, or an integer or real argument has the wrong type.
+    ValueError
+        If ``credits`` is empty, repeats a name or names an unknown credit,
+        ``runs`` is not in [1, 1000], ``held_out`` is not in [0, 1] or
+        leaves no training or no held-out request, a checkpoint is not in
+        [1, steps], ``pools.m`` is not in [2, 16], ``m`` is not in [1, K),
+        ``eval_samples`` is not in [1, 2**16], or another argument is out
+        of range as in :func:`train_policy` and
+        :func:`fastcredit.auction_replay`.
 
     Examples
     --------
