@@ -47,8 +47,34 @@ def _empty_entry(index, computed, baseline):
 
 
 class ExactComputer(shapiq.ExactComputer):
-    """Drop-in for ``shapiq.ExactComputer``: the same constructor, calls and
+    r"""Drop-in for ``shapiq.ExactComputer``: the same constructor, calls and
     results, computed by fastcredit's kernels.
+
+    The game is evaluated once on all 2**n coalitions, giving its coalition
+    table v; every index is then one kernel call on v, e.g. the Shapley
+    interaction index
+
+    .. math:: I^{SII}(S) = \sum_{T \subseteq N \setminus S}
+              \frac{(n-|T|-|S|)!\,|T|!}{(n-|S|+1)!} \,\Delta_S v(T)
+
+    from :func:`fastcredit.interactions`.
+
+    Calling ``computer(index, order)`` returns shapiq's ``InteractionValues``
+    for every index shapiq offers (``order`` None means n_players; order 0,
+    the empty interaction alone, is shapiq's own computation, with its
+    warning for CHII); an unknown index raises shapiq's ValueError, an order
+    outside 0..n_players a ValueError naming ``order``. ``game_values``,
+    ``coalition_lookup``, ``baseline_value`` and ``moebius_transform`` are as
+    in shapiq. FSII and kADD-SHAP are shapiq's fits (a weight of 1e8 on
+    v(empty) and v(N), solved in closed form by
+    ``fc.interactions(..., penalty=1e8)``), not the exactly constrained ones
+    ``fc.interactions`` gives by default; the egalitarian least core ("ELC",
+    n_players <= 16) is :func:`fastcredit.egalitarian_least_core` (optimal
+    where shapiq's SLSQP stops about 1e-4 short), its subsidy in
+    ``_elc_stability_subsidy`` as computed (shapiq rounds one below 1e-6 to
+    0). shapiq's named methods (``shapley_interactions``,
+    ``base_interaction``, ...) are shapiq's own code, run on the game values
+    computed here.
 
     Parameters
     ----------
@@ -60,24 +86,35 @@ class ExactComputer(shapiq.ExactComputer):
     evaluate_game : bool
         Evaluate the game now rather than at the first call.
     threads : int, optional
-        Threads of the kernels (default all cores).
-    backend : {None, "c", "numba"}
+        Threads of the kernels, at least 1 (default all cores).
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; None picks the faster one.
 
-    Calling ``computer(index, order)`` returns shapiq's ``InteractionValues``
-    for every index shapiq offers (``order`` None means n_players; order 0,
-    the empty interaction alone, is shapiq's own computation, with its
-    warning for CHII); an unknown index raises shapiq's ValueError, an order
-    outside 0..n_players a ValueError naming ``order``. ``game_values``, ``coalition_lookup``,
-    ``baseline_value`` and ``moebius_transform`` are as in shapiq. FSII and
-    kADD-SHAP are shapiq's fits (a weight of 1e8 on v(empty) and v(N), solved
-    in closed form by ``fc.interactions(..., penalty=1e8)``), not the exactly
-    constrained ones ``fc.interactions`` gives by default; the
-    egalitarian least core ("ELC", n_players <= 16) is
-    :func:`fastcredit.egalitarian_least_core` (optimal where shapiq's SLSQP
-    stops about 1e-4 short), its subsidy in ``_elc_stability_subsidy`` as
-    computed (shapiq rounds one below 1e-6 to 0). shapiq's named methods
-    (``shapley_interactions``, ``base_interaction``, ...) are shapiq's own
-    code, run on the game values computed here.
+    Attributes
+    ----------
+    table : ndarray, shape (2**n_players,)
+        The game's coalition table v, indexed by bitmask (evaluated on first
+        use).
+
+    Raises
+    ------
+    TypeError
+        If ``game`` is not callable; if ``n_players`` or ``threads`` is not an
+        integer, or ``evaluate_game`` not a bool.
+    ValueError
+        If ``n_players`` is missing for a game that is not a shapiq Game, or
+        is outside [1, 30]; if ``threads`` is below 1; if ``backend`` is not
+        None, "c" or "numba"; or if the table needs more memory than is
+        available.
+
+    Examples
+    --------
+    >>> from fastcredit.shapiq import ExactComputer
+    >>> computer = ExactComputer(lambda c: c.sum(1) ** 2.0, n_players=3)
+    >>> computer("SV", 1).values                 # v(empty), then the Shapley values
+    array([0., 3., 3., 3.])
+    >>> float(computer("SII", 2)[(0, 1)])        # every pair interacts by 2
+    2.0
     """
 
     def __init__(self, game, n_players: int | None = None, *, evaluate_game: bool = False,
@@ -245,14 +282,33 @@ def exact_values(game, index: str = "SV", *, n_players: int | None = None,
     game : shapiq.Game or callable
         Called as ``game(coalitions)`` with a bool matrix (n, m).
     index : {"SV", "BV"}
+        Shapley or Banzhaf values.
     n_players : int, optional
         Needed when ``game`` has no ``n_players`` attribute; 1 <= m <= 30.
+    threads : int, optional
+        Threads of the kernels, at least 1 (default all cores).
+    backend : {None, "c", "numba"}, optional
+        Kernel backend; None picks the faster one.
 
     Returns
     -------
     shapiq.InteractionValues
-        Orders 0..1, entry ``()`` = v(empty) = baseline (as shapiq's
-        ExactComputer).
+        Orders 0..1, entry ``()`` = v(empty) = baseline for SV, the mean of
+        v for BV (as shapiq's ExactComputer).
+
+    Raises
+    ------
+    ValueError
+        If ``index`` is not "SV" or "BV"; if ``n_players`` is missing for a
+        game without an ``n_players`` attribute, or is outside [1, 30]; if
+        ``threads`` is below 1 or ``backend`` not None, "c" or "numba"; or if
+        the game returns the wrong number of values.
+    TypeError
+        If ``game`` is not callable, or returns values that are not real
+        numbers; or if ``n_players`` or ``threads`` is not an integer.
+    RuntimeError
+        If the game raises (wrapped, naming the coalitions it was called
+        on).
 
     Examples
     --------
