@@ -10,7 +10,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: demo test test-trainers bench package clean
+.PHONY: demo test test-trainers docs bench package clean
 
 $(STAMP): pyproject.toml setup.py build_ffi.py $(wildcard csrc/*.c csrc/*.h csrc/*.inc)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,17 @@ test-trainers: $(STAMP)
 	$(BIN)/python -m pytest -q tests/test_trl.py tests/test_verl.py tests/test_trainer_recipe.py \
 		tests/test_replay_lm.py
 
+# The reference site (Sphinx: the API from the numpydoc docstrings, the
+# narrative pages of docs/) into docs/_build/html, warnings as errors.
+DOCS_STAMP := $(VENV)/.installed-docs-$(subst $(comma),-,$(EXTRAS))
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[$(EXTRAS),docs]'
+	touch $@
+
+docs: $(DOCS_STAMP)
+	rm -rf docs/generated
+	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
+
 bench: $(STAMP)
 	$(BIN)/python bench/ratios.py $(BENCH_ARGS)
 
@@ -44,4 +55,4 @@ package:
 	KEEP=dist PYTHON=$(PYTHON) .ci/packaging
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info fastcredit/_cffi*.so fastcredit/_cffi.c fastcredit/lib
+	rm -rf $(VENV) build dist docs/_build docs/generated *.egg-info fastcredit/_cffi*.so fastcredit/_cffi.c fastcredit/lib
