@@ -201,6 +201,24 @@ class PermutationSamplingSV(_ShapiqSV):
     ----------
     n, max_order, min_order, index, top_order, iteration_cost
         As shapiq's (``iteration_cost`` = n - 1).
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``random_state`` is not an integer, ``antithetic`` is not a
+        bool, or a keyword is not one of shapiq's compatibility keywords.
+    ValueError
+        If ``n`` is outside [1, 4096], ``random_state`` outside [0, 2**64), or
+        a compatibility keyword has another value than the fixed one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastcredit.shapiq import PermutationSamplingSV
+    >>> additive = lambda coalitions: coalitions @ np.array([1., 2., 3.])
+    >>> iv = PermutationSamplingSV(3, random_state=0).approximate(20, additive)
+    >>> iv.values, iv.estimation_budget          # v(empty), then phi; 2 + 9 x 2 evaluations
+    (array([0., 1., 2., 3.]), 20)
     """
 
     def __init__(self, n: int, random_state: int | None = None, *, antithetic: bool = False,
@@ -229,6 +247,17 @@ class PermutationSamplingSV(_ShapiqSV):
         shapiq.InteractionValues
             Index "SV", orders 0..1, entry ``()`` = v(empty) = baseline,
             ``estimated=True``, ``estimation_budget`` = evaluations spent.
+
+        Raises
+        ------
+        TypeError
+            If ``budget`` or ``batch_size`` is not an integer; if ``game`` is
+            not callable or returns values that are not real numbers.
+        ValueError
+            If ``budget`` is below 2 or above 2**62; if ``batch_size`` is
+            below 1; or if ``game`` does not return one value per coalition.
+        RuntimeError
+            If ``game`` raises (wrapped, naming the batch it was called on).
         """
         budget = check_budget(budget, 2)
         calls = GameCalls(game, self.n)
@@ -302,12 +331,37 @@ class PermutationSamplingSII(_DistinctCoalitions, _ShapiqSII):
     Parameters
     ----------
     n : int
+        Number of players, 1 <= n <= 4096.
     max_order : int
         1 <= max_order <= n.
     index : {"k-SII", "SII"}
+        The index estimated.
     top_order : bool
         Estimate only interactions of size ``max_order``.
     random_state : int, optional
+        Seed; None draws fresh randomness.
+
+    Raises
+    ------
+    TypeError
+        If ``n``, ``max_order`` or ``random_state`` is not an integer, or
+        ``top_order`` is not a bool.
+    ValueError
+        If ``n`` is outside [1, 4096], ``max_order`` outside [1, n] or
+        ``random_state`` outside [0, 2**64); if ``index`` is not "SII" or
+        "k-SII"; or if the interactions to estimate are more than 2**24.
+
+    Examples
+    --------
+    A unanimity game on players 0 and 1: each sampled derivative of the pair
+    is exactly 1, of the other pairs 0.
+
+    >>> from fastcredit.shapiq import PermutationSamplingSII
+    >>> both = lambda coalitions: (coalitions[:, 0] & coalitions[:, 1]) * 1.0
+    >>> sii = PermutationSamplingSII(3, max_order=2, index="SII", top_order=True,
+    ...                              random_state=0)
+    >>> sii.approximate(50, both).values         # pairs (0, 1), (0, 2), (1, 2)
+    array([1., 0., 0.])
     """
 
     def __init__(self, n: int, max_order: int = 2, index: str = "k-SII", *,
@@ -331,7 +385,8 @@ class PermutationSamplingSII(_DistinctCoalitions, _ShapiqSII):
         Parameters
         ----------
         budget : int
-            >= 1 (v(empty)); each order costs ``iteration_cost``.
+            Game evaluations to spend, >= 2 (v(empty) and v(N)); each order
+            costs ``permutation_cost``.
         game : callable
             ``game(coalitions)`` on a bool matrix (k, n).
         batch_size : int, optional
@@ -341,6 +396,17 @@ class PermutationSamplingSII(_DistinctCoalitions, _ShapiqSII):
         -------
         shapiq.InteractionValues
             shapiq's layout; interactions never sampled are 0.
+
+        Raises
+        ------
+        TypeError
+            If ``budget`` or ``batch_size`` is not an integer; if ``game`` is
+            not callable or returns values that are not real numbers.
+        ValueError
+            If ``budget`` is below 2 or above 2**62; if ``batch_size`` is
+            below 1; or if ``game`` does not return one value per coalition.
+        RuntimeError
+            If ``game`` raises (wrapped, naming the batch it was called on).
         """
         budget = check_budget(budget, 2)
         calls = GameCalls(game, self.n)
@@ -393,12 +459,34 @@ class PermutationSamplingSTII(_DistinctCoalitions, _ShapiqSTII):
     Parameters
     ----------
     n : int
+        Number of players, 1 <= n <= 4096.
     max_order : int
         1 <= max_order <= n.
     random_state : int, optional
+        Seed; None draws fresh randomness.
     **kwargs
         shapiq's compatibility keywords (``index="STII"``,
         ``top_order=False``); anything else is refused.
+
+    Raises
+    ------
+    TypeError
+        If ``n``, ``max_order`` or ``random_state`` is not an integer, or a
+        keyword is not one of shapiq's compatibility keywords.
+    ValueError
+        If ``n`` is outside [1, 4096], ``max_order`` outside [1, n] or
+        ``random_state`` outside [0, 2**64); if a compatibility keyword has
+        another value than the fixed one; or if the interactions are more
+        than 2**24, or one permutation's derivative terms,
+        C(n, max_order) 2**max_order, more than 2**22.
+
+    Examples
+    --------
+    >>> from fastcredit.shapiq import PermutationSamplingSTII
+    >>> both = lambda coalitions: (coalitions[:, 0] & coalitions[:, 1]) * 1.0
+    >>> stii = PermutationSamplingSTII(3, max_order=2, random_state=0).approximate(50, both)
+    >>> float(stii[(0,)]), float(stii[(0, 1)]), float(stii[(0, 2)])
+    (0.0, 1.0, 0.0)
     """
 
     def __init__(self, n: int, max_order: int, random_state: int | None = None, **kwargs):
@@ -420,7 +508,8 @@ class PermutationSamplingSTII(_DistinctCoalitions, _ShapiqSTII):
         Parameters
         ----------
         budget : int
-            >= 1.
+            Game evaluations to spend, >= 1 (a budget below the exact lower
+            orders warns and returns what it covers).
         game : callable
             ``game(coalitions)`` on a bool matrix (k, n).
         batch_size : int, optional
@@ -430,6 +519,17 @@ class PermutationSamplingSTII(_DistinctCoalitions, _ShapiqSTII):
         -------
         shapiq.InteractionValues
             Orders 0..max_order, ``()`` = v(empty) = baseline.
+
+        Raises
+        ------
+        TypeError
+            If ``budget`` or ``batch_size`` is not an integer; if ``game`` is
+            not callable or returns values that are not real numbers.
+        ValueError
+            If ``budget`` is below 1 or above 2**62; if ``batch_size`` is
+            below 1; or if ``game`` does not return one value per coalition.
+        RuntimeError
+            If ``game`` raises (wrapped, naming the batch it was called on).
         """
         budget = check_budget(budget, 1)
         calls = GameCalls(game, self.n)
