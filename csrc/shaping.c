@@ -412,15 +412,23 @@ static FC_INLINE unsigned bits4(lane4_i c)
     return (unsigned)((c[0] & 1) | (c[1] & 2) | (c[2] & 4) | (c[3] & 8));
 }
 
-static FC_INLINE lane4_d load4(const double *u64, const float *u32, int64_t r0, int m, int i)
+static FC_INLINE void load_rows4(const double *u64, const float *u32, int64_t r0, int m,
+                                  lane4_d *u)
 {
     double lanes[4];
-    lane4_d x;
-    int l;
-    for (l = 0; l < 4; l++)
-        lanes[l] = u64 ? u64[(r0 + l) * m + i] : (double)u32[(r0 + l) * m + i];
-    memcpy(&x, lanes, sizeof x);
-    return x;
+    int i, l;
+    for (i = 0; i < m; i++) {
+        for (l = 0; l < 4; l++)
+            lanes[l] = u64 ? u64[(r0 + l) * m + i] : (double)u32[(r0 + l) * m + i];
+        memcpy(&u[i], lanes, sizeof u[i]);
+    }
+}
+
+static FC_INLINE void store_rows4(double *out, int64_t r0, int m, const lane4_d *x)
+{
+    int i, l;
+    for (i = 0; i < m; i++)
+        for (l = 0; l < 4; l++) out[(r0 + l) * m + i] = x[i][l];
 }
 
 #define LANES 4
@@ -436,13 +444,8 @@ static FC_INLINE lane4_d load4(const double *u64, const float *u32, int64_t r0, 
 #define SEL select4
 #define CLIP(x, lo, hi) select4(GT(select4(LT(x, lo), lo, x), hi), hi, select4(LT(x, lo), lo, x))
 #define BITS bits4
-#define LOAD load4
-#define STORE(out, r0, m, i, x)                                             \
-    do {                                                                     \
-        const lane4_d x_ = (x);                                              \
-        int l_;                                                              \
-        for (l_ = 0; l_ < 4; l_++) (out)[((r0) + l_) * (m) + (i)] = x_[l_];  \
-    } while (0)
+#define LOAD_ROWS load_rows4
+#define STORE_ROWS store_rows4
 #include "shaping_lanes.inc"
 #endif
 
@@ -457,19 +460,67 @@ static FC_INLINE lane4_d load4(const double *u64, const float *u32, int64_t r0, 
 #include <immintrin.h>
 #define V4_FN inline __attribute__((target("arch=x86-64-v4"), always_inline))
 
-/* (row0 + l) * m + i for the 8 lanes l */
-static V4_FN __m512i index8(int m, int i)
+/* The 8 rows from row r0 (8 m contiguous values) in m vector loads, and
+ * their columns picked from those by permutes: lane l of column i is value
+ * l m + i, lane (l m + i) % 8 of load (l m + i) / 8. Gathers and scatters
+ * would do the same in one instruction per column, but Zen 4 runs them an
+ * order of magnitude slower than the permutes (issue 33). m is a constant
+ * where these inline, and the indices and masks are written as expressions
+ * (not loops) so that GCC folds them into constants. */
+#define EACH_LANE(F, a, b, c) F(0, a, b, c), F(1, a, b, c), F(2, a, b, c), F(3, a, b, c), \
+                              F(4, a, b, c), F(5, a, b, c), F(6, a, b, c), F(7, a, b, c)
+#define OR_LANES(F, a, b, c) (F(0, a, b, c) | F(1, a, b, c) | F(2, a, b, c) | F(3, a, b, c) | \
+                              F(4, a, b, c) | F(5, a, b, c) | F(6, a, b, c) | F(7, a, b, c))
+/* lane l of column i: lane and load of value l m + i */
+#define COLUMN_LANE(l, m, i, _) (((l) * (m) + (i)) % 8)
+#define FROM_LOAD(l, m, i, k) ((unsigned)(((l) * (m) + (i)) / 8 == (k)) << (l))
+/* lane p of store k (value 8 k + p): lane and column */
+#define ROW_LANE(p, m, k, _) ((8 * (k) + (p)) / (m))
+#define FROM_COLUMN(p, m, k, i) ((unsigned)((8 * (k) + (p)) % (m) == (i)) << (p))
+
+static V4_FN void load_rows8(const double *u64, const float *u32, int64_t r0, int m, __m512d *u)
 {
-    return _mm512_add_epi64(_mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
-                                               _mm512_set1_epi64(m)),
-                            _mm512_set1_epi64(i));
+    __m512d rows[LANE_MAX_M];
+    int i, k;
+#pragma GCC unroll 8
+    for (k = 0; k < m; k++)
+        rows[k] = u64 ? _mm512_loadu_pd(u64 + r0 * m + 8 * k)
+                      : _mm512_cvtps_pd(_mm256_loadu_ps(u32 + r0 * m + 8 * k));
+#pragma GCC unroll 8
+    for (i = 0; i < m; i++) {
+        const __m512i index = (__m512i)(v8i){EACH_LANE(COLUMN_LANE, m, i, 0)};
+        __m512d column = _mm512_setzero_pd();
+#pragma GCC unroll 8
+        for (k = 0; k < m; k++) {
+            const unsigned from_k = OR_LANES(FROM_LOAD, m, i, k);
+            if (from_k) column = _mm512_mask_permutexvar_pd(column, from_k, index, rows[k]);
+        }
+        u[i] = column;
+    }
 }
 
-static V4_FN __m512d load8(const double *u64, const float *u32, int64_t r0, int m, int i)
+/* The inverse of load_rows8. */
+static V4_FN void store_rows8(double *out, int64_t r0, int m, const __m512d *x)
 {
-    if (u64) return _mm512_i64gather_pd(index8(m, i), u64 + r0 * m, 8);
-    return _mm512_cvtps_pd(_mm512_i64gather_ps(index8(m, i), u32 + r0 * m, 4));
+    int i, k;
+#pragma GCC unroll 8
+    for (k = 0; k < m; k++) {
+        const __m512i index = (__m512i)(v8i){EACH_LANE(ROW_LANE, m, k, 0)};
+        __m512d row = _mm512_setzero_pd();
+#pragma GCC unroll 8
+        for (i = 0; i < m; i++) {
+            const unsigned from_i = OR_LANES(FROM_COLUMN, m, k, i);
+            if (from_i) row = _mm512_mask_permutexvar_pd(row, from_i, index, x[i]);
+        }
+        _mm512_storeu_pd(out + r0 * m + 8 * k, row);
+    }
 }
+#undef EACH_LANE
+#undef OR_LANES
+#undef COLUMN_LANE
+#undef FROM_LOAD
+#undef ROW_LANE
+#undef FROM_COLUMN
 
 #define LANES 8
 #define LN(name) name##8
@@ -484,8 +535,8 @@ static V4_FN __m512d load8(const double *u64, const float *u32, int64_t r0, int 
 #define SEL(c, a, b) _mm512_mask_blend_pd((__mmask8)(c), b, a)
 #define CLIP(x, lo, hi) _mm512_min_pd(hi, _mm512_max_pd(lo, x))
 #define BITS(c) ((unsigned)(__mmask8)(c))
-#define LOAD load8
-#define STORE(out, r0, m, i, x) _mm512_i64scatter_pd((out) + (r0) * (m), index8(m, i), x, 8)
+#define LOAD_ROWS load_rows8
+#define STORE_ROWS store_rows8
 #include "shaping_lanes.inc"
 
 __attribute__((target("arch=x86-64-v4"))) static int64_t lane_rows_avx512(const rows_problem *q,

@@ -76,7 +76,7 @@ def assert_rows_match_reference(u, z, lo, hi, total, nan_rows=()):
 
 
 @pytest.mark.parametrize("m", range(1, 9))
-def test_lanes_path_with_asymmetric_bounds_matches_reference(backend, rng, m):
+def test_lanes_path_with_asymmetric_bounds_matches_reference(backend, rng, m, path):
     # csrc/shaping.c projects rows of m <= 8 with unit weights and one bound
     # pair per row 8 (AVX-512) or 4 at a time (shaping_lanes.inc, f at every
     # breakpoint); 19 rows = whole groups and a 3-row tail through
@@ -91,7 +91,7 @@ def test_lanes_path_with_asymmetric_bounds_matches_reference(backend, rng, m):
 
 
 @pytest.mark.parametrize("m", range(1, 9))
-def test_lanes_path_with_per_row_asymmetric_bounds(backend, rng, m):
+def test_lanes_path_with_per_row_asymmetric_bounds(backend, rng, m, path):
     # The C ABI's one-bound-pair-per-row form (bound_row_stride 1,
     # bound_col_stride 0: the lanes path), with a different asymmetric box
     # on every row; called on the twins directly since the public
@@ -114,9 +114,9 @@ def test_lanes_path_with_per_row_asymmetric_bounds(backend, rng, m):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("m", range(1, 10))
-def test_lane_groups_and_row_path_agree_bit_for_bit(rng, m, dtype):
+def test_lane_groups_and_row_path_agree_bit_for_bit(rng, m, dtype, path):
     # A row's result must not depend on where it falls: in a group of 8
-    # (AVX-512) or 4 lanes, in the tail projected row by row, or in the
+    # (AVX-512, every path: conftest's `path`) or 4 lanes, in the tail projected row by row, or in the
     # Numba twin's blocks. Shifting the rows by one moves every row to
     # another lane or into the tail. Integer values make f hit total exactly
     # at breakpoints (the flat case) on some rows.
@@ -134,7 +134,7 @@ def test_lane_groups_and_row_path_agree_bit_for_bit(rng, m, dtype):
 
 
 @pytest.mark.parametrize("m", [1, 3, 5, 8])
-def test_lanes_keep_signed_zeros_bit_for_bit(rng, m):
+def test_lanes_keep_signed_zeros_bit_for_bit(rng, m, path):
     # assert_array_equal takes -0.0 == 0.0; the bit patterns must agree too,
     # in the lanes and row by row: kappa 0 (bounds -0.0 and +0.0) clips
     # everything to a zero whose sign comes from the select order, and rows
