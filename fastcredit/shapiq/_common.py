@@ -19,8 +19,47 @@ MAX_INTERACTIONS = 1 << 24
 
 
 class TableGame(shapiq.Game):
-    """A shapiq Game whose values are a coalition table v (2**m,), indexed
-    by bitmask as everywhere in fastcredit (bit i set iff player i plays)."""
+    r"""A shapiq Game whose values are a coalition table.
+
+    The table v (2**m,) is indexed by bitmask as everywhere in fastcredit (bit
+    i set iff player i plays): a bool coalition row B has the value
+    :math:`v\big[\sum_{i : B_i} 2^i\big]`. The game is not normalised
+    (shapiq's ``normalize=False``).
+
+    Parameters
+    ----------
+    v : array_like, shape (2**m,)
+        One coalition table (float64 or float32), 1 <= m <= 30.
+    **kwargs
+        Further keyword arguments of ``shapiq.Game`` (not ``n_players``,
+        ``normalize`` or ``verbose``, which the table sets).
+
+    Attributes
+    ----------
+    table : ndarray, shape (2**m,)
+        The table: a view of the caller's C-contiguous float64/float32 array,
+        else a converted copy.
+    n_players : int
+        m.
+
+    Raises
+    ------
+    ValueError
+        If the last axis of ``v`` is not 2**m with 1 <= m <= 30, or ``v`` is a
+        batch of tables.
+    TypeError
+        If ``v`` does not hold real numbers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastcredit.shapiq import TableGame
+    >>> game = TableGame(np.array([0., 1., 2., 4.]))
+    >>> game.n_players
+    2
+    >>> game(np.array([[True, True], [False, True]]))
+    array([4., 2.])
+    """
 
     def __init__(self, v, **kwargs):
         flat, m, lead = coalition_table(v)
