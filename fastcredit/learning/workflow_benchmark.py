@@ -71,15 +71,37 @@ def expected_utility(theta) -> float:
 class TreeBenchmarkResult:
     """What :func:`tree_benchmark` measured.
 
+    Attributes
+    ----------
     methods : tuple of str
-    utility : dict method -> (runs,) held-out utility after training.
-    curves : dict method -> (runs, len(checkpoints)) held-out utility.
-    checkpoints : tuple of int, updates after which the actor was scored.
-    aux_cost : dict method -> (runs,) auxiliary cost units per episode.
-    aux_executed, aux_reused : dict method -> (runs,) auxiliary steps per
-        episode executed and reused from the prefix cache.
-    initial : float, the initial (uniform) actor's held-out utility.
-    settings : dict ; seconds : float
+        The methods compared.
+    utility : dict
+        method -> (runs,) held-out utility after training.
+    curves : dict
+        method -> (runs, len(checkpoints)) held-out utility.
+    checkpoints : tuple of int
+        Updates after which the actor was scored.
+    aux_cost : dict
+        method -> (runs,) auxiliary cost units per episode.
+    aux_executed, aux_reused : dict
+        method -> (runs,) auxiliary steps per episode executed and reused
+        from the prefix cache.
+    initial : float
+        The initial (uniform) actor's held-out utility.
+    settings : dict
+        The parameters of the run.
+    seconds : float
+        Wall time of the whole benchmark.
+
+    Examples
+    --------
+    >>> import fastcredit as fc
+    >>> res = fc.learning.tree_benchmark(methods=("return", "vine"), runs=1, updates=2,
+    ...                                  episodes=2, k=2)
+    >>> res.checkpoints, round(res.initial, 3)
+    ((1, 2), -0.529)
+    >>> res.aux_cost["return"], res.aux_cost["vine"], res.aux_reused["vine"]
+    (array([0.]), array([14.]), array([19.5]))
     """
     methods: tuple
     utility: dict
@@ -164,10 +186,13 @@ def tree_benchmark(*, methods=TREE_METHODS, runs: int = 5, updates: int = 60,
     Parameters
     ----------
     methods : sequence from :data:`TREE_METHODS`
+        The methods compared, distinct.
     runs, updates, episodes : int
         Training runs per method, PPO updates per run, episodes per update.
-    budget : int
-        Trials per tree (ASCT); ``k``: continuations per state (VinePPO).
+    budget : int in [1, 2**24]
+        Trials per tree (ASCT).
+    k : int in [1, 2**24]
+        Continuations per state (VinePPO).
     c, c_tok : float
         UCT's exploration constant; AgentUCT's price of a unit of cost.
     epochs, lr, clip
@@ -177,9 +202,32 @@ def tree_benchmark(*, methods=TREE_METHODS, runs: int = 5, updates: int = 60,
         updates // 2 and updates).
     use_cache : bool
         The searches' prefix cache (off: the same results, more executed steps).
-    seed : int
+    seed : int in [0, 2**64)
+        Seeds the episodes' roots and searches.
     progress : callable, optional
         Called with a line of text after each run.
+
+    Returns
+    -------
+    TreeBenchmarkResult
+        Held-out utility curves and auxiliary work of every run of every
+        method.
+
+    Raises
+    ------
+    ValueError
+        If ``methods`` is empty, repeats a name or names an unknown method,
+        ``runs`` is not in [1, 1000], ``updates`` or ``episodes`` is not in
+        [1, 2**20], a checkpoint is not in [1, updates], ``budget`` or ``k``
+        is not in [1, 2**24], ``c`` or ``c_tok`` is negative or not finite,
+        ``epochs``, ``lr`` or ``clip`` is out of range as in
+        :func:`fastcredit.learning.ppo.ppo_update`, or ``seed`` is outside
+        [0, 2**64).
+    TypeError
+        If ``methods`` or ``checkpoints`` is a single string or not a
+        sequence, ``progress`` is not callable, ``use_cache`` is not a bool,
+        an integer argument is not an integer, or a real one not a real
+        number.
 
     Examples
     --------
