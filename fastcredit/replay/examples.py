@@ -54,7 +54,21 @@ MAX_SEED_TRIES = 100_000
 
 @dataclass(frozen=True)
 class ToolCall:
-    """An agent action: a tool name and its arguments."""
+    """An agent action: a tool name and its arguments.
+
+    Parameters
+    ----------
+    name : str
+        The tool called.
+    args : object, optional
+        Its arguments.
+
+    Examples
+    --------
+    >>> from fastcredit.replay import examples
+    >>> examples.ToolCall("escalate", {"reason": "refund conditions not met"})
+    ToolCall(name='escalate', args={'reason': 'refund conditions not met'})
+    """
 
     name: str
     args: Any = None
@@ -67,7 +81,9 @@ class Scenario:
     Attributes
     ----------
     name : str
+        "refund", "and_failure" or "pivotal_chain".
     agent : Agent
+        The example agent.
     record : Record
         A failed run matching the SCM's factual run.
     scm : fastcredit.synthetic.TrajectorySCM
@@ -76,6 +92,15 @@ class Scenario:
         Exact v(S) = P(bad | steps in S held factual).
     shapley : ndarray (n_steps,)
         Exact Shapley credit of each step.
+
+    Examples
+    --------
+    >>> from fastcredit.replay import examples
+    >>> s = examples.refund(0.5)
+    >>> s.name, [a.name for a in s.record.actions], s.record.outcome
+    ('refund', ['lookup_order', 'decide', 'issue_refund', 'reply'], 1.0)
+    >>> s.table.shape, s.shapley
+    ((16,), array([0.  , 0.25, 0.25, 0.  ]))
     """
 
     name: str
@@ -117,7 +142,32 @@ REPLY = ToolCall("reply", {"text": "Your case has been handled."})
 
 def without_injection(history: History) -> History:
     """A context edit: the customer message with the injected instruction
-    cut out (for :class:`~fastcredit.replay.EditContext`)."""
+    cut out (for :class:`~fastcredit.replay.EditContext`).
+
+    Parameters
+    ----------
+    history : History
+        A history of the refund scenario (its ``initial`` a string).
+
+    Returns
+    -------
+    History
+        The same history with the text from " SYSTEM NOTE" on removed from
+        ``initial``.
+
+    Raises
+    ------
+    AttributeError
+        If ``history.initial`` is not a string (it has no ``split``).
+    TypeError
+        If ``history`` is not a dataclass instance (a History).
+
+    Examples
+    --------
+    >>> from fastcredit.replay import History, examples
+    >>> examples.without_injection(History(examples.INJECTED_MESSAGE)).initial
+    "Hi, my order #A1234 hasn't been great."
+    """
     return replace(history, initial=history.initial.split(" SYSTEM NOTE")[0])
 
 
@@ -159,6 +209,26 @@ def refund(p_absorb: float = 0.5, *, seed: int = 0) -> Scenario:
         Probability that the decision step absorbs the injection.
     seed : int
         The record is the first run with a refund from this seed on.
+
+    Returns
+    -------
+    Scenario
+        The agent, a failed record, its SCM, exact table and Shapley
+        credit ((1 - p)/2 for steps 1 and 2, 0 for the others).
+
+    Raises
+    ------
+    ValueError
+        If ``p_absorb`` is not in (0, 1) or ``seed`` is outside
+        [0, 2**64).
+    TypeError
+        If ``p_absorb`` is not a real number or ``seed`` not an integer.
+
+    Examples
+    --------
+    >>> from fastcredit.replay import examples
+    >>> examples.refund(0.5).shapley
+    array([0.  , 0.25, 0.25, 0.  ])
     """
     p = check_float(p_absorb, "p_absorb", lo=0.0, hi=1.0)
     if not 0.0 < p < 1.0:
@@ -182,9 +252,36 @@ def and_failure(q: float = 0.3, n_steps: int = 3, steps=(0, 1), *, seed: int = 0
     ----------
     q : float in (0, 1)
         P(a relevant step takes its bad action).
-    n_steps : int
+    n_steps : int in [1, 64]
+        Steps of a run.
     steps : sequence of int
+        The relevant steps, distinct, in [0, n_steps).
     seed : int
+        The record is the first failed run from this seed on.
+
+    Returns
+    -------
+    Scenario
+        The agent, a failed record, its SCM, exact table and Shapley
+        credit.
+
+    Raises
+    ------
+    ValueError
+        If ``q`` is not in (0, 1), ``n_steps`` is not in [1, 64],
+        ``steps`` is empty, repeats a step or has one outside
+        [0, n_steps), ``seed`` is outside [0, 2**64), or no failed run
+        turns up in 100,000 seeds.
+    TypeError
+        If ``q`` is not a real number, or ``n_steps``, a step or ``seed``
+        is not an integer, or ``steps`` is not a sequence.
+
+    Examples
+    --------
+    >>> from fastcredit.replay import examples
+    >>> s = examples.and_failure(0.3)
+    >>> s.record.outcome, s.shapley.round(3)
+    (1.0, array([0.455, 0.455, 0.   ]))
     """
     q = check_float(q, "q", lo=0.0, hi=1.0)
     if not 0.0 < q < 1.0:
@@ -229,9 +326,36 @@ def pivotal_chain(n_steps: int = 6, pivot: int = 2, *, q: float = 0.2, r: float 
     Parameters
     ----------
     n_steps, pivot : int
-    q, r : float in (0, 1)
-        P(derail) of an on-track step, P(recover) of a derailed one.
+        Steps of a run (1 to 64) and the step that derails (0 to
+        n_steps - 1).
+    q, r : float
+        P(derail) of an on-track step, in (0, 1), and P(recover) of a
+        derailed one, in [0, 1).
     seed : int
+        The record is the first matching run from this seed on.
+
+    Returns
+    -------
+    Scenario
+        The agent, the record derailing at ``pivot`` only, its SCM, exact
+        table and Shapley credit.
+
+    Raises
+    ------
+    ValueError
+        If ``n_steps`` is not in [1, 64], ``pivot`` not in [0, n_steps),
+        ``q`` not in (0, 1), ``r`` not in [0, 1), ``seed`` outside
+        [0, 2**64), or no matching run turns up in 100,000 seeds.
+    TypeError
+        If ``n_steps``, ``pivot`` or ``seed`` is not an integer, or ``q``
+        or ``r`` not a real number.
+
+    Examples
+    --------
+    >>> from fastcredit.replay import examples
+    >>> s = examples.pivotal_chain(4, 1)
+    >>> s.record.actions, int(s.shapley.argmax())
+    (('stay', 'derail', 'stay', 'stay'), 1)
     """
     n_steps = check_int(n_steps, "n_steps", lo=1, hi=64)
     pivot = check_int(pivot, "pivot", lo=0, hi=n_steps - 1)
