@@ -292,7 +292,8 @@ def run_cases(cases: Iterable[Case], quick: bool, measured: dict) -> list[dict]:
             text = case.case if case.detail is None else f"{case.case}: {case.detail(r)}"
             bare = case.bare if isinstance(case.bare, str) else best.get(("bare", backend,
                                                                           threads))
-            rows.append(row(case.kernel, text, backend, threads, t, stream, alt,
+            rows.append(row(case.kernel, text, backend_label(case.key, backend), threads, t,
+                            stream, alt,
                             case.alternative.name if case.alternative else "", target,
                             case.met(r) if case.met else "", bare))
             earlier[case.kernel, case.case, backend, threads] = t
@@ -301,6 +302,18 @@ def run_cases(cases: Iterable[Case], quick: bool, measured: dict) -> list[dict]:
         if case.key is not None:
             measured.setdefault(case.key, []).append(times)
     return rows
+
+
+def backend_label(key: str | None, backend: str) -> str:
+    """The backend column of a row: for C kernels that choose a path by
+    processor (fastcredit._c.paths.KERNELS), the path they took, e.g.
+    "c (avx512)", or "c (portable)" where they took none."""
+    if backend != "c" or key is None:
+        return backend
+    from fastcredit._c import paths
+    if key not in paths.KERNELS:
+        return backend
+    return f"c ({'+'.join(paths.taken_by(key)) or 'portable'})"
 
 
 def backend_choice_rows(measured: dict) -> list[dict]:
@@ -366,6 +379,17 @@ def machine() -> str:
     return (f"{cpu['model name']} (vendor {cpu['vendor_id']}, family {cpu['cpu family']}), "
             f"{os.cpu_count()} cores, Python {platform.python_version()}, "
             f"numpy {np.__version__}")
+
+
+def c_paths() -> str:
+    """The processor paths of the C kernels (fastcredit._c.paths): which the
+    kernels take here, and the kernels that have them."""
+    try:
+        from fastcredit._c import paths
+    except ImportError:
+        return "no C backend"
+    kernels = ", ".join(f"{key} ({'+'.join(names)})" for key, names in paths.KERNELS.items())
+    return f"taking {'+'.join(paths.taken()) or 'none (portable code)'}; kernels with paths: {kernels}"
 
 
 def table(rows: list[dict], columns: list[str]) -> str:

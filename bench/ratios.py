@@ -8,6 +8,10 @@ beside each entry) and the FASTEST keys no case measures.
     python bench/ratios.py tables       # some families
     python bench/ratios.py --quick      # small inputs, one repeat: checks every
                                         # case runs; the figures mean nothing
+    python bench/ratios.py --help       # this text
+
+The C rows of kernels that choose a path by processor name the one they
+took, e.g. "c (avx512)".
 
 FASTCREDIT_BENCH_QUICK=1 is the same as --quick. The cases are
 ``bench/cases_<family>.py`` (see bench/common.py). Exit status 1 when a
@@ -18,18 +22,22 @@ from __future__ import annotations
 import sys
 
 import common
-from common import COLUMNS, VERDICT_COLUMNS, machine, table
+from common import COLUMNS, VERDICT_COLUMNS, c_paths, machine, table
 from fastcredit._backend import FASTEST
 
 
 def main(argv: list[str]) -> int:
+    if "--help" in argv or "-h" in argv:
+        print(__doc__)
+        return 0
     quick = "--quick" in argv or common.quick_from_env(False)
     chosen = [a for a in argv if a != "--quick"] or common.families()
     unknown = sorted(set(chosen) - set(common.families()))
     if unknown:
         print(f"unknown families {unknown}; have {common.families()}", file=sys.stderr)
         return 2
-    print(f"machine: {machine()}\n")
+    print(f"machine: {machine()}")
+    print(f"C paths: {c_paths()}\n")
     if quick:
         print("quick run: small inputs, one repeat; the figures are not the performance "
               "table\n")

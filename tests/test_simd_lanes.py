@@ -166,3 +166,20 @@ def test_rows_to_lanes_and_back(rng, m, dtype):
             expect = np.full((n, m), 5.0)
             expect[row:row + 8] = 2.0 * a[row:row + 8].astype(np.float64)
             np.testing.assert_array_equal(bits(wide), bits(expect))
+
+
+def test_c_processor_paths_name_fastest_kernels():
+    # the bench labels a C row with the path its kernels took
+    # (fastcredit._c.paths.KERNELS): a key or path name that drifted from
+    # FASTEST or PATHS would label rows wrongly
+    import fastcredit as fc
+    from fastcredit._backend import FASTEST
+    if "c" not in fc.available_backends():
+        pytest.skip("no C backend")
+    from fastcredit._c import paths
+    for key, names in paths.KERNELS.items():
+        assert key in FASTEST, key
+        assert set(names) <= set(paths.PATHS), key
+        with paths.only():
+            assert paths.taken_by(key) == []
+        assert set(paths.taken_by(key)) == set(paths.taken()) & set(names)

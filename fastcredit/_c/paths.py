@@ -7,15 +7,24 @@ same code for the processor it runs on.)
     taken()       names of the paths the kernels take now
     only(*names)  within the block, the kernels take at most these paths
                   (none: the portable code that every machine runs)
+    taken_by(key) the paths the kernels of a FASTEST key take now
 """
 import contextlib
 
 from .._cffi import lib
 
-__all__ = ["PATHS", "taken", "only"]
+__all__ = ["PATHS", "KERNELS", "taken", "taken_by", "only"]
 
 #: name -> bit of fc_internal_paths()
 PATHS = {"avx512": lib.FC_PATH_AVX512}
+
+#: FASTEST key -> the paths its C kernels can take (where their inputs
+#: allow: e.g. the projection's lanes take rows of at most 8 values)
+KERNELS = {
+    "shaping.project": ("avx512",),
+    "auction.replay": ("avx512",),
+    "synthetic.sponsored_search": ("avx512",),
+}
 
 
 def taken() -> list:
@@ -23,6 +32,12 @@ def taken() -> list:
     the switch allows."""
     bits = lib.fc_internal_paths()
     return [name for name, bit in PATHS.items() if bits & bit]
+
+
+def taken_by(key: str) -> list:
+    """Names of the paths the C kernels of FASTEST key ``key`` take now
+    (empty: the portable code, or a key whose kernels choose no path)."""
+    return [name for name in taken() if name in KERNELS.get(key, ())]
 
 
 @contextlib.contextmanager
