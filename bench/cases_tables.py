@@ -164,6 +164,36 @@ def _large_game(quick, rng):
                threads=(1, 2), key=KEYS["shapley"], bare=_bare("shapley", v))
 
 
+def _owen(quick, rng):
+    """fc.owen over a batch of m = 10 games, for a scipy linkage of the
+    players and for a partition into 3 unions, beside the product with the
+    Owen value's matrix (the value is linear in v; the matrix made by
+    fc.owen itself, its making not timed)."""
+    from scipy.cluster.hierarchy import linkage
+
+    b, m = (2_000 if quick else 20_000), 10
+    v = rng.random((b, 1 << m))
+    out = np.empty((b, m))
+    limit = Limit(v)
+    for label, clustering in (("linkage", linkage(rng.random((m, 4)))),
+                              ("3 unions", np.arange(m) % 3)):
+        w = fc.owen(np.eye(1 << m), clustering)
+
+        def bare(backend, threads, clustering=clustering):
+            flat, m_, _ = coalition_table(v)
+            plan = tables._owen_plan(clustering, m_)
+            impl = kernels("tables.owen", backend)
+            nt = _parallel.n_threads(threads)
+            return lambda: tables._split_games(lambda g, o: impl.owen(g, *plan, o), flat, out,
+                                               m_, nt)
+
+        yield Case("owen", f"B={sci(b)}, m={m}, {label}",
+                   lambda backend, threads, c=clustering: fc.owen(v, c, out=out, threads=threads,
+                                                                  backend=backend),
+                   limit, Alternative("NumPy V @ W", lambda w=w: np.matmul(v, w, out=out)),
+                   threads=(1, 2), key="tables.owen", bare=bare)
+
+
 def _numba_within_c(case):
     """The case with issue 17's target added: a Numba row takes at most 1.5x
     the time of the C row of the same case and thread count."""
@@ -186,6 +216,7 @@ def _numba_within_c(case):
 
 def cases(quick: bool):
     rng = np.random.default_rng(1)
-    for group in (_batch(quick), _one_game(quick, rng), _large_game(quick, rng)):
+    for group in (_batch(quick), _one_game(quick, rng), _large_game(quick, rng),
+                  _owen(quick, rng)):
         for case in group:
             yield _numba_within_c(case)

@@ -16,6 +16,17 @@ static int popcount64(uint64_t x)
 #endif
 }
 
+static int ctz64(uint64_t x)
+{
+#if defined(__GNUC__)
+    return __builtin_ctzll(x);
+#else
+    int c = 0;
+    while (!(x & 1)) { x >>= 1; c++; }
+    return c;
+#endif
+}
+
 static int bad_m(int m) { return m < 1 || m > FC_MAX_TABLE_PLAYERS; }
 
 int fc_shapley_weights(int m, double *weights)
@@ -174,6 +185,42 @@ static void transform_games(double *out, int64_t n_games, int m, double sign)
     int64_t g;
     const int64_t len = (int64_t)1 << m;
     for (g = 0; g < n_games; g++) subset_transform(out + g * len, m, sign);
+}
+
+/* fc_owen runs games in blocks that share each player's walk over its
+ * contexts: up to OWEN_BLOCK games, at most 2^15 table entries (256 KiB of
+ * doubles, in L2). A game's result does not depend on its block. */
+#define OWEN_BLOCK 32
+
+static int64_t owen_block(int m)
+{
+    const int64_t n = ((int64_t)1 << 15) >> m;
+    return n < 1 ? 1 : n > OWEN_BLOCK ? OWEN_BLOCK : n;
+}
+
+/* The checks of fc_owen (see tables.h): every read of the kernel stays in
+ * the plan and every mask it forms in the table. */
+static int owen_plan_ok(int m, int64_t n_games, const int64_t *groups,
+                        const int64_t *level_start, const int64_t *item_start,
+                        const int64_t *items)
+{
+    int64_t full, l, j;
+    int i;
+    if (bad_m(m) || n_games < 0 || !groups || !level_start || !item_start || !items) return 0;
+    full = ((int64_t)1 << m) - 1;
+    if (level_start[0] != 0 || !csr_offsets_ok(level_start, m)) return 0;
+    if (item_start[0] != 0 || !csr_offsets_ok(item_start, level_start[m])) return 0;
+    for (i = 0; i < m; i++) {
+        if (groups[i] < 1 || groups[i] > full) return 0;
+        if (level_start[i + 1] - level_start[i] > m - 1) return 0;
+    }
+    for (l = 0; l < level_start[m]; l++) {
+        const int64_t n = item_start[l + 1] - item_start[l];
+        if (n < 1 || n > m - 1) return 0;
+        for (j = item_start[l]; j < item_start[l + 1]; j++)
+            if (items[j] < 1 || items[j] > full) return 0;
+    }
+    return 1;
 }
 
 #define REAL double

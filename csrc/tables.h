@@ -80,4 +80,27 @@ int fc_moebius_f32(const float *v, int64_t n_games, int m, double *out);
 int fc_from_moebius_f64(const double *a, int64_t n_games, int m, double *out);
 int fc_from_moebius_f32(const float *a, int64_t n_games, int m, double *out);
 
+/* Owen value over a hierarchy of coalitions (fastcredit.owen builds the
+ * plan from a partition or a linkage matrix). Player i's share is
+ *   out[g*m + i] = 1/|G_i| * sum over contexts C of w(C) (v(C + G_i) - v(C)),
+ * where G_i = groups[i] is the mask of the tree leaf holding i (i alone, or
+ * a cluster that is never split) and the contexts are built level by level
+ * down the path from the root: player i's levels are l = level_start[i] ..
+ * level_start[i+1] - 1 (root first); level l offers the n_l = item_start[l+1]
+ * - item_start[l] sibling masks items[item_start[l] ..]; C takes any subset
+ * R_l of each level's siblings, weighted by the product over levels of
+ * weights[item_start[l] + l + |R_l|] (the Shapley weight of |R_l| among
+ * n_l + 1 players). Per player, the subsets run as an odometer over the
+ * levels (the last level fastest), each level's subsets in Gray-code order
+ * (step t flips item ctz(t)), and the terms are summed in that order.
+ * FC_EINVAL unless level_start[0] = item_start[0] = 0, both are
+ * non-decreasing, a player has at most m - 1 levels, a level 1 .. m - 1
+ * items, and every item and group is a mask in 1 .. 2^m - 1. */
+int fc_owen_f64(const double *v, int64_t n_games, int m, const int64_t *groups,
+                const int64_t *level_start, const int64_t *item_start,
+                const int64_t *items, const double *weights, double *out);
+int fc_owen_f32(const float *v, int64_t n_games, int m, const int64_t *groups,
+                const int64_t *level_start, const int64_t *item_start,
+                const int64_t *items, const double *weights, double *out);
+
 #endif

@@ -32,6 +32,7 @@ FASTEST: dict[str, str] = {
     "tables.gather": "c",
     "tables.size_resolved": "numba",
     "tables.moebius": "numba",
+    "tables.owen": "c",
     "interactions.graded": "numba",
     "auction.replay": "c",
     "sampling.tables": "numba",

@@ -113,6 +113,7 @@ def _calls():
         "tables.size_resolved": [lambda v=v: fc.size_resolved(v, **nb) for v in tables],
         "tables.moebius": [lambda v=v: (fc.moebius(v, **nb), fc.from_moebius(v, **nb))
                            for v in tables],
+        "tables.owen": [lambda v=v: fc.owen(v, [0, 0, 1], **nb) for v in tables],
         "interactions.graded": [lambda v=v: (fc.interactions(v, "SII", 2, **nb),
                                              fc.interactions(v, "SGV", 2, **nb))
                                 for v in tables],

@@ -34,11 +34,12 @@ import numpy as np
 from . import _parallel
 from ._backend import kernels, resolve
 from ._params import TABLE_PLAYERS
-from ._validation import check_int, coalition_table, output, real_array
+from ._validation import (as_array, check_int, coalition_table, float64_array, int_array,
+                          output, real_array)
 from .games import CALLABLE, as_game, call_value_function, masks_to_bool
 
 __all__ = ["shapley", "banzhaf", "semivalue", "singleton", "leave_one_out",
-           "size_resolved", "pair_interactions", "moebius", "from_moebius",
+           "size_resolved", "pair_interactions", "moebius", "from_moebius", "owen",
            "table_from_function", "shapley_weights", "banzhaf_weights"]
 
 # From this size on a game is cut into ranges of 2**_RANGE_BITS entries (whole
@@ -735,6 +736,179 @@ def from_moebius(a, *, out=None, threads=None, backend=None) -> np.ndarray:
     """
     return _batch("from_moebius", "tables.moebius", a, lambda m: (1 << m,), out, threads,
                   backend, name="a")
+
+
+def owen(v, clustering, *, out=None, threads=None, backend=None) -> np.ndarray:
+    r"""Owen value of each game over a hierarchy of coalitions of its players.
+
+    The players are grouped by ``clustering``, either a partition into
+    unions or a binary cluster tree, and a random order of the players is
+    drawn that keeps every group together: at each node of the hierarchy its
+    children come in a uniformly random order, each child's members one
+    block. A player's credit is its expected marginal contribution in that
+    order. For a partition :math:`U_1, \dots, U_K` (``M`` the set of unions,
+    player i in :math:`U_k`) this is Owen's value
+
+    .. math:: \phi_i = \sum_{R \subseteq M \setminus \{k\}}
+              \sum_{T \subseteq U_k \setminus \{i\}}
+              \frac{|R|!\,(K-|R|-1)!}{K!} \, \frac{|T|!\,(|U_k|-|T|-1)!}{|U_k|!}
+              \big(v(U_R \cup T \cup \{i\}) - v(U_R \cup T)\big),
+              \qquad U_R = \textstyle\bigcup_{r \in R} U_r .
+
+    For a tree the same holds level by level (the Winter value): at each
+    ancestor of i the sibling branch comes before i's or after it, each with
+    probability 1/2, so
+
+    .. math:: \phi_i = 2^{-d} \sum_{C} \big(v(C \cup \{i\}) - v(C)\big),
+
+    summed over the :math:`2^d` unions C of a subset of the d sibling
+    branches along i's path from the root. This is the value shap's
+    ``PartitionExplainer`` computes (its ``owen`` recursion with
+    ``fixed_context=None``) when ``max_evals`` lets it split every cluster;
+    a cluster of negative distance is not split there, and is not here: it
+    enters as one block and its members share its marginal equally.
+
+    Efficient (``phi.sum(-1) == v[..., -1] - v[..., 0]``); the credit of a
+    union is its Shapley value in the quotient game of the unions; one union,
+    or all singletons, gives the Shapley value. A player's share reads
+    :math:`\prod_\ell 2^{n_\ell}` entries of the table (:math:`n_\ell`
+    siblings at level l): m entries per player of a balanced tree of m
+    leaves, :math:`2^{m-1}` for one union of all.
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 2**m)
+        Coalition tables (float64 or float32; integers are converted).
+    clustering : array_like
+        Either an integer array of shape (m,), the union of each player (any
+        integer labels; equal labels share a union), or a scipy linkage
+        matrix of shape (m - 1, 4) (``scipy.cluster.hierarchy.linkage``, or
+        a shap masker's ``clustering``): row k joins nodes ``[k, 0]`` and
+        ``[k, 1]`` (players are 0..m-1, row k's cluster is m + k, so a
+        child is a player or an earlier row) at distance ``[k, 2]`` into a
+        cluster of ``[k, 3]`` players; the last row is the root.
+    out, threads, backend
+        See the module docstring. Games of a batch are split over threads;
+        each game is summed in one fixed order, the same bits for any
+        thread count.
+
+    Returns
+    -------
+    ndarray, shape (..., m), float64
+
+    Raises
+    ------
+    ValueError
+        A clustering of the wrong shape or that is not a hierarchy of the m
+        players (a child out of range or joined twice, a size in column 3
+        that is not the cluster's, a non-finite entry), naming
+        ``clustering``; a bad ``v`` or ``out``.
+    TypeError
+        A partition that is not an integer array, or a table or ``out`` of
+        another dtype.
+
+    Examples
+    --------
+    >>> import fastcredit as fc, numpy as np
+    >>> glove = np.array([0., 0., 0., 1., 0., 1., 0., 1.])  # L = {0}, R = {1, 2}
+    >>> fc.owen(glove, [0, 1, 1])        # the right gloves form a union
+    array([0.5 , 0.25, 0.25])
+    >>> tree = [[1, 2, 1.0, 2], [0, 3, 2.0, 3]]   # join 1 and 2, then 0
+    >>> fc.owen(glove, tree)
+    array([0.5 , 0.25, 0.25])
+    """
+    flat, m, lead = coalition_table(v)
+    plan = _owen_plan(clustering, m)
+    impl = kernels("tables", resolve("tables.owen", backend))
+    nt = _parallel.n_threads(threads)
+    res = output(out, lead + (m,), inputs={"v": (v, flat), "clustering": clustering})
+    if flat.shape[0]:
+        _split_games(lambda games, o: impl.owen(games, *plan, o), flat,
+                     res.reshape(flat.shape[0], m), m, nt)
+    return res
+
+
+def _owen_plan(clustering, m):
+    """The hierarchy ``clustering`` over m players as the plan of the owen
+    kernels (csrc/tables.h): (groups, level_start, item_start, items,
+    weights). Each player's levels run from the root down and skip nodes
+    where it has no sibling."""
+    arr = as_array(clustering, "clustering")
+    if arr.ndim == 1:
+        paths = _partition_paths(arr, m)
+    elif arr.ndim == 2:
+        paths = _linkage_paths(arr, m)
+    else:
+        raise ValueError(f"clustering must be a partition, shape ({m},), or a linkage matrix, "
+                         f"shape ({m - 1}, 4), for m = {m} players; got shape {arr.shape}")
+    groups = np.array([group for group, _ in paths], dtype=np.int64)
+    levels = [level for _, path in paths for level in path if level]
+    level_start = np.cumsum([0] + [sum(1 for level in path if level) for _, path in paths],
+                            dtype=np.int64)
+    item_start = np.cumsum([0] + [len(level) for level in levels], dtype=np.int64)
+    items = np.array([mask for level in levels for mask in level], dtype=np.int64)
+    weights = np.concatenate([_shapley_weights(len(level) + 1) for level in levels] +
+                             [np.zeros(0)])
+    return groups, level_start, item_start, items, weights
+
+
+def _partition_paths(arr, m):
+    """(group mask, [sibling masks per level]) of each player of the
+    partition whose union labels are ``arr``: the other unions, then the
+    other members of its own."""
+    labels = int_array(arr, "clustering", dtype=None)
+    if labels.shape != (m,):
+        raise ValueError(f"clustering as a partition must give the union of each of the m = {m} "
+                         f"players, shape ({m},); got shape {labels.shape}")
+    _, union = np.unique(labels, return_inverse=True)
+    members = [np.flatnonzero(union == k) for k in range(union.max() + 1)]
+    masks = [int(np.bitwise_or.reduce(1 << u)) for u in members]
+    return [(1 << i, [[u for k, u in enumerate(masks) if k != union[i]],
+                      [1 << int(p) for p in members[union[i]] if p != i]])
+            for i in range(m)]
+
+
+def _linkage_paths(arr, m):
+    """(group mask, [sibling masks per level]) of each player of the binary
+    cluster tree of the linkage matrix ``arr``, validated: one sibling per
+    level down to the player, or to the cluster of negative distance that
+    holds it (its group)."""
+    z = float64_array(arr, "clustering")
+    if z.shape != (m - 1, 4):
+        raise ValueError(f"clustering as a linkage matrix must have shape ({m - 1}, 4) for "
+                         f"m = {m} players; got shape {z.shape}")
+    if not np.isfinite(z).all():
+        raise ValueError("clustering must be finite (a linkage matrix has no NaN or inf)")
+    children = z[:, :2].astype(np.int64)
+    if (children != z[:, :2]).any():
+        raise ValueError("clustering's columns 0 and 1 (the nodes each row joins) must be "
+                         "integers")
+    mask = [1 << i for i in range(m)]
+    joined = set()
+    for k, pair in enumerate(children.tolist()):
+        if pair[0] == pair[1]:
+            raise ValueError(f"clustering row {k} joins node {pair[0]} with itself")
+        for child in pair:
+            if not 0 <= child < m + k:
+                raise ValueError(f"clustering row {k} joins node {child}, which is neither a "
+                                 f"player nor an earlier row's cluster (0 <= node < {m + k})")
+            if child in joined:
+                raise ValueError(f"clustering joins node {child} twice (row {k} and before)")
+            joined.add(child)
+        mask.append(mask[pair[0]] | mask[pair[1]])
+        if z[k, 3] != mask[-1].bit_count():
+            raise ValueError(f"clustering[{k}, 3] = {z[k, 3]:g} is not the size of the cluster "
+                             f"row {k} makes, {mask[-1].bit_count()} players")
+    paths = []
+    for i in range(m):
+        node, path = len(mask) - 1, []
+        while node >= m and z[node - m, 2] >= 0:
+            left, right = children[node - m]
+            inside, sibling = (left, right) if mask[left] >> i & 1 else (right, left)
+            path.append([mask[sibling]])
+            node = int(inside)
+        paths.append((mask[node], path))
+    return paths
 
 
 def table_from_function(fn, m: int, *, coalitions: str = "mask", chunk: int = 1 << 18,

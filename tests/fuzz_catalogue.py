@@ -450,6 +450,8 @@ EXAMPLES: dict[str, object] = {
     "weights": lambda c: np.array([1.0, 2.0, 0.5]),
     "m": M,
     "masks": lambda c: np.arange(1 << M),
+    # a linkage matrix of the M = 3 players: 1 and 2 join, then 0
+    "clustering": lambda c: np.array([[1.0, 2.0, 0.5, 2.0], [0.0, 3.0, 1.0, 3.0]]),
     # interactions
     "index": "SII",
     "order": 2,

@@ -128,6 +128,60 @@ def moebius_matrix(m: int) -> np.ndarray:
     return np.where(subset, sign, 0).astype(np.float64)
 
 
+def hierarchy(clustering, m):
+    """The tree of a partition (one union label per player) or of a linkage
+    matrix (m - 1, 4), as nested lists whose leaves are tuples of players: a
+    player alone, or the members of a cluster of negative distance (never
+    split)."""
+    z = np.asarray(clustering)
+    if z.ndim == 1:
+        return [[(i,) for i in range(m) if z[i] == label] for label in sorted(set(z.tolist()))]
+
+    def node(k):
+        if k < m:
+            return (k,)
+        row = z[k - m]
+        parts = [node(int(row[0])), node(int(row[1]))]
+        if row[2] < 0:
+            return tuple(sorted(p for part in parts for p in flatten(part)))
+        return parts
+
+    def flatten(t):
+        return list(t) if isinstance(t, tuple) else [p for c in t for p in flatten(c)]
+
+    return node(2 * m - 2) if m > 1 else (0,)
+
+
+def hierarchy_orders(tree):
+    """Every order of the leaves of ``tree`` that keeps each node's leaves
+    together: the children of each node in every order, each child's
+    leaves one block."""
+    if isinstance(tree, tuple):
+        yield [tree]
+        return
+    for perm in itertools.permutations(tree):
+        for blocks in itertools.product(*[list(hierarchy_orders(c)) for c in perm]):
+            yield [leaf for block in blocks for leaf in block]
+
+
+def owen(v, clustering) -> np.ndarray:
+    """Owen (Winter) value by its definition: the average, over the orders of
+    the hierarchy's leaves that keep every node together (each equally
+    likely), of each leaf's marginal, shared equally by its players."""
+    v = np.asarray(v, dtype=np.float64)
+    m = len(v).bit_length() - 1
+    phi = np.zeros(m)
+    orders = list(hierarchy_orders(hierarchy(clustering, m)))
+    for order in orders:
+        s = 0
+        for leaf in order:
+            bits = sum(1 << p for p in leaf)
+            for p in leaf:
+                phi[p] += (v[s | bits] - v[s]) / len(leaf)
+            s |= bits
+    return phi / len(orders)
+
+
 def per_game(fn, v) -> np.ndarray:
     """A one-table oracle ``fn`` over a batch of tables (..., 2**m), keeping
     the leading shape (an empty batch included)."""

@@ -70,6 +70,8 @@ STRICTNESS = {
     "tables.gather": BITS,
     "tables.size_resolved": BITS,
     "tables.moebius": BITS,
+    # the same odometer over each player's levels, summed in the same order
+    "tables.owen": BITS,
     # interactions: the same weighting loop and the zeta transform of tables
     "interactions.graded": BITS,
     # sampling: the same counter-based draws (csrc/rng.h), the same walks and
@@ -217,8 +219,34 @@ def table_cases():
     cases += [table_case("shapley", "m16-split-2threads", one, threads=2),
               table_case("banzhaf", "m17-split-2threads", {"m17": _rng(26).normal(size=1 << 17)},
                          threads=2),
-              semivalue_case()]
+              semivalue_case(), owen_case()]
     return cases
+
+
+def owen_case():
+    """fc.owen over partitions and linkage matrices (one with a cluster of
+    negative distance, never split) against the average over the orders
+    that keep the hierarchy together (reference.owen)."""
+    linkage6 = np.array([[0, 3, 0.5, 2], [1, 2, 0.7, 2], [4, 6, 1.0, 3], [7, 5, 1.5, 3],
+                         [8, 9, 2.0, 6]])
+    unsplit = linkage6.copy()
+    unsplit[2, 2] = -1.0
+    inputs = {"partition-m5": (_rng(40).normal(size=(7, 32)), [2, 0, 2, 1, 0]),
+              "singletons-m4-f32-lead": (_rng(41).normal(size=(2, 3, 16)).astype(np.float32),
+                                         np.arange(4)),
+              "linkage-m6": (_rng(42).normal(size=(5, 64)) * 1e3 + 5e3, linkage6),
+              "unsplit-m6": (_rng(43).normal(size=(4, 64)), unsplit),
+              "m1": (_rng(44).normal(size=(3, 2)), [7]),
+              "empty": (np.zeros((0, 8)), [0, 0, 1])}
+
+    def call(backend):
+        return {k: fc.owen(v, c, backend=backend, threads=2) for k, (v, c) in inputs.items()}
+
+    def oracle():
+        return {k: ref.per_game(lambda g, c=c: ref.owen(g, c), v)
+                for k, (v, c) in inputs.items()}
+
+    return Case(("tables.owen",), "partitions-linkages", call, oracle)
 
 
 # --- interactions -------------------------------------------------------------

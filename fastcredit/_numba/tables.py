@@ -7,6 +7,7 @@ Signatures (v: (B, 2**m) float32/float64, out: float64):
     singleton(v, out), leave_one_out(v, out)                   out (B, m)
     pair_interactions(v, out), size_resolved(v, out)           out (B, m, m)
     moebius(v, out), from_moebius(v, out)                      out (B, 2**m)
+    owen(v, groups, level_start, item_start, items, weights, out)  out (B, m)
 """
 import numpy as np
 from numba import literally, njit
@@ -15,7 +16,7 @@ from .._constants import TABLE_BLOCK_BITS
 from ._simd import keep_bit, lane, lane_zeta, load8, reduce8, store8, store_lanes, zeros8
 
 __all__ = ["semivalue", "semivalue_partial", "singleton", "leave_one_out", "pair_interactions",
-           "size_resolved", "moebius", "from_moebius"]
+           "size_resolved", "moebius", "from_moebius", "owen"]
 
 _BLOCK = 1 << TABLE_BLOCK_BITS
 
@@ -461,3 +462,79 @@ def moebius(v, out):
 @jit
 def from_moebius(v, out):
     _transform(v, out, 1.0)
+
+
+@jit
+def _ctz(x):
+    c = 0
+    while not (x >> c) & 1:
+        c += 1
+    return c
+
+
+# games per block of owen (OWEN_BLOCK and owen_block in csrc/tables.c)
+_OWEN_BLOCK = 32
+
+
+@jit
+def _owen_player(v, first, n, group, first_level, n_levels, item_start, items, weights, t, sel,
+                 cnt, base, wt, acc):
+    """owen_player of csrc/tables_real.inc: player i's Owen value in games
+    first .. first + n - 1 into acc[:n], the subsets of each level's
+    siblings as an odometer over the levels (the last fastest), each
+    level's in Gray-code order, each context's terms added for every game
+    of the block; t, sel, cnt, base, wt are its scratch."""
+    base[0] = 0
+    wt[0] = 1.0
+    for l in range(n_levels):
+        t[l] = 0
+        sel[l] = 0
+        cnt[l] = 0
+    acc[:n] = 0.0
+    l = 0
+    while True:
+        while l < n_levels:
+            lv = first_level + l
+            base[l + 1] = base[l] | sel[l]
+            wt[l + 1] = wt[l] * weights[item_start[lv] + lv + cnt[l]]
+            l += 1
+        s = base[n_levels]
+        w = wt[n_levels]
+        for g in range(n):
+            acc[g] += w * (np.float64(v[first + g, s | group]) - np.float64(v[first + g, s]))
+        l = n_levels - 1
+        while l >= 0:
+            lv = first_level + l
+            t[l] += 1
+            if t[l] < (1 << (item_start[lv + 1] - item_start[lv])):
+                item = items[item_start[lv] + _ctz(t[l])]
+                cnt[l] += -1 if sel[l] & item else 1
+                sel[l] ^= item
+                break
+            t[l] = 0
+            sel[l] = 0
+            cnt[l] = 0
+            l -= 1
+        if l < 0:
+            return
+
+
+@jit
+def owen(v, groups, level_start, item_start, items, weights, out):
+    m = groups.shape[0]
+    t = np.zeros(m, np.int64)
+    sel = np.zeros(m, np.int64)
+    cnt = np.zeros(m, np.int64)
+    base = np.zeros(m, np.int64)
+    wt = np.zeros(m)
+    acc = np.zeros(_OWEN_BLOCK)
+    block = max(1, min(_OWEN_BLOCK, (1 << 15) >> m))
+    for first in range(0, v.shape[0], block):
+        n = min(block, v.shape[0] - first)
+        for i in range(m):
+            size = np.float64(_popcount(groups[i]))
+            _owen_player(v, first, n, groups[i], level_start[i],
+                         level_start[i + 1] - level_start[i], item_start, items, weights, t,
+                         sel, cnt, base, wt, acc)
+            for g in range(n):
+                out[first + g, i] = acc[g] / size
