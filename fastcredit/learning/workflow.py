@@ -116,6 +116,17 @@ def step_cost(s, a):
 def environment():
     """The workflow as a :class:`fastcredit.treesearch.JitEnvironment`.
 
+    Returns
+    -------
+    JitEnvironment
+        Five actions, 50 features, the actions' costs as ``step_cost``.
+
+    Raises
+    ------
+    ImportError
+        If numba is not installed (the environment's functions are
+        ``@njit``).
+
     Examples
     --------
     >>> from fastcredit.learning import workflow
@@ -131,6 +142,25 @@ def environment():
 def root(kind: int = 0, level: int = 0) -> int:
     """The start state of a request.
 
+    Parameters
+    ----------
+    kind : int in [0, 3]
+        0 easy, 1 vague, 2 niche, 3 unanswerable.
+    level : int in [0, 3]
+        A good answer is worth 4 + 2 level.
+
+    Returns
+    -------
+    int
+        The packed int64 state (step 0, nothing retrieved or spent).
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` or ``level`` is not in [0, 3].
+    TypeError
+        If ``kind`` or ``level`` is not an integer.
+
     Examples
     --------
     >>> from fastcredit.learning import workflow
@@ -144,11 +174,32 @@ def root(kind: int = 0, level: int = 0) -> int:
 def sample_roots(n: int, seed: int = 0) -> np.ndarray:
     """``n`` requests' start states, kind and level uniform and independent.
 
+    Parameters
+    ----------
+    n : int in [0, 2**32]
+        Requests.
+    seed : int in [0, 2**64)
+        Seed of NumPy's generator that draws the kinds and levels.
+
+    Returns
+    -------
+    ndarray (n,) int64
+        The start states (:func:`root`).
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not in [0, 2**32] or ``seed`` is outside [0, 2**64).
+    TypeError
+        If ``n`` or ``seed`` is not an integer.
+
     Examples
     --------
     >>> from fastcredit.learning import workflow
-    >>> workflow.sample_roots(3, seed=0).shape
-    (3,)
+    >>> workflow.sample_roots(3, seed=0)
+    array([1835008, 1572864,  524288])
+    >>> bool(workflow.sample_roots(3, seed=0)[1] == workflow.root(kind=2, level=1))
+    True
     """
     n = check_int(n, "n", lo=0, hi=1 << 32)
     rng = np.random.default_rng(SEED.check(seed))
