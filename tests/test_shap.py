@@ -126,6 +126,17 @@ def test_exact_evaluates_only_the_varying_features(data):
                                linear_pairs(w)(X[:1])[0], atol=1e-12)
 
 
+@pytest.mark.parametrize("cls", [PermutationExplainer, ExactExplainer])
+def test_a_row_equal_to_the_background_has_zero_values(cls):
+    """No feature varies: the game has one coalition and every value is 0."""
+    background = np.tile([1.0, 2.0, 3.0], (4, 1))
+    model = Counting(lambda x: x.sum(axis=1))
+    exp = cls(model, background)(background[:2], silent=True)
+    np.testing.assert_array_equal(exp.values, 0.0)
+    np.testing.assert_array_equal(exp.base_values, 6.0)
+    assert len(model.rows) == 2 * len(background)      # one coalition per row
+
+
 def test_exact_interactions_closed_form():
     """For f = x0 x1 + x2 over a zero background, shap's interaction matrix
     splits the pair's term in half off the diagonal and has the main effects

@@ -97,12 +97,11 @@ class ExactExplainer(shap.ExactExplainer):
             if MAX_EVALS.check(max_evals) < 2**k:
                 raise ValueError(f"max_evals={max_evals} is too low: the Exact explainer "
                                  f"evaluates all 2**{k} = {2**k} coalitions of this row")
-        expected = game.values(np.zeros(1, dtype=np.uint64))[0]
         if order == 2:
             values = pair_values(game)
         else:
-            values = game.expand(exact_shapley(game) if k else
-                                 np.zeros((game.output_columns(), 0)))
+            values = game.expand(exact_shapley(game))
+        expected = game.values(np.zeros(1, dtype=np.uint64))[0]
         return {
             "values": values,
             "expected_values": expected,

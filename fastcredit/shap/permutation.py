@@ -6,6 +6,7 @@ from typing import Any
 import numpy as np
 import shap
 
+from .._backend import kernels
 from .._params import SEED
 from .._validation import check_bool
 from ..games import deterministic
@@ -18,6 +19,9 @@ __all__ = ["PermutationExplainer"]
 #: The kernels' backend: C, loaded in milliseconds (the cached Numba twins
 #: take most of a second to load in a fresh process, longer than a row).
 BACKEND = "c"
+#: Most antithetic pairs one budget may buy, over those it buys when no two
+#: walks share a coalition.
+PAIRS_OVER_PLAIN = 4
 
 
 def _auto_batch(batch_size):
@@ -29,24 +33,56 @@ def exact_shapley(game: RowGame) -> np.ndarray:
     """Shapley values (outputs..., k) of the varying features from all
     2**k coalitions (one table per output, fc.shapley)."""
     table = game.values(np.arange(2**game.k, dtype=np.uint64))
+    if game.k == 0:
+        return np.zeros((game.output_columns(), 0))
     return shapley(table.reshape(2**game.k, -1).T, backend=BACKEND)
+
+
+def affordable_pairs(k: int, max_evals: int, seed: int) -> tuple[int, np.ndarray]:
+    """(pairs, masks): how many of the sampler's antithetic pairs for
+    ``seed`` fit in max_evals distinct coalitions, and those coalitions.
+
+    The sampler draws pair p's order from the counter-based stream at unit
+    p (fastcredit.sampling), so its walks are known before it runs: the
+    prefixes of the first pairs are laid out here, each coalition counted
+    where it first appears, and the longest run of pairs whose distinct
+    coalitions (with v({}) and v(N)) fit is taken. Evaluating those in one
+    pass lets the model run in few large calls. Pairs that repeat earlier
+    coalitions cost less than 2 (k - 1); at most PAIRS_OVER_PLAIN times the
+    pairs the budget buys without repeats are considered.
+    """
+    plain = (max_evals - 2) // (2 * (k - 1))
+    candidates = min(max_evals, PAIRS_OVER_PLAIN * plain + 1)
+    perms = np.empty((candidates, k), dtype=np.int32)
+    kernels("sampling", BACKEND).permutations(np.uint64(seed), 0, 0, perms)
+    bits = np.left_shift(np.uint64(1), perms.astype(np.uint64))
+    forward = np.bitwise_or.accumulate(bits, axis=1)[:, :-1]
+    backward = np.bitwise_or.accumulate(bits[:, ::-1], axis=1)[:, :-1]
+    prefixes = np.concatenate([forward, backward], axis=1)          # (pairs, 2 (k - 1))
+    distinct, first = np.unique(prefixes.reshape(-1), return_index=True)
+    new_per_pair = np.bincount(first // prefixes.shape[1], minlength=candidates)
+    spent = 2 + np.cumsum(new_per_pair)
+    pairs = int(np.searchsorted(spent, max_evals, side="right"))
+    full = np.uint64(2**k - 1) if k < 64 else np.uint64(2**64 - 1)
+    keep = distinct[first // prefixes.shape[1] < pairs]
+    return pairs, np.concatenate([np.array([0, full], dtype=np.uint64), keep])
 
 
 def sampled_shapley(game: RowGame, max_evals: int, seed: int):
     """(values, stderr), each (outputs, k), by antithetic permutation
-    sampling within max_evals distinct coalitions; every output's estimate
-    walks the same permutations (one seed), so the model sees each
-    coalition once whatever the number of outputs."""
+    sampling within max_evals distinct coalitions. The coalitions of the
+    affordable pairs are evaluated first, in batch_size model calls; every
+    output's estimate then walks the same permutations (one seed) on them."""
     k = game.k
+    pairs, masks = affordable_pairs(k, max_evals, seed)
+    game.values(masks)
     n_out = game.output_columns()
     values = np.empty((n_out, k))
     stderr = np.empty((n_out, k))
     for j in range(n_out):
         column = deterministic(lambda masks, j=j: game.values(masks).reshape(len(masks), -1)[:, j])
-        # walks are bounded by the budget of distinct coalitions; the cap on
-        # their number only ends a run whose walks all hit the memo
-        est = permutation_shapley(column, k, budget=max_evals, permutations=2 * max_evals,
-                                  cache=True, seed=seed, backend=BACKEND)
+        est = permutation_shapley(column, k, permutations=2 * pairs, cache=True, seed=seed,
+                                  backend=BACKEND)
         values[j], stderr[j] = est.values, est.stderr
     return values, stderr
 
@@ -102,12 +138,9 @@ class PermutationExplainer(shap.PermutationExplainer):
         if isinstance(max_evals, str) and max_evals == "auto":
             max_evals = 10 * 2 * game.m     # shap's: 10 antithetic pairs
         max_evals = MAX_EVALS.check(max_evals)
-        expected = game.values(np.zeros(1, dtype=np.uint64))[0]
         k = game.k
         stderr = None
-        if k == 0:
-            values = np.zeros((game.output_columns(), 0))
-        elif 2**k <= max_evals:
+        if 2**k <= max_evals:
             values = exact_shapley(game)
             stderr = np.zeros_like(values)
         else:
@@ -117,6 +150,8 @@ class PermutationExplainer(shap.PermutationExplainer):
                                  f"varying features needs {2 * k} model evaluations")
             seed = SEED.check(int(np.random.randint(0, 2**62)))
             values, stderr = sampled_shapley(game, max_evals, seed)
+        # v({}) was among the coalitions evaluated
+        expected = game.values(np.zeros(1, dtype=np.uint64))[0]
         return {
             "values": game.expand(values),
             "expected_values": expected,
