@@ -1,30 +1,22 @@
 """The array recipes of docs/trainers.md, run as written (the code blocks are
-read from the page, so the page cannot drift from what is tested), on numpy
-batches laid out as trainers hand them over: rewards and per-action credit
-in, the (B, T) float32 advantages out. No torch needed."""
-import pathlib
-import re
-
+read from the page by tests/doc_blocks.py, so the page cannot drift from what
+is tested), on numpy batches laid out as trainers hand them over: rewards and
+per-action credit in, the (B, T) float32 advantages out. No torch needed.
+(tests/test_doc_blocks.py runs every block of the page on its own tiny batch;
+here the recipes' results are checked.)"""
 import numpy as np
 
 import fastcredit as fc
 import reference as ref
+from doc_blocks import ROOT, block_containing
 
-DOC = pathlib.Path(__file__).resolve().parents[1] / "docs" / "trainers.md"
+DOC = ROOT / "docs" / "trainers.md"
 N_PROMPTS, NUM_GENERATIONS, M, T = 4, 4, 5, 48
 
 
-def doc_block(marker: str) -> str:
-    """The python code block of docs/trainers.md that contains marker."""
-    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
-    [block] = [b for b in blocks if marker in b]
-    return block
-
-
 def run_doc_block(marker: str, **names) -> dict:
-    namespace = dict(names)
-    exec(compile(doc_block(marker), f"{DOC}:{marker}", "exec"), namespace)
-    return namespace
+    """Run the python block of docs/trainers.md containing marker on names."""
+    return block_containing(DOC, marker).run(dict(names))
 
 
 def trainer_batch(rng, n_rows=N_PROMPTS * NUM_GENERATIONS):
