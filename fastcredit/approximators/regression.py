@@ -1,0 +1,476 @@
+r"""Estimators by weighted least squares over sampled coalitions (shapiq's
+``approximator/regression``): KernelSHAP (``method="kernelshap"``),
+KernelSHAP-IQ (``"kernelshapiq"``), Inconsistent KernelSHAP-IQ
+(``"inconsistent_kernelshapiq"``), kADD-SHAP (``"kaddshap"``),
+RegressionFSII (``"regression_fsii"``) and RegressionFBII
+(``"regression_fbii"``).
+
+Each writes its index as the solution of a weighted least-squares problem
+over all coalitions S,
+
+.. math:: \min_\phi \sum_S \mu(|S|)\,\big(v(S) - v(\emptyset) - x(S)^\top\phi\big)^2,
+          \qquad x_T(S) = c\big(|T|, |T \cap S|\big),
+
+one column per interaction T of order 0..k (k = ``order``), and estimates the
+sums from a sample. The coefficient table c and the kernel :math:`\mu` are
+shapiq's (1.4.1):
+
+================================ =============================== ==================
+method (index)                   c(t, j)                         kernel
+================================ =============================== ==================
+regression_fsii (FSII)           [j = t]                         KernelSHAP's
+regression_fbii (FBII)           [j = t]                         2**-m
+kaddshap (kADD-SHAP)             sum_{l=0}^{j} C(j, l) B_{t-l}   KernelSHAP's
+inconsistent_kernelshapiq (SII)  sum_{l=1}^{j} C(j, l) B_{t-l}   KernelSHAP's
+kernelshapiq, kernelshap (SII)   as above, one order at a time   order t's
+================================ =============================== ==================
+
+with B the Bernoulli numbers (B_1 = -1/2), the order-t kernel
+:math:`\mu_t(s) = 1 / ((m - 2t + 1) \binom{m-2t}{s-t})` for t <= s <= m - t and
+shapiq's large weight 1e8 outside (KernelSHAP's is t = 1: v(empty) and v(N)
+all but fitted exactly). A column whose coefficients are all 0 (the empty
+interaction under SII's) is left out. KernelSHAP-IQ fits order 1, then order
+2 to the residuals with the order-2 kernel (orders above 2 are not built).
+
+**The sample** is shapiq's ``CoalitionSampler``'s: v(empty) and v(N), then
+the border trick (a size whose expected number of draws, at the budget left,
+reaches its number of coalitions is enumerated instead, repeated until none
+does), then draws of a size with probability proportional to
+``sampling_weights`` (default 1 / (s (m - s)), and 1e8 for the sizes below k
+or above m - k; FBII: C(m, s) / 2**m) and of a uniformly random coalition of
+that size (the family's counter-based stream, ``draw_svarm``), with the
+pairing trick each followed by its complement. An enumerated coalition keeps
+its kernel weight; a drawn one weighs :math:`\mu(s)\binom{m}{s} / (P(s)\,N)`
+per draw (N the draws of sampled sizes, complements included), shapiq's
+importance weights. The normal equations :math:`X^\top W X` (upper
+triangle) and :math:`X^\top W y` are accumulated by the compiled kernel
+``fold_regression`` (C and Numba, the same operations in the same order);
+the small system is solved by ``numpy.linalg.solve`` (``lstsq`` when
+singular, as shapiq), the same call on bit-identical input on either backend,
+so the estimates are bit-identical per seed.
+
+**Budget** = game evaluations: the enumerated coalitions, then draws until
+the next new coalition would pass the budget (a deterministic game's repeated
+coalition is free, so as in shapiq the budget buys distinct coalitions).
+
+**Standard errors**: the sandwich (delta-method) variance over the i.i.d.
+samples (a draw, or a draw and its complement), with the enumerated
+coalitions held fixed: for a single regression
+:math:`\widehat{\mathrm{Var}}(\hat\phi) = A^{-1}\,\widehat{\mathrm{Cov}}(g_u)\,A^{-1}\,N_u / N^2`,
+with A the estimated normal matrix and :math:`g_u = \sum_{S \in u} w_S\,x(S)\,r(S)`
+the sample's weighted residual scores (KernelSHAP-IQ chains the orders'
+influence functions). It is computed in NumPy after the run from the kept
+samples. 0 for an interaction fitted from enumerated coalitions only; ``inf``
+with fewer than 2 samples. For a stochastic game the enumerated coalitions'
+own noise is not counted.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from .._index_weights import _bernoulli
+from .._subsets import combinations
+from .._validation import float64_array
+from ..interactions import interactions, subset_position
+from .._backend import kernels, resolve
+from .base import Design, InteractionEstimate, run_design
+
+__all__ = ["REGRESSION", "border_trick", "size_weights", "estimate", "check_regression_order",
+           "check_sampling_weights", "aggregate_k_sii"]
+
+#: shapiq's large weight (``Approximator._big_M``): sizes the kernel all but fits.
+BIG_M = 1e8
+
+
+def _masks(m, t):
+    players = combinations(m, t).astype(np.uint64)
+    return np.bitwise_or.reduce(np.left_shift(np.uint64(1), players), axis=1,
+                                initial=np.uint64(0))
+
+
+def border_trick(m: int, budget: int, weights) -> tuple:
+    """shapiq's CoalitionSampler's choice of sizes: (enumerated sizes, sorted,
+    0 and m among them; sampled sizes int64; their probabilities). Sizes
+    1..m-1 of weight 0 are never used; the budget is capped at the
+    coalitions left."""
+    per = [math.comb(m, s) for s in range(m + 1)]
+    sample = [s for s in range(1, m) if weights[s] > 0]
+    left = min(budget, 2 + sum(per[s] for s in sample)) - 2
+    w = np.asarray([weights[s] for s in sample], dtype=np.float64)
+    w = w / w.sum() if len(w) else w
+    computed = [0, m]
+    while sample:
+        move = [s for s, p in zip(sample, w) if left * p >= per[s]]
+        if not move:
+            break
+        computed += move
+        left -= sum(per[s] for s in move)
+        keep = [j for j, s in enumerate(sample) if s not in move]
+        sample, w = [sample[j] for j in keep], w[keep]
+        if len(w):
+            w = w / w.sum()
+    return sorted(set(computed)), np.array(sample, dtype=np.int64), w
+
+
+def size_weights(method: str, m: int, order: int) -> np.ndarray:
+    """shapiq's default sampling weights of the sizes 0..m (normalised)."""
+    if method == "regression_fbii":
+        w = np.array([math.comb(m, s) / 2.0 ** m for s in range(m + 1)])
+    else:
+        w = np.array([BIG_M if s < order or s > m - order else 1.0 / (s * (m - s))
+                      for s in range(m + 1)])
+    return w / w.sum()
+
+
+def _kernel(method, m, t):
+    """mu_t(s), s = 0..m: the order-t regression kernel (FBII: 2**-m)."""
+    if method == "regression_fbii":
+        return np.full(m + 1, 2.0 ** -m)
+    return np.array([BIG_M if s < t or s > m - t else
+                     1.0 / ((m - 2 * t + 1) * math.comb(m - 2 * t, s - t))
+                     for s in range(m + 1)])
+
+
+def _coefficients(method, order):
+    """c(t, j), t, j = 0..order (shapiq's regression coefficient weights)."""
+    b = _bernoulli(order)
+    c = np.zeros((order + 1, order + 1))
+    for t in range(order + 1):
+        for j in range(t + 1):
+            if method in ("regression_fsii", "regression_fbii"):
+                c[t, j] = float(t == j)
+            elif method == "kaddshap":
+                c[t, j] = float(sum(math.comb(j, l) * b[t - l] for l in range(j + 1)))
+            elif t >= 1:
+                c[t, j] = float(sum(math.comb(j, l) * b[t - l] for l in range(1, j + 1)))
+    return c
+
+
+class Regression(Design):
+    """One regression estimator's run (subclasses name the method)."""
+
+    method = ""
+    staged = False        # KernelSHAP-IQ: one regression per order on the residuals
+    #: the empty set's value: v(empty) (False) or the fitted intercept + v(empty)
+    intercept = False
+    #: whether the regression on every coalition gives the index (else its
+    #: full-budget result is that regression's, as shapiq's)
+    consistent = True
+
+    def __init__(self, m, index, deterministic, budget, order=1, pairing=False, weights=None):
+        super().__init__(m, index, deterministic, budget)
+        self.order = order
+        self.coalitions = 2 if pairing else 1
+        self.pairing = pairing
+        weights = size_weights(self.method, m, order) if weights is None else weights
+        self.computed, self.sizes, probs = border_trick(m, budget, weights)
+        cdf = np.cumsum(probs)
+        if len(cdf):
+            cdf[-1] = 2.0
+        self.cdf = cdf
+        self.coef = _coefficients(self.method, order)
+        live = [t for t in range(order + 1) if np.any(self.coef[t] != 0)]
+        self.columns = np.concatenate([_masks(m, t) for t in live])
+        self.column_sizes = np.concatenate([np.full(math.comb(m, t), t, dtype=np.int64)
+                                            for t in live])
+        kernels = range(1, order + 1) if self.staged else (1,)
+        mu = np.array([_kernel(self.method, m, t) for t in kernels])
+        self.census_weights = mu
+        # a single regression folds the sparse basis f_U(S) = [U ⊆ S], |U| <= k
+        # (x = M f, so X'WX = M F'WF M'): O(distinct subsets of S) per coalition
+        # however dense x is; KernelSHAP-IQ's stages fold x itself (sparse)
+        if self.staged:
+            self.fold_columns, self.fold_sizes, self.fold_coef = (
+                self.columns, self.column_sizes, self.coef)
+            self.transform = None
+        else:
+            self.fold_columns = np.concatenate([_masks(m, t) for t in range(order + 1)])
+            self.fold_sizes = np.concatenate([np.full(math.comb(m, t), t, dtype=np.int64)
+                                              for t in range(order + 1)])
+            self.fold_coef = np.eye(order + 1)
+            self.transform = _basis_change(self.coef, live, m, order)
+        sampled = np.zeros(m + 1, dtype=bool)
+        sampled[self.sizes] = True
+        per = np.array([math.comb(m, s) for s in range(m + 1)], dtype=np.float64)
+        prob = np.zeros(m + 1)
+        prob[self.sizes] = probs
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.sample_weights = np.where(sampled[None, :], mu * per / prob, 0.0)
+        self.sampled = sampled
+        p, k = len(self.fold_columns), len(mu)
+        self.gram = [np.zeros((k, p, p)), np.zeros((k, p, p))]      # census, samples
+        self.moment = [np.zeros((k, p)), np.zeros((k, p))]
+        self.work_x = np.empty(p)
+        self.work_i = np.empty(p, dtype=np.int64)
+        self.n_drawn = 0
+        self.kept = []
+
+    # -- the loop's hooks ---------------------------------------------------------
+
+    def fixed(self):
+        return np.concatenate([_masks(self.m, s) for s in self.computed])
+
+    def _fold(self, impl, which, weights, masks, values, v0):
+        impl.fold_regression(masks, values, v0, weights, self.fold_columns, self.fold_sizes,
+                             self.fold_coef, self.work_x, self.work_i, self.gram[which],
+                             self.moment[which])
+
+    def fold_fixed(self, impl, masks, values, v0):
+        self.impl = impl
+        self._fold(impl, 0, self.census_weights, masks, values, v0)
+
+    def samples_left(self, done):
+        return len(self.sizes) > 0
+
+    def draw(self, impl, seed, g, first, n):
+        masks = np.empty(n, dtype=np.uint64)
+        impl.draw_svarm(seed, np.uint64(g), first, self.m, self.sizes, self.cdf, masks)
+        if not self.pairing:
+            return masks[:, None], None
+        full = np.uint64(2**self.m - 1)
+        return np.stack([masks, masks ^ full], axis=1), None
+
+    def fold(self, impl, masks, values, slots, v0):
+        flat = np.ascontiguousarray(masks.reshape(-1))
+        vals = np.ascontiguousarray(values.reshape(-1))
+        self._fold(impl, 1, self.sample_weights, flat, vals, v0)
+        self.n_drawn += int(self.sampled[np.bitwise_count(flat)].sum())
+        self.kept.append((np.array(masks), np.array(values)))
+
+    # -- the solve ------------------------------------------------------------------
+
+    def _normal(self):
+        """(A (k, p, p) symmetric, h (k, p)): the estimated normal equations."""
+        gram, moment = self.gram[0].copy(), self.moment[0].copy()
+        if self.n_drawn:
+            gram += self.gram[1] / self.n_drawn
+            moment += self.moment[1] / self.n_drawn
+        gram = np.triu(gram) + np.transpose(np.triu(gram, 1), (0, 2, 1))
+        if self.transform is not None:
+            t = self.transform
+            return t @ gram @ t.T, moment @ t.T
+        return gram, moment
+
+    def _blocks(self):
+        """Column positions of each fitted stage (all columns, or one order each)."""
+        if not self.staged:
+            return [np.arange(len(self.columns))]
+        return [np.flatnonzero(self.column_sizes == t) for t in range(1, self.order + 1)]
+
+    def finish(self, v0):
+        a, h = self._normal()
+        blocks = self._blocks()
+        phi = np.zeros(len(self.columns))
+        for t, cols in enumerate(blocks):
+            j = t if self.staged else 0
+            done = np.concatenate(blocks[:t]) if t else cols[:0]
+            rhs = h[j, cols] - a[j][np.ix_(cols, done)] @ phi[done]
+            phi[cols] = self._solve(a[j][np.ix_(cols, cols)], rhs[None, :])[0]
+        return self._layout(phi, v0), self._stderr(a, blocks, phi, v0)
+
+    def _solve(self, a, rhs):
+        """x with a x = rhs[r] for each row r: the compiled Cholesky solve
+        (numpy's lstsq where a is not numerically positive definite, as
+        shapiq falls back to it)."""
+        x = np.array(rhs, dtype=np.float64, order="C")
+        if not len(a):
+            return x
+        info = np.zeros(1, dtype=np.int64)
+        self.impl.cholesky_solve(np.array(a, order="C"), x, info)
+        if info[0]:
+            x = np.ascontiguousarray(np.linalg.lstsq(a, np.asarray(rhs).T, rcond=None)[0].T)
+        return x
+
+    def _stderr(self, a, blocks, phi, v0):
+        """Standard errors of the reported entries: the sandwich
+        sqrt(diag(L Cov(g_u) L^T) N_u) / N, with g_u a sample's scores
+        (compiled: ``fold_scores``) and L the map from the scores to the
+        entries' influence (stage t of phi: A_tt^-1 (g_t - sum_{i<t} A_ti
+        psi_i), then the layout, k-SII's aggregation included)."""
+        p, q = len(self.columns), len(self.fold_columns)
+        width = sum(math.comb(self.m, t) for t in range(self.order + 1))
+        if not self.kept:
+            return np.zeros(width)
+        masks = np.ascontiguousarray(np.concatenate([k[0] for k in self.kept]))
+        values = np.ascontiguousarray(np.concatenate([k[1] for k in self.kept]))
+        n_units = len(masks)
+        if n_units < 2:
+            return np.full(width, np.inf)
+        stages = np.zeros(q, dtype=np.int64)
+        if self.staged:
+            for t, cols in enumerate(blocks):
+                stages[cols] = t
+        fit = phi if self.transform is None else self.transform.T @ phi
+        scores_sq, scores = np.zeros((q, q)), np.zeros(q)
+        self.impl.fold_scores(masks, values, v0, self.sample_weights, self.fold_columns,
+                              self.fold_sizes, stages, self.fold_coef, fit, np.empty(q),
+                              np.empty(q, dtype=np.int64), np.empty(q),
+                              np.empty(len(blocks)), scores_sq, scores)
+        cov = np.triu(scores_sq) + np.triu(scores_sq, 1).T
+        cov = (cov - np.outer(scores, scores) / n_units) / (n_units - 1)
+        if self.transform is not None:
+            cov = self.transform @ cov @ self.transform.T
+        influence = np.zeros((p, p))
+        for t, cols in enumerate(blocks):
+            j = t if self.staged else 0
+            prev = np.concatenate(blocks[:t]) if t else cols[:0]
+            rows = np.zeros((len(cols), p))
+            rows[:, cols] = np.eye(len(cols))
+            rows -= a[j][np.ix_(cols, prev)] @ influence[prev]
+            influence[cols] = self._solve(a[j][np.ix_(cols, cols)], rows.T).T
+        influence = self._layout(influence, 0.0)
+        var = np.einsum("ab,bc,ac->a", influence, cov, influence)
+        return np.sqrt(np.maximum(var, 0.0) * n_units) / self.n_drawn
+
+    def _layout(self, phi, v0):
+        """The entries of orders 0..k (1 + sum C(m, t), then phi's trailing
+        axes) from phi (p, ...), k-SII aggregated: linear but for v0."""
+        m, k = self.m, self.order
+        out = [np.zeros((math.comb(m, t),) + phi.shape[1:]) for t in range(k + 1)]
+        for t in range(k + 1):
+            at = self.column_sizes == t
+            if at.any():
+                out[t] = phi[at].copy()
+        if self.intercept:
+            out[0] = out[0] + v0
+        else:
+            out[0] = np.full((1,) + phi.shape[1:], v0)
+        if self.index == "k-SII":
+            out = aggregate_k_sii(out, m)
+        return np.concatenate(out)
+
+    def exact(self, table):
+        if not self.consistent:
+            # its estimand is not the index: the regression on every coalition
+            impl = kernels("approximators", resolve(self.kernel, None))
+            masks = np.arange(1 << self.m, dtype=np.uint64)
+            for lo in range(0, len(masks), 1 << 16):
+                self.fold_fixed(impl, masks[lo:lo + (1 << 16)], table[lo:lo + (1 << 16)],
+                                table[0])
+            self.kept = []
+            return self.finish(table[0])[0]
+        res = interactions(table, self.index, self.order, threads=1)
+        vals = [np.asarray(x, dtype=np.float64) for x in res.values]
+        if not self.intercept:
+            vals[0] = np.array([table[0]], dtype=np.float64)
+        return np.concatenate(vals)
+
+
+def _basis_change(coef, live, m, order):
+    """M (p, q) with x_T(S) = sum_U M[T, U] [U ⊆ S]: the columns T of the
+    orders ``live``, U every subset of T (orders 0..k), M[T, U] =
+    d(|T|, |U|), d(t, u) = sum_{j<=u} (-1)^(u-j) C(u, j) c(t, j) (Moebius
+    inversion of c over the subsets of T); None when M is the identity."""
+    d = np.zeros_like(coef)
+    for t in range(order + 1):
+        for u in range(t + 1):
+            d[t, u] = sum((-1) ** (u - j) * math.comb(u, j) * coef[t, j] for j in range(u + 1))
+    if live == list(range(order + 1)) and np.array_equal(d, np.eye(order + 1)):
+        return None
+    starts = np.cumsum([0] + [math.comb(m, t) for t in range(order + 1)])
+    rows = np.cumsum([0] + [math.comb(m, t) for t in live])
+    out = np.zeros((rows[-1], starts[-1]))
+    for r, t in enumerate(live):
+        players = combinations(m, t)
+        at = rows[r] + np.arange(len(players))
+        for u in range(t + 1):
+            if d[t, u] == 0.0:
+                continue
+            for pick in itertools.combinations(range(t), u):
+                cols = starts[u] + (subset_position(players[:, list(pick)], m) if u else 0)
+                out[at, cols] += d[t, u]
+    return out
+
+
+def aggregate_k_sii(sii, m):
+    """k-SII(S) = sum over T ⊇ S, |T| <= k, of B_{|T|-|S|} SII(T) (Bordt &
+    von Luxburg 2023, as shapiq aggregates); orders >= 1, the empty set's
+    entry kept."""
+    k = len(sii) - 1
+    b = [float(x) for x in _bernoulli(k)]
+    out = [x.copy() for x in sii]
+    for t in range(2, k + 1):
+        players = combinations(m, t)
+        for s in range(1, t):
+            for pick in itertools.combinations(range(t), s):
+                pos = subset_position(players[:, list(pick)], m)
+                np.add.at(out[s], pos, b[t - s] * sii[t])
+    return out
+
+
+class KernelSHAP(Regression):
+    method, kernel, staged = "kernelshap", "approximators.kernelshap", True
+
+
+class KernelSHAPIQ(Regression):
+    method, kernel, staged = "kernelshapiq", "approximators.kernelshapiq", True
+
+
+class InconsistentKernelSHAPIQ(Regression):
+    method, kernel = "inconsistent_kernelshapiq", "approximators.inconsistent_kernelshapiq"
+    consistent = False
+
+
+class KADDSHAP(Regression):
+    method, kernel = "kaddshap", "approximators.kaddshap"
+
+
+class RegressionFSII(Regression):
+    method, kernel = "regression_fsii", "approximators.regression_fsii"
+
+
+class RegressionFBII(Regression):
+    method, kernel, intercept = "regression_fbii", "approximators.regression_fbii", True
+
+
+#: method -> (design, indices, most orders (None: m))
+REGRESSION = {"kernelshap": (KernelSHAP, ("SV",), 1),
+              "kernelshapiq": (KernelSHAPIQ, ("SII", "k-SII"), 2),
+              "inconsistent_kernelshapiq": (InconsistentKernelSHAPIQ, ("SII", "k-SII"), None),
+              "kaddshap": (KADDSHAP, ("kADD-SHAP",), None),
+              "regression_fsii": (RegressionFSII, ("FSII",), None),
+              "regression_fbii": (RegressionFBII, ("FBII",), None)}
+
+
+def check_regression_order(method: str, index: str, order: int) -> int:
+    """``order`` for a regression method and index (SV: 1)."""
+    top = REGRESSION[method][2]
+    if top is not None and order > top:
+        raise ValueError(f"order must be at most {top} for method={method!r}, got {order}")
+    return order
+
+
+def check_sampling_weights(weights, m: int) -> np.ndarray:
+    """shapiq's ``sampling_weights``: (m + 1,) finite, non-negative, some
+    size 1..m-1 positive when m >= 2 (a copy)."""
+    w = float64_array(weights, "sampling_weights")
+    if w.shape != (m + 1,):
+        raise ValueError(f"sampling_weights must have shape ({m + 1},) (sizes 0..m), got "
+                         f"{w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("sampling_weights must be finite and non-negative")
+    if m > 1 and not np.any(w[1:m] > 0):
+        raise ValueError("sampling_weights must give some size 1..m-1 a positive weight")
+    return w.copy()
+
+
+def estimate(method, g, index, order, budget, seed, threads, pairing, weights):
+    """fc.approximate for a regression method (arguments checked)."""
+    design = REGRESSION[method][0]
+    m = g.m
+    width = sum(math.comb(m, t) for t in range(order + 1))
+
+    def make():
+        return design(m, index, bool(g.deterministic), budget, order=order, pairing=pairing,
+                      weights=weights)
+
+    _, values, stderr, n_evals, n_samples = run_design(make, g, index, budget, seed, threads,
+                                                       width=width)
+    cuts = np.cumsum([math.comb(m, t) for t in range(order + 1)])[:-1]
+    return InteractionEstimate(index=index, order=order, m=m,
+                               values=tuple(np.split(values, cuts, axis=-1)),
+                               stderr=tuple(np.split(stderr, cuts, axis=-1)),
+                               n_evals=n_evals, n_samples=n_samples, method=method)
