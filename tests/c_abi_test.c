@@ -159,6 +159,28 @@ static void check_tables(void)
     expect(fc_leave_one_out_f32(glove32, 1, 3, phi) == FC_OK && phi[2] == 1.0,
            "leave one out f32");
 
+    /* Owen value with the left gloves {0, 1} a union and {2} another: the
+     * unions split v(N) = 1 evenly (the two-player quotient game), and
+     * within {0, 1} each left glove is pivotal only when 2 came before and
+     * its mate after: (1/4, 1/4, 1/2). Player 0's levels: the other union
+     * (mask 4), then its mate (2); player 1's: 4, then 1; player 2's: {0, 1}
+     * (mask 3). Every level has one item: weights 1/2, 1/2. */
+    {
+        const int64_t groups[3] = {1, 2, 4}, level_start[4] = {0, 2, 4, 5};
+        const int64_t item_start[6] = {0, 1, 2, 3, 4, 5}, items[5] = {4, 2, 4, 1, 3};
+        const double halves[10] = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
+        const int64_t bad_items[5] = {4, 2, 8, 1, 3};
+        expect(fc_owen_f64(glove, 1, 3, groups, level_start, item_start, items, halves, phi) ==
+               FC_OK && phi[0] == 0.25 && phi[1] == 0.25 && phi[2] == 0.5,
+               "glove Owen value (1/4, 1/4, 1/2)");
+        expect(fc_owen_f32(glove32, 1, 3, groups, level_start, item_start, items, halves,
+                           phi) == FC_OK && phi[2] == 0.5, "Owen value f32");
+        fill(phi, 3, SENTINEL);
+        expect(fc_owen_f64(glove, 1, 3, groups, level_start, item_start, bad_items, halves,
+                           phi) == FC_EINVAL && all_equal(phi, 3, SENTINEL),
+               "an Owen item outside the table refused, nothing written");
+    }
+
     check_semivalue_paths();
 
     /* one game split into two ranges gives the whole-game semivalue */

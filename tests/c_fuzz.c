@@ -257,6 +257,116 @@ static double table_tol(const double *v, int m, const double *w, double center)
     return 4.0 * (double)(((int64_t)1 << m) + 16) * DBL_EPSILON * 2.0 * wmax * s + 1e-300;
 }
 
+/* fc_owen on a random partition of the m players (plan arrays exactly
+ * sized): f32 = f64 (the same operations on the same values), efficiency
+ * within rounding, and refusals of broken plans with the output untouched. */
+static void fuzz_owen(const double *v, const float *v32, int64_t n_games, int m, int specials)
+{
+    const int n_unions = (int)irange(1, m);
+    int64_t *label = NEW(int64_t, m), *unions = NEW(int64_t, n_unions);
+    int64_t *groups = NEW(int64_t, m), *level_start = NEW(int64_t, m + 1);
+    int64_t *item_start, *items, n_levels = 0, n_items = 0, l, j, g;
+    double *weights, *o1 = NEW(double, n_games * m), *o2 = NEW(double, n_games * m);
+    const size_t ob = (size_t)(n_games * m) * sizeof(double);
+    int i, p, u, live = 0;
+
+    for (u = 0; u < n_unions; u++) unions[u] = 0;
+    for (i = 0; i < m; i++) {
+        label[i] = irange(0, n_unions - 1);
+        unions[label[i]] |= (int64_t)1 << i;
+        groups[i] = (int64_t)1 << i;
+    }
+    for (u = 0; u < n_unions; u++) live += unions[u] != 0;
+    /* levels: the other unions (if any), then i's union-mates (if any) */
+    level_start[0] = 0;
+    for (i = 0; i < m; i++) {
+        const int mates = popcount64((uint64_t)unions[label[i]]) - 1;
+        n_levels += (live > 1) + (mates > 0);
+        n_items += (live - 1) + mates;
+        level_start[i + 1] = n_levels;
+    }
+    item_start = NEW(int64_t, n_levels + 1);
+    items = NEW(int64_t, n_items > 0 ? n_items : 1);
+    weights = NEW(double, n_items + n_levels > 0 ? n_items + n_levels : 1);
+    item_start[0] = 0;
+    l = 0;
+    j = 0;
+    for (i = 0; i < m; i++) {
+        const int64_t own = unions[label[i]];
+        if (live > 1) {
+            for (u = 0; u < n_unions; u++)
+                if (unions[u] && unions[u] != own) items[j++] = unions[u];
+            item_start[++l] = j;
+        }
+        if (own != groups[i]) {
+            for (p = 0; p < m; p++)
+                if (p != i && (own >> p & 1)) items[j++] = (int64_t)1 << p;
+            item_start[++l] = j;
+        }
+    }
+    for (l = 0; l < n_levels; l++)
+        fc_shapley_weights((int)(item_start[l + 1] - item_start[l] + 1),
+                           weights + item_start[l] + l);
+
+    CALL("fc_owen_f64");
+    CHECK(fc_owen_f64(v, n_games, m, groups, level_start, item_start, items, weights, o1) ==
+          FC_OK, "valid owen refused");
+    CALL("fc_owen_f32");
+    CHECK(fc_owen_f32(v32, n_games, m, groups, level_start, item_start, items, weights, o2) ==
+          FC_OK, "valid owen refused");
+    CHECK(same_array(o1, o2, n_games * m), "owen f32 != f64");
+    if (!specials)
+        for (g = 0; g < n_games; g++) {
+            const double *vg = v + (g << m);
+            double sum = 0.0, scale = 0.0;
+            for (j = 0; j < ((int64_t)1 << m); j++) scale += fabs(vg[j]);
+            for (i = 0; i < m; i++) sum += o1[g * m + i];
+            CHECK(close_to(sum, vg[((int64_t)1 << m) - 1] - vg[0], 1e-12 * scale * m + 1e-300),
+                  "owen is not efficient");
+        }
+
+    poison(o1, ob);
+    CALL("fc_owen_f64");
+    switch (u64() % 5) {
+    case 0:
+        REFUSED(fc_owen_f64(v, n_games, bad_table_m(), groups, level_start, item_start, items,
+                            weights, o1), o1, ob, "bad m");
+        break;
+    case 1:
+        REFUSED(fc_owen_f64(v, -irange(1, 5), m, groups, level_start, item_start, items,
+                            weights, o1), o1, ob, "negative n_games");
+        break;
+    case 2:
+        groups[irange(0, m - 1)] = chance(50) ? 0 : (int64_t)1 << m;
+        REFUSED(fc_owen_f64(v, n_games, m, groups, level_start, item_start, items, weights,
+                            o1), o1, ob, "a group outside the table");
+        break;
+    case 3:
+        level_start[0] = 1;
+        REFUSED(fc_owen_f64(v, n_games, m, groups, level_start, item_start, items, weights,
+                            o1), o1, ob, "level_start[0] != 0");
+        break;
+    default:
+        if (n_items > 0) {
+            items[irange(0, n_items - 1)] = chance(50) ? -1 : (int64_t)1 << m;
+            REFUSED(fc_owen_f64(v, n_games, m, groups, level_start, item_start, items, weights,
+                                o1), o1, ob, "an item outside the table");
+        } else {
+            REFUSED(fc_owen_f64(v, n_games, m, groups, level_start, item_start, items, NULL,
+                                o1), o1, ob, "NULL weights");
+        }
+    }
+    free(label);
+    free(unions);
+    free(groups);
+    free(level_start);
+    free(item_start);
+    free(items);
+    free(weights);
+    free(o1);
+    free(o2);
+}
+
 static void fuzz_tables(void)
 {
     /* m >= 18 reaches the column strips of the Moebius transform (rarely:
@@ -517,6 +627,7 @@ static void fuzz_tables(void)
         CALL("fc_from_moebius_f32");
         REFUSED(fc_from_moebius_f32(v32, n_games, bm, t1), t1, tb, "bad m");
     }
+    fuzz_owen(v, v32, n_games, m, specials);
     free(v32);
     free(v);
     free(w);
