@@ -153,6 +153,31 @@ def test_exact_refuses_a_short_budget(data):
         ExactExplainer(linear_pairs(w), B)(X[:1], max_evals=2**M - 1, silent=True)
 
 
+@pytest.mark.parametrize("outputs", [1, 2])
+def test_partition_masker_gives_shaps_owen_values(data, outputs):
+    """A Partition masker's cluster tree: Exact and (with the table in the
+    budget) Permutation equal shap's Exact, which computes the Owen values
+    (fc.owen) over the tree, to rounding."""
+    X, B, w = data
+    model = linear_pairs(w) if outputs == 1 else two_outputs(w)
+    masker = shap.maskers.Partition(B)
+    theirs = shap.ExactExplainer(model, masker)(X, silent=True)
+    for ours in (ExactExplainer(model, masker)(X, silent=True),
+                 PermutationExplainer(model, masker, seed=0)(X, max_evals=2**M, silent=True)):
+        assert ours.values.shape == theirs.values.shape
+        np.testing.assert_allclose(ours.values, theirs.values, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(ours.base_values, theirs.base_values, atol=1e-12)
+
+
+def test_partition_masker_refusals(data):
+    X, B, w = data
+    masker = shap.maskers.Partition(B)
+    with pytest.raises(NotImplementedError, match="max_evals"):
+        PermutationExplainer(linear_pairs(w), masker)(X[:1], max_evals=2**M - 1, silent=True)
+    with pytest.raises(NotImplementedError, match="interactions"):
+        ExactExplainer(linear_pairs(w), masker)(X[:1], interactions=True, silent=True)
+
+
 # --- Permutation ---------------------------------------------------------------
 
 def test_permutation_is_exact_for_second_order_models():

@@ -12,7 +12,9 @@ batched model calls:
   coalitions per row;
 - :class:`ExactExplainer`: all 2**varying coalitions, then
   :func:`fastcredit.shapley` (and shap's pairwise interactions from
-  :func:`fastcredit.interactions`);
+  :func:`fastcredit.interactions`); with a Partition masker's cluster tree,
+  the Owen values (:func:`fastcredit.owen`), as the Permutation explainer
+  gives them when its budget covers the table;
 - :class:`SamplingExplainer` (IME): antithetic walks over all varying
   features at once, one background row per pair, shap's legacy API.
 

@@ -9,7 +9,7 @@ import shap
 from .._validation import check_bool
 from ..interactions import interactions as exact_interactions
 from ._common import MAX_EVALS, RowGame, output_names
-from .permutation import BACKEND, _auto_batch, exact_shapley
+from .permutation import BACKEND, MAX_OWEN_FEATURES, _auto_batch, exact_shapley, owen_values
 
 __all__ = ["ExactExplainer"]
 
@@ -68,8 +68,11 @@ class ExactExplainer(shap.ExactExplainer):
     first call); ``interactions=True`` (or 2) gives shap's pairwise
     interaction matrix (see :func:`pair_values`). ``max_evals`` below 2**k
     is refused as shap refuses it; ``main_effects=True`` reports
-    v({i}) - v({}) (which shap's own call path drops). A masker with a clustering
-    (``shap.maskers.Partition``) is refused.
+    v({i}) - v({}) (which shap's own call path drops). With a masker that
+    has a clustering (``shap.maskers.Partition``) the values are the Owen
+    values over its cluster tree, as shap's, from the same 2**k coalitions
+    (:func:`fastcredit.owen`); shap reads only the coalitions the tree's
+    recursion needs, so its ``max_evals`` check there is m**2, ours 2**k.
     """
 
     def __call__(self, *args: Any, max_evals: Any = 100000, main_effects: bool = False,
@@ -86,9 +89,10 @@ class ExactExplainer(shap.ExactExplainer):
             raise TypeError(f"fastcredit.shap explains one tabular input, got {len(row_args)}")
         order = _interaction_order(interactions)
         game = RowGame(self, row_args[0], batch_size)
-        if game.clustering is not None:
-            raise NotImplementedError("fastcredit.shap.ExactExplainer does not take a masker "
-                                      "with a clustering (Owen values) yet")
+        if game.clustering is not None and (order == 2 or game.m > MAX_OWEN_FEATURES):
+            raise NotImplementedError(
+                f"fastcredit.shap.ExactExplainer computes Owen values for a masker with a "
+                f"clustering for up to {MAX_OWEN_FEATURES} features, and no interactions")
         k = game.k
         if k > MAX_EXACT_FEATURES:
             raise ValueError(f"a row with {k} varying features is beyond the "
@@ -97,7 +101,10 @@ class ExactExplainer(shap.ExactExplainer):
             if MAX_EVALS.check(max_evals) < 2**k:
                 raise ValueError(f"max_evals={max_evals} is too low: the Exact explainer "
                                  f"evaluates all 2**{k} = {2**k} coalitions of this row")
-        if order == 2:
+        if game.clustering is not None:
+            values = np.moveaxis(owen_values(game), -1, 0).reshape(
+                (game.m,) + game.vals.shape[1:])
+        elif order == 2:
             values = pair_values(game)
         else:
             values = game.expand(exact_shapley(game))
@@ -107,6 +114,6 @@ class ExactExplainer(shap.ExactExplainer):
             "expected_values": expected,
             "mask_shapes": [game.x.shape],
             "main_effects": game.main_effects() if self._main_effects else None,
-            "clustering": None,
+            "clustering": game.clustering,
             "output_names": output_names(self),
         }

@@ -11,7 +11,7 @@ from .._params import SEED
 from .._validation import check_bool
 from ..games import deterministic
 from ..sampling import permutation_shapley
-from ..tables import shapley
+from ..tables import owen, shapley
 from ._common import MAX_EVALS, RowGame, output_names
 
 __all__ = ["PermutationExplainer"]
@@ -22,6 +22,9 @@ BACKEND = "c"
 #: Most antithetic pairs one budget may buy, over those it buys when no two
 #: walks share a coalition.
 PAIRS_OVER_PLAIN = 4
+#: Most features of a masker with a clustering (fc.owen reads a table over
+#: all of them).
+MAX_OWEN_FEATURES = 24
 
 
 def _auto_batch(batch_size):
@@ -36,6 +39,18 @@ def exact_shapley(game: RowGame) -> np.ndarray:
     if game.k == 0:
         return np.zeros((game.output_columns(), 0))
     return shapley(table.reshape(2**game.k, -1).T, backend=BACKEND)
+
+
+def owen_values(game: RowGame) -> np.ndarray:
+    """Owen values (outputs..., m) over the masker's cluster tree from all
+    2**k coalitions of the varying features (fc.owen). The tree covers all
+    m features: the table over them reads each coalition's varying part
+    (the others cannot move v), so the model still sees 2**k coalitions."""
+    table = game.values(np.arange(2**game.k, dtype=np.uint64)).reshape(2**game.k, -1)
+    full = np.arange(2**game.m, dtype=np.uint64)
+    bits = (full[:, None] >> game.varying.astype(np.uint64)) & np.uint64(1)
+    varying_part = (bits << np.arange(game.k, dtype=np.uint64)).sum(axis=1)
+    return owen(table[varying_part.astype(np.int64)].T, game.clustering, backend=BACKEND)
 
 
 def affordable_pairs(k: int, max_evals: int, seed: int) -> tuple[int, np.ndarray]:
@@ -115,8 +130,11 @@ class PermutationExplainer(shap.PermutationExplainer):
       drawn from NumPy's global generator, which the constructor seeds as
       shap's does).
 
-    A masker with a clustering (``shap.maskers.Partition``) is refused: its
-    Owen values need the partition-constrained orders.
+    With a masker that has a clustering (``shap.maskers.Partition``) the
+    values are Owen values over its cluster tree, as shap's estimate
+    converges to; here they are computed exactly (:func:`fastcredit.owen`)
+    from all 2**k coalitions, which ``max_evals`` must cover (sampling
+    orders that respect the tree is not implemented).
     """
 
     def __call__(self, *args: Any, max_evals: Any = 500, main_effects: bool = False,
@@ -132,14 +150,21 @@ class PermutationExplainer(shap.PermutationExplainer):
         if len(row_args) != 1:
             raise TypeError(f"fastcredit.shap explains one tabular input, got {len(row_args)}")
         game = RowGame(self, row_args[0], batch_size)
-        if game.clustering is not None:
-            raise NotImplementedError("fastcredit.shap.PermutationExplainer does not take a "
-                                      "masker with a clustering (Owen values) yet")
         if isinstance(max_evals, str) and max_evals == "auto":
             max_evals = 10 * 2 * game.m     # shap's: 10 antithetic pairs
         max_evals = MAX_EVALS.check(max_evals)
         k = game.k
-        stderr = None
+        if game.clustering is not None:
+            if 2**k > max_evals or game.m > MAX_OWEN_FEATURES:
+                raise NotImplementedError(
+                    f"fastcredit.shap.PermutationExplainer computes Owen values (a masker with "
+                    f"a clustering) exactly, from all 2**{k} coalitions of the varying "
+                    f"features, and only for up to {MAX_OWEN_FEATURES} features; max_evals="
+                    f"{max_evals} does not cover them (sampling orders that respect the "
+                    f"cluster tree is not implemented)")
+            values = np.moveaxis(owen_values(game), -1, 0).reshape(
+                (game.m,) + game.vals.shape[1:])
+            return self._row(game, values, np.zeros_like(values) if error_bounds else None)
         if 2**k <= max_evals:
             values = exact_shapley(game)
             stderr = np.zeros_like(values)
@@ -150,15 +175,18 @@ class PermutationExplainer(shap.PermutationExplainer):
                                  f"varying features needs {2 * k} model evaluations")
             seed = SEED.check(int(np.random.randint(0, 2**62)))
             values, stderr = sampled_shapley(game, max_evals, seed)
-        # v({}) was among the coalitions evaluated
-        expected = game.values(np.zeros(1, dtype=np.uint64))[0]
+        return self._row(game, game.expand(values),
+                         game.expand(stderr) if error_bounds else None)
+
+    def _row(self, game, values, error_std):
+        """The row's result as shap's Explainer.__call__ collects it."""
         return {
-            "values": game.expand(values),
-            "expected_values": expected,
+            "values": values,
+            # v({}) was among the coalitions evaluated
+            "expected_values": game.values(np.zeros(1, dtype=np.uint64))[0],
             "mask_shapes": [game.x.shape],
             "main_effects": game.main_effects() if self._main_effects else None,
-            "clustering": None,
-            "error_std": (None if not error_bounds else
-                          game.expand(stderr if stderr is not None else np.zeros_like(values))),
+            "clustering": game.clustering,
+            "error_std": error_std,
             "output_names": output_names(self),
         }
