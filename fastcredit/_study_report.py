@@ -11,6 +11,7 @@ matplotlib plots (:func:`study_html`). Used by ``fastcredit demo``."""
 from __future__ import annotations
 
 import base64
+import datetime
 import html
 import io
 import textwrap
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _params
+from . import __version__, _params
 from .audit import null as null_mod, paired, repeats as repeats_mod, study
 from .audit.agreement import alignment
 from .audit.controls import derangement
@@ -396,7 +397,7 @@ def _tables(s: Study) -> dict:
 
 # --- terminal --------------------------------------------------------------------
 
-def _text_table(header, rows) -> list[str]:
+def text_table(header, rows) -> list[str]:
     widths = [max(len(str(r[j])) for r in [header, *rows]) for j in range(len(header))]
     def line(cells):
         first = f"{cells[0]:<{widths[0]}}"
@@ -414,7 +415,7 @@ def study_lines(s: Study) -> list[str]:
     tables = _tables(s)
     for anchor, title in SECTIONS:
         header, rows, note = tables[anchor]
-        out += (["", title] + _text_table(header, rows)
+        out += (["", title] + text_table(header, rows)
                 + textwrap.wrap(f"({note})", width=96, initial_indent="  ",
                                 subsequent_indent="   "))
     return out
@@ -498,23 +499,8 @@ def _figures(s: Study, plt) -> dict:
     figs["table2"] = _png(fig)
     plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(6.4, 3.4))
-    for b in s.backends:
-        e = s.edges[b]
-        ax.errorbar(k, e.by_size, yerr=[e.by_size - e.by_size_low, e.by_size_high - e.by_size],
-                    marker="o", capsize=3, label=f"{b} vs {REFERENCE}")
-    ax.axhline(PAPER["edge_rate"][0], color="gray", ls="--", lw=0.8,
-               label="paper, nonzero replay edges (0.6152)")
-    for name, sg, ls in ((s.train, s.edges[s.train].train_signs, ":"),
-                         (s.audit, s.edges[s.audit].train_signs, "-.")):
-        ax.plot(k, sg[:, 1], ls=ls, marker=".", label=f"{name}: share of zero marginals")
-    ax.set_xticks(k)
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("predecessor size k = |S|")
-    ax.set_ylabel("sign agreement; share of zeros")
-    ax.legend(fontsize=8)
-    figs["table4"] = _png(fig)
-    plt.close(fig)
+    figs["table4"] = _png(edge_figure(s, plt))
+    plt.close("all")
 
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
     for b in s.backends:
@@ -544,6 +530,33 @@ def _figures(s: Study, plt) -> dict:
     return figs
 
 
+def edge_figure(s: Study, plt):
+    """Table 4's plot, one quantity per panel: each backend's edge sign
+    agreement with the replay by predecessor size (left), and the share of
+    each backend's marginals that are exactly zero (right); the legends sit
+    below the panels, clear of the data."""
+    k = np.arange(len(s.by_size.by_size))
+    fig, (agree, zeros) = plt.subplots(1, 2, figsize=(9.6, 3.6), sharex=True)
+    for b in s.backends:
+        e = s.edges[b]
+        agree.errorbar(k, e.by_size, yerr=[e.by_size - e.by_size_low,
+                                           e.by_size_high - e.by_size],
+                       marker="o", capsize=3, label=f"{b} vs {REFERENCE}")
+        zeros.plot(k, e.train_signs[:, 1], marker="o", label=b)
+    agree.axhline(PAPER["edge_rate"][0], color="gray", ls="--", lw=0.8,
+                  label="paper, nonzero replay edges (0.6152)")
+    agree.set_ylabel("edge sign agreement")
+    zeros.set_ylabel("share of zero marginals")
+    for ax in (agree, zeros):
+        ax.set_xticks(k)
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("predecessor size k = |S|")
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2,
+                  frameon=False)
+    fig.tight_layout()
+    return fig
+
+
 def _html_table(header, rows) -> str:
     head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>"
@@ -554,22 +567,27 @@ def _html_table(header, rows) -> str:
 _STYLE = ("body{font-family:system-ui,sans-serif;max-width:60em;margin:2em auto;padding:0 1em;"
           "color:#222}table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #ccc;"
           "padding:.25em .6em;text-align:right}th:first-child,td:first-child{text-align:left}"
-          "th{background:#f3f3f3}p.note{color:#555;font-size:.9em}img{max-width:100%}"
-          "pre{background:#f7f7f7;padding:.6em;overflow-x:auto}")
+          "th{background:#f3f3f3}p.note{color:#555;font-size:.9em}img{max-width:100%}")
 
 
 def study_html(s: Study, *, title: str, preamble: list[str] = (),
-               throughput: list[str] = ()) -> str:
-    """A self-contained HTML page: every section's table, its note and a
-    plot (PNG embedded as a data URI); ``preamble`` lines introduce the run,
-    ``throughput`` lines are shown verbatim at the end. Raises ImportError
+               throughput: tuple | None = None, when: datetime.datetime | None = None) -> str:
+    """A self-contained HTML page: the fastcredit version and the time it
+    was made (``when``, default now, in UTC), every section's table, its note
+    and a plot (PNG embedded as a data URI); ``preamble`` lines introduce the
+    run, ``throughput`` (header, rows) is a last table. Raises ImportError
     with a one-line message when matplotlib is missing."""
     plt = _matplotlib()
     figs = _figures(s, plt)
     tables = _tables(s)
+    when = datetime.datetime.now(datetime.timezone.utc) if when is None else when
+    made = (f"Made with fastcredit {__version__} on "
+            f"{when.astimezone(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC.")
     parts = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+             f'<meta name="generator" content="fastcredit {html.escape(__version__)}">',
              f"<title>{html.escape(title)}</title>", f"<style>{_STYLE}</style>", "</head>",
-             "<body>", f"<h1>{html.escape(title)}</h1>"]
+             "<body>", f"<h1>{html.escape(title)}</h1>",
+             f'<p class="note">{html.escape(made)}</p>']
     parts += [f"<p>{html.escape(line)}</p>" for line in preamble]
     parts.append("<nav><ul>" + "".join(f'<li><a href="#{a}">{html.escape(t)}</a></li>'
                                        for a, t in SECTIONS) + "</ul></nav>")
@@ -581,8 +599,8 @@ def study_html(s: Study, *, title: str, preamble: list[str] = (),
             parts.append(f'<img alt="{html.escape(heading)}" '
                          f'src="data:image/png;base64,{figs[anchor]}">')
         parts.append("</section>")
-    if throughput:
+    if throughput is not None:
         parts += ['<section id="throughput">', "<h2>Throughput</h2>",
-                  f"<pre>{html.escape(chr(10).join(throughput))}</pre>", "</section>"]
+                  _html_table(*throughput), "</section>"]
     parts += ["</body>", "</html>"]
     return "\n".join(parts) + "\n"

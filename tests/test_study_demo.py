@@ -198,13 +198,45 @@ def test_html_report_is_valid_and_names_every_table(run):
     assert p.errors == [] and p.stack == []
     for anchor, title in _study_report.SECTIONS:
         assert title in p.headings and anchor in p.ids
-    assert "Throughput" in p.headings and p.tables == len(_study_report.SECTIONS)
+    # every section's table and the throughput table (not preformatted text)
+    assert "Throughput" in p.headings and p.tables == len(_study_report.SECTIONS) + 1
+    assert "<pre>" not in page
+    throughput = page.split('<section id="throughput">', 1)[1]
+    assert "<th>stage</th><th>seconds</th><th>requests/s</th>" in throughput
+    assert "<td>total (with this report)</td>" in throughput
+    # the version that made it and when
+    made = re.search(r"Made with fastcredit (\S+) on (\d{4}-\d\d-\d\d \d\d:\d\d) UTC", page)
+    assert made and made.group(1) == fc.__version__
+    assert f'<meta name="generator" content="fastcredit {fc.__version__}">' in page
     # self-contained: every image is an embedded PNG, nothing is fetched
     assert len(p.images) == 7 and all(s.startswith("data:image/png;base64,") for s in p.images)
     assert not re.search(r"""(src|href)=["'](https?:|//)""", page)
     import base64
     for src in p.images:
         assert base64.b64decode(src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_table4_plot_has_one_quantity_per_axis():
+    """Sign agreement and the share of zero marginals are two panels, each
+    with its own y label and its legend below the data."""
+    plt = _study_report._matplotlib()
+    v = fc.synthetic.sponsored_search(200, seed=SEED, preset="realistic")
+    tables = {mode: fc.auction_replay(v, **fc.synthetic.search_preset("realistic").replay,
+                                      mode=mode) for mode in ("filter", "rerun")}
+    s = _study_report.compute_study(tables, resamples=50, null_requests=100, worlds=20)
+    fig = _study_report.edge_figure(s, plt)
+    try:
+        fig.canvas.draw()
+        axes = fig.axes
+        assert len(axes) == 2
+        assert [ax.get_ylabel() for ax in axes] == ["edge sign agreement",
+                                                    "share of zero marginals"]
+        for ax in axes:
+            legend = ax.get_legend()
+            box, frame = legend.get_window_extent(), ax.get_window_extent()
+            assert box.y1 <= frame.y0             # below the panel, not over its data
+    finally:
+        plt.close(fig)
 
 
 def test_html_written_atomically_and_never_over_an_input(run, capsys):

@@ -183,27 +183,28 @@ def demo_header(n_requests: int, seed: int, preset: str = "realistic") -> str:
             f"seed {seed}")
 
 
-def _throughput_lines(result: DemoResult) -> list[str]:
+def _throughput_table(result: DemoResult) -> tuple[list, list]:
+    """The Throughput section as (header, rows), for the terminal and the
+    HTML report alike: each stage's seconds and requests per second, the
+    study's parts, and the total so far."""
     n = result.n_requests
-    lines = [f"  {'stage':<28}{'seconds':>9}{'requests/s':>14}"]
+    rows = []
     for name, sec in result.times.items():
         count = result.study.n_requests if name.startswith("study") else n
-        rate = f"{count / sec:,.0f}" if sec > 0 else "-"
-        lines.append(f"  {name:<28}{sec:9.2f}{rate:>14}")
+        rows.append([name, f"{sec:.2f}", f"{count / sec:,.0f}" if sec > 0 else "-"])
         if name.startswith("study"):   # what the robustness tables add, on their own
             for part, label in (("replay", "of which the replay"),
                                 ("Table 7", "of which Table 7 (null)"),
                                 ("Table 8", "of which Table 8 (placebo)")):
-                lines.append(f"    {label:<26}{result.study.seconds[part]:9.2f}{'-':>14}")
-    lines.append(f"  {'total (with this report)':<28}"
-                 f"{time.perf_counter() - result.started:9.2f}")
-    return lines
+                rows.append([f"  {label}", f"{result.study.seconds[part]:.2f}", "-"])
+    rows.append(["total (with this report)", f"{time.perf_counter() - result.started:.2f}", ""])
+    return ["stage", "seconds", "requests/s"], rows
 
 
 def report_demo(result: DemoResult, stream=None) -> None:
     """Print the results of :func:`compute_demo` (all but the header line) to
     ``stream`` (stdout)."""
-    from .._study_report import study_lines
+    from .._study_report import study_lines, text_table
     stream = sys.stdout if stream is None else stream
 
     def say(text=""):
@@ -222,8 +223,8 @@ def report_demo(result: DemoResult, stream=None) -> None:
     for line in study_lines(result.study):
         say(line)
     say("\nThroughput")
-    for line in _throughput_lines(result):
-        say(line)
+    for line in text_table(*_throughput_table(result)):
+        say(line.rstrip())
 
 
 def _npz_path(out) -> str:
@@ -275,7 +276,7 @@ def run_demo(n_requests: int, seed: int, out, threads, stream=None, progress=Non
                           preamble=[header, f"{result.instances:,} candidate instances; the "
                                             f"study uses the first "
                                             f"{result.study.n_requests:,} requests."],
-                          throughput=_throughput_lines(result))
+                          throughput=_throughput_table(result))
         write_file(html, lambda f: f.write(page.encode("utf-8")))
     report_demo(result, stream)
     if out is not None:
