@@ -29,7 +29,7 @@ extensions = [
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "generated/*.md"]
+exclude_patterns = ["_build"]
 templates_path = ["_templates"]
 
 # One page per public name (docs/generated/, rebuilt on every build).
