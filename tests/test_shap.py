@@ -14,7 +14,8 @@ import pytest
 shap = pytest.importorskip("shap")
 
 import fastcredit as fc  # noqa: E402
-from fastcredit.shap import ExactExplainer, PermutationExplainer, SamplingExplainer  # noqa: E402
+from fastcredit.shap import (ExactExplainer, KernelExplainer, PermutationExplainer,  # noqa: E402
+                             SamplingExplainer)
 
 M = 6
 
@@ -352,6 +353,68 @@ def test_sampling_model_error_and_nsamples(data):
         SamplingExplainer(breaks_later, B).shap_values(X[:1], nsamples=50, silent=True)
     with pytest.raises(ValueError, match="nsamples"):
         SamplingExplainer(linear_pairs(w), B).shap_values(X[:1], nsamples=0, silent=True)
+
+
+# --- Kernel --------------------------------------------------------------------
+
+def test_kernel_legacy_api_and_exact_when_enumerated(data):
+    """shap's layout (single and two outputs, __call__), and with nsamples
+    covering all 2**M - 2 coalitions the regression is exact: equal to
+    shap's Kernel (then exact too) and to the Exact explainer."""
+    X, B, w = data
+    for model in (linear_pairs(w), two_outputs(w)):
+        ours, theirs = KernelExplainer(model, B), shap.KernelExplainer(model, B)
+        v = ours.shap_values(X, nsamples=2**M, silent=True)
+        u = theirs.shap_values(X, nsamples=2**M, silent=True)
+        assert np.shape(v) == np.shape(u)
+        np.testing.assert_allclose(v, u, atol=1e-9)
+        np.testing.assert_allclose(v, ExactExplainer(model, B)(X, silent=True).values,
+                                   atol=1e-9)
+        np.testing.assert_allclose(ours.expected_value, theirs.expected_value, atol=1e-12)
+        assert isinstance(ours(X[:2], l1_reg=False), shap.Explanation)
+
+
+def test_kernel_logit_link(data):
+    X, B, w = data
+    model = probability(w)
+    v = KernelExplainer(model, B, link="logit").shap_values(X, nsamples=2**M, silent=True)
+    u = shap.KernelExplainer(model, B, link="logit").shap_values(X, nsamples=2**M,
+                                                                  silent=True)
+    np.testing.assert_allclose(v, u, atol=1e-9)
+
+
+def test_kernel_sampled_budget_and_error():
+    """12 features, 300 samples: at most 302 distinct coalitions reach the
+    model (each once), values near the exact ones (RMSE below the values'
+    RMS / 4) and deterministic per np.random seed."""
+    rs = np.random.RandomState(2)
+    X, B, w = rs.randn(3, 12), rs.randn(5, 12), rs.randn(12)
+    model = Counting(linear_pairs(w))
+    np.random.seed(0)
+    explainer = KernelExplainer(model, B)
+    before = len(model.calls)               # shap's f(background) in the constructor
+    v = explainer.shap_values(X[:1], nsamples=300, l1_reg=False, silent=True)
+    rows = np.concatenate(model.calls[before:])
+    coalitions = np.isclose(rows.reshape(-1, len(B), 12)[:, 0, :], X[0])
+    assert len(coalitions) <= 302
+    assert len({tuple(c) for c in coalitions}) == len(coalitions)
+    exact = ExactExplainer(linear_pairs(w), B)(X[:1], silent=True).values
+    assert np.sqrt(np.mean((v - exact) ** 2)) < np.sqrt(np.mean(exact ** 2)) / 4
+    np.random.seed(0)
+    again = KernelExplainer(linear_pairs(w), B).shap_values(X[:1], nsamples=300,
+                                                            l1_reg=False, silent=True)
+    np.testing.assert_array_equal(v, again)
+
+
+def test_kernel_refuses_feature_selection(data):
+    """l1_reg that would select fewer features is refused by name; the
+    default num_features(10) selects all of 6 features and runs."""
+    X, B, w = data
+    explainer = KernelExplainer(linear_pairs(w), B)
+    explainer.shap_values(X[:1], nsamples=20, silent=True)
+    for l1_reg in ("num_features(3)", "aic", 0.01):
+        with pytest.raises(NotImplementedError, match="l1_reg"):
+            explainer.shap_values(X[:1], nsamples=20, l1_reg=l1_reg, silent=True)
 
 
 # --- errors --------------------------------------------------------------------

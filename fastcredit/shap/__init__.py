@@ -15,6 +15,9 @@ batched model calls:
   :func:`fastcredit.interactions`); with a Partition masker's cluster tree,
   the Owen values (:func:`fastcredit.owen`), as the Permutation explainer
   gives them when its budget covers the table;
+- :class:`KernelExplainer`: KernelSHAP's regression, compiled
+  (:func:`fastcredit.approximate` with ``method="kernelshap"``), shap's
+  legacy API;
 - :class:`SamplingExplainer` (IME): antithetic walks over all varying
   features at once, one background row per pair, shap's legacy API.
 
@@ -29,7 +32,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("fastcredit.shap needs shap: pip install 'fastcredit[shap]'") from exc
 
 from .exact import ExactExplainer
+from .kernel import KernelExplainer
 from .permutation import PermutationExplainer
 from .sampling import SamplingExplainer
 
-__all__ = ["ExactExplainer", "PermutationExplainer", "SamplingExplainer"]
+__all__ = ["ExactExplainer", "KernelExplainer", "PermutationExplainer", "SamplingExplainer"]

@@ -85,31 +85,50 @@ class RowGame:
 
     Parameters
     ----------
-    explainer : shap.Explainer
-        Supplies ``model`` (shap's Model wrapper), ``masker``, ``link`` and
-        ``linearize_link``.
+    model : callable
+        The model on a matrix of masked rows (shap's Model wrapper, or a
+        legacy explainer's ``model.f``).
+    background : ndarray (n_b, m)
+        The rows masked features are taken from.
     x : array_like (m,)
         The explained row.
     batch_size : int or None
         Coalitions per model call; None: as many as make AUTO_BATCH_ROWS
         masked rows.
+    link : callable or None
+        The link as a NumPy function (:func:`link_function`); None: identity.
+    linearize : bool
+        shap's ``linearize_link`` (weights fitted on f(B)).
+    weights : ndarray (n_b,), optional
+        Background row weights of the average (a legacy explainer's
+        ``data.weights``, e.g. k-means summaries); None: equal.
+    columns : list, optional
+        Column names: the model is then given DataFrames.
+    clustering : ndarray, optional
+        The masker's cluster tree (Owen values), carried for the explainer.
+    varying : array_like, optional
+        The features that can move v; default: those differing (not
+        ``np.isclose``) from some background row.
     """
 
-    def __init__(self, explainer, x, batch_size):
-        self.background, self.columns, self.clustering = tabular_data(explainer.masker)
-        n_b, m = self.background.shape
+    def __init__(self, model, background, x, batch_size, *, link=None, linearize=False,
+                 weights=None, columns=None, clustering=None, varying=None):
+        self.background, self.columns, self.clustering = background, columns, clustering
+        n_b, m = background.shape
         x = np.asarray(x)
         if x.shape != (m,):
-            raise ValueError(f"each explained row must have the masker's {m} features, got "
-                             f"shape {x.shape}")
+            raise ValueError(f"each explained row must have the background's {m} features, "
+                             f"got shape {x.shape}")
         self.x = x.astype(np.float64)
-        self.model = explainer.model
-        self.link = link_function(explainer.link)
-        self.linearize = check_bool(bool(explainer.linearize_link), "linearize_link")
+        self.model = model
+        self.link = link
+        self.linearize = linearize
+        self.average = None if weights is None else np.asarray(weights, float) / np.sum(weights)
         batch_size = BATCH_SIZE.check(batch_size)
         self.batch_size = batch_size or max(1, AUTO_BATCH_ROWS // n_b)
         #: the features that can move v, in column order
-        self.varying = np.flatnonzero(~np.all(np.isclose(self.x, self.background), axis=0))
+        self.varying = (np.flatnonzero(~np.all(np.isclose(self.x, self.background), axis=0))
+                        if varying is None else np.asarray(varying, dtype=np.int64))
         if len(self.varying) > MAX_VARYING:
             raise ValueError(f"a row with {len(self.varying)} features that differ from the "
                              f"background is beyond the {MAX_VARYING} fastcredit.shap takes")
@@ -120,6 +139,15 @@ class RowGame:
         self.vals = None
         self.n_evals = 0
         self.model_calls = 0
+
+    @classmethod
+    def of(cls, explainer, x, batch_size):
+        """The game of row x for a shap Explainer (model, masker, link)."""
+        background, columns, clustering = tabular_data(explainer.masker)
+        return cls(explainer.model, background, x, batch_size,
+                   link=link_function(explainer.link),
+                   linearize=check_bool(bool(explainer.linearize_link), "linearize_link"),
+                   columns=columns, clustering=clustering)
 
     def __len__(self):
         return self.m
@@ -179,11 +207,11 @@ class RowGame:
 
     def _reduce(self, out: np.ndarray) -> np.ndarray:
         """Average over the background rows, through the link."""
-        if self.link is None:
-            return out.mean(axis=1)
         if self.weights is not None:
             return (self.weights * self.link(out)).mean(axis=1)
-        return self.link(out.mean(axis=1))
+        mean = (out.mean(axis=1) if self.average is None else
+                np.tensordot(self.average, out, axes=(0, 1)))
+        return mean if self.link is None else self.link(mean)
 
     def expand(self, values: np.ndarray) -> np.ndarray:
         """Values (..., k) of the varying features as (m,) + output shape,

@@ -88,7 +88,7 @@ class ExactExplainer(shap.ExactExplainer):
         if len(row_args) != 1:
             raise TypeError(f"fastcredit.shap explains one tabular input, got {len(row_args)}")
         order = _interaction_order(interactions)
-        game = RowGame(self, row_args[0], batch_size)
+        game = RowGame.of(self, row_args[0], batch_size)
         if game.clustering is not None and (order == 2 or game.m > MAX_OWEN_FEATURES):
             raise NotImplementedError(
                 f"fastcredit.shap.ExactExplainer computes Owen values for a masker with a "

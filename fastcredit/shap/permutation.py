@@ -149,7 +149,7 @@ class PermutationExplainer(shap.PermutationExplainer):
                     outputs, silent, **kwargs):
         if len(row_args) != 1:
             raise TypeError(f"fastcredit.shap explains one tabular input, got {len(row_args)}")
-        game = RowGame(self, row_args[0], batch_size)
+        game = RowGame.of(self, row_args[0], batch_size)
         if isinstance(max_evals, str) and max_evals == "auto":
             max_evals = 10 * 2 * game.m     # shap's: 10 antithetic pairs
         max_evals = MAX_EVALS.check(max_evals)
