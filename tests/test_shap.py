@@ -492,6 +492,19 @@ def test_inputs_are_not_modified(data):
     np.testing.assert_array_equal(B, B0)
 
 
+def test_varying_features_as_shap_finds_them():
+    """fastcredit's test of which features differ from the background is
+    shap's ~np.isclose(x, data) on every mix of equal, near, infinite and
+    NaN entries."""
+    from fastcredit.shap._common import differing
+    rs = np.random.RandomState(0)
+    entries = [0.0, 1.0, 1 + 1e-9, 1 + 1e-6, 1e-9, 2.0, np.inf, -np.inf, np.nan]
+    for _ in range(3000):
+        background, x = rs.choice(entries, size=(3, 4)), rs.choice(entries, size=4)
+        np.testing.assert_array_equal(differing(x, background),
+                                      np.flatnonzero(~np.isclose(x, background).all(axis=0)))
+
+
 def test_pair_order_matches_combinations():
     """fc.interactions lays pairs out as itertools.combinations does, which
     the interaction matrix relies on (np.triu_indices)."""

@@ -80,6 +80,16 @@ def linearizing_weights(p: np.ndarray, link) -> np.ndarray:
     return w * (len(p) / w.sum(axis=0))
 
 
+def differing(x: np.ndarray, background: np.ndarray) -> np.ndarray:
+    """The features of x that differ from some background row: shap's
+    ``~np.isclose(x, data)`` (|x - b| > 1e-8 + 1e-5 |b|, infinities equal
+    to themselves, NaN to nothing), without isclose's per-call overhead."""
+    with np.errstate(invalid="ignore"):
+        close = (x == background) | (np.isfinite(x) & np.isfinite(background) & (
+            np.abs(x - background) <= 1e-8 + 1e-5 * np.abs(background)))
+    return np.flatnonzero(~close.all(axis=0))
+
+
 class RowGame:
     """v(S) of one row x over its varying features, memoised by coalition.
 
@@ -127,8 +137,8 @@ class RowGame:
         batch_size = BATCH_SIZE.check(batch_size)
         self.batch_size = batch_size or max(1, AUTO_BATCH_ROWS // n_b)
         #: the features that can move v, in column order
-        self.varying = (np.flatnonzero(~np.all(np.isclose(self.x, self.background), axis=0))
-                        if varying is None else np.asarray(varying, dtype=np.int64))
+        self.varying = (differing(self.x, background) if varying is None else
+                        np.asarray(varying, dtype=np.int64))
         if len(self.varying) > MAX_VARYING:
             raise ValueError(f"a row with {len(self.varying)} features that differ from the "
                              f"background is beyond the {MAX_VARYING} fastcredit.shap takes")
@@ -143,7 +153,12 @@ class RowGame:
     @classmethod
     def of(cls, explainer, x, batch_size):
         """The game of row x for a shap Explainer (model, masker, link)."""
-        background, columns, clustering = tabular_data(explainer.masker)
+        # the masker's data as float64, converted once per masker (not per row)
+        cached = getattr(explainer, "_fastcredit_masker", None)
+        if cached is None or cached[0] is not explainer.masker:
+            cached = (explainer.masker, tabular_data(explainer.masker))
+            explainer._fastcredit_masker = cached
+        background, columns, clustering = cached[1]
         return cls(explainer.model, background, x, batch_size,
                    link=link_function(explainer.link),
                    linearize=check_bool(bool(explainer.linearize_link), "linearize_link"),
@@ -156,6 +171,11 @@ class RowGame:
         """v of uint64 coalition masks (n,) over the varying features:
         (n,) + output shape; only coalitions not seen before reach the model."""
         masks = np.asarray(masks, dtype=np.uint64)
+        if len(self.keys):
+            # the common case, every coalition known: one search, no sort
+            pos = np.minimum(np.searchsorted(self.keys, masks), len(self.keys) - 1)
+            if np.array_equal(self.keys[pos], masks):
+                return self.vals[pos]
         need = np.unique(masks)
         if len(self.keys):
             pos = np.minimum(np.searchsorted(self.keys, need), len(self.keys) - 1)

@@ -96,7 +96,9 @@ def sampled_shapley(game: RowGame, max_evals: int, seed: int):
     stderr = np.empty((n_out, k))
     for j in range(n_out):
         column = deterministic(lambda masks, j=j: game.values(masks).reshape(len(masks), -1)[:, j])
-        est = permutation_shapley(column, k, permutations=2 * pairs, cache=True, seed=seed,
+        # cache=False: the game's own memo holds every coalition already, and
+        # the walks' prefixes (v({}) and v(N) included) are looked up there once
+        est = permutation_shapley(column, k, permutations=2 * pairs, cache=False, seed=seed,
                                   backend=BACKEND)
         values[j], stderr[j] = est.values, est.stderr
     return values, stderr
