@@ -443,6 +443,9 @@ static FC_INLINE void store_rows4(double *out, int64_t r0, int m, const lane4_d 
 #define EQ(a, b) ((a) == (b))
 #define SEL select4
 #define CLIP(x, lo, hi) select4(GT(select4(LT(x, lo), lo, x), hi), hi, select4(LT(x, lo), lo, x))
+#define FINITE_OR_NAN(x) select4(GT(x, -(lane4_d){0} - INFINITY) & LT(x, (lane4_d){0} + INFINITY), \
+                                 x, (lane4_d){0} + NAN)
+#define RAISE(c, a, b) select4((c) & GT(a, b), a, b)
 #define BITS bits4
 #define LOAD_ROWS load_rows4
 #define STORE_ROWS store_rows4
@@ -534,6 +537,11 @@ static V4_FN void store_rows8(double *out, int64_t r0, int m, const __m512d *x)
 #define EQ(a, b) _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ)
 #define SEL(c, a, b) _mm512_mask_blend_pd((__mmask8)(c), b, a)
 #define CLIP(x, lo, hi) _mm512_min_pd(hi, _mm512_max_pd(lo, x))
+/* fixupimm: an infinity (input classes 4, 5) becomes a quiet NaN (token 3),
+ * everything else itself (token 1), -0 and NaN included */
+#define FINITE_OR_NAN(x) _mm512_fixupimm_pd(x, x, _mm512_set1_epi64(0x11331111), 0)
+/* max(a, b) is a > b ? a : b, so where c it is the select */
+#define RAISE(c, a, b) _mm512_mask_max_pd(b, (__mmask8)(c), a, b)
 #define BITS(c) ((unsigned)(__mmask8)(c))
 #define LOAD_ROWS load_rows8
 #define STORE_ROWS store_rows8

@@ -1,7 +1,7 @@
 """The lane masks, selects and row/lane moves of fastcredit/_numba/_simd.py
 (the Numba projection's lanes) against NumPy doing the same IEEE
 operations one lane at a time, bit for bit (signed zeros and NaN
-included)."""
+included); the C projection's lanes on every processor path against them."""
 import numpy as np
 import pytest
 from numba import literally, njit
@@ -183,3 +183,31 @@ def test_c_processor_paths_name_fastest_kernels():
         with paths.only():
             assert paths.taken_by(key) == []
         assert set(paths.taken_by(key)) == set(paths.taken()) & set(names)
+
+
+@pytest.mark.parametrize("m", range(1, 9))
+def test_c_lanes_with_infinite_bounds_and_breakpoints(rng, m, path):
+    # The C lanes on every path: rows with an infinite upper bound (so
+    # infinite breakpoints u_j - bound, which the scan leaves out), an
+    # overflowing one and ordinary rows share groups of lanes; the same bits
+    # as Numba's lanes and as each row alone
+    import fastcredit as fc
+    from fastcredit._backend import kernels
+    if "c" not in fc.available_backends():
+        pytest.skip("no C backend")
+    n = 40
+    u = 3.0 * rng.normal(size=(n, m))
+    u[5, 0] = 1e308
+    kappa = rng.choice([np.inf, 0.5, 1.0, 1e308], size=n)
+    lo, hi = -kappa, np.where(kappa == 0.5, np.inf, kappa)
+    total = rng.uniform(-0.3, 0.3, size=n) * m
+    got = {}
+    for backend in ("c", "numba"):
+        got[backend] = np.full((n, m), 9.0)
+        kernels("shaping", backend).project_box(u, lo, hi, 1, 0, None, 0, total, 1, got[backend])
+    np.testing.assert_array_equal(bits(got["c"]), bits(got["numba"]))
+    for r in (0, 5, 13, 39):
+        alone = np.full((1, m), 9.0)
+        kernels("shaping", "c").project_box(u[r:r + 1], lo[r:r + 1], hi[r:r + 1], 1, 0, None, 0,
+                                            total[r:r + 1], 1, alone)
+        np.testing.assert_array_equal(bits(alone[0]), bits(got["c"][r]), err_msg=f"row {r}")
