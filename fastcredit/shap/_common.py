@@ -129,7 +129,7 @@ class RowGame:
         if x.shape != (m,):
             raise ValueError(f"each explained row must have the background's {m} features, "
                              f"got shape {x.shape}")
-        self.x = x.astype(np.float64)
+        self.x = x
         self.model = model
         self.link = link
         self.linearize = linearize
@@ -159,7 +159,11 @@ class RowGame:
             cached = (explainer.masker, tabular_data(explainer.masker))
             explainer._fastcredit_masker = cached
         background, columns, clustering = cached[1]
-        return cls(explainer.model, background, x, batch_size,
+        x = np.asarray(x)
+        if x.dtype.kind not in "biuf":
+            raise TypeError(f"the explained rows must be numeric, as the masker's data is; "
+                            f"got dtype {x.dtype}")
+        return cls(explainer.model, background, x.astype(np.float64), batch_size,
                    link=link_function(explainer.link),
                    linearize=check_bool(bool(explainer.linearize_link), "linearize_link"),
                    columns=columns, clustering=clustering)

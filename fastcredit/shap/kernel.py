@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 import shap
-from shap.utils._legacy import IdentityLink, LogitLink, convert_to_instance, match_instance_to_data
+from shap.utils._legacy import IdentityLink, convert_to_instance, match_instance_to_data
 
 from .._params import SEED
 from ..approximators import approximate
@@ -19,13 +19,16 @@ __all__ = ["KernelExplainer"]
 
 
 def legacy_link(link):
-    """A legacy explainer's link (shap.utils._legacy.Link) as a NumPy
-    function, None for the identity."""
-    if isinstance(link, IdentityLink):
-        return None
-    if isinstance(link, LogitLink):
-        return lambda p: np.log(p / (1.0 - p))
-    return link.f
+    """A legacy explainer's link (shap.utils._legacy.Link, NumPy already:
+    its logit clips probabilities to [1e-15, 1 - 1e-15]), None for the
+    identity."""
+    return None if isinstance(link, IdentityLink) else link.f
+
+
+def dense(values) -> np.ndarray:
+    """A legacy explainer's data or row as a dense array (its dtype kept:
+    a model may take strings)."""
+    return values.toarray() if scipy.sparse.issparse(values) else np.asarray(values)
 
 
 def check_l1_reg(l1_reg, k: int, fraction_evaluated: float) -> None:
@@ -81,22 +84,22 @@ class KernelExplainer(shap.KernelExplainer):
     def explain(self, incoming_instance: Any, **kwargs: Any) -> np.ndarray:
         instance = convert_to_instance(incoming_instance)
         match_instance_to_data(instance, self.data)
-        if scipy.sparse.issparse(instance.x) or self.keep_index:
-            raise NotImplementedError("fastcredit.shap's KernelExplainer takes dense data "
-                                      "without keep_index")
-        if any(len(group) != 1 for group in self.data.groups):
+        groups = self.data.groups      # None for sparse data: one feature each
+        if groups is not None and any(len(group) != 1 for group in groups):
             raise NotImplementedError("fastcredit.shap's KernelExplainer does not take "
                                       "feature groups")
-        x = np.asarray(instance.x, dtype=np.float64).reshape(-1)
+        x = dense(instance.x).reshape(-1)
         varying = np.asarray(self.varying_groups(instance.x), dtype=np.int64)
         k = len(varying)
-        link = legacy_link(self.link)
-        game = RowGame(self.model.f, np.asarray(self.data.data, dtype=np.float64), x, None,
-                       link=link, weights=self.data.weights, varying=varying)
+        # keep_index: the model takes DataFrames with the data's column names
+        columns = list(self.data.group_names) if self.keep_index else None
+        game = RowGame(self.model.f, dense(self.data.data), x, None,
+                       link=legacy_link(self.link), weights=self.data.weights,
+                       varying=varying, columns=columns)
         phi = np.zeros((self.data.groups_size, self.D))
         if k == 1:
-            fx = np.asarray(self.model.f(instance.x), dtype=np.float64).reshape(self.D)
-            phi[varying[0]] = self.link.f(fx) - self.link.f(self.fnull)
+            full = np.uint64(1)
+            phi[varying[0]] = (game.values([full]) - game.values([0]))[0]
         elif k > 1:
             phi[varying] = self._regression(game, kwargs).T
         return phi[:, 0] if not self.vector_out else phi
