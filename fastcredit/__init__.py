@@ -17,7 +17,8 @@ Engines that drive a user's agent or workflow and hand games to the families:
 :mod:`fastcredit.treesearch` (counterfactual trees over recoverable prefixes,
 served from :mod:`~fastcredit.trees`).
 Optional integrations: :mod:`fastcredit.scoring` (Parquet), :mod:`fastcredit.dask`,
-:mod:`fastcredit.shapiq`, :mod:`fastcredit.trl` (per-action advantages in TRL's
+:mod:`fastcredit.shapiq`, :mod:`fastcredit.shap` (shap's explainers),
+:mod:`fastcredit.trl` (per-action advantages in TRL's
 ``GRPOTrainer``; verl recipes in docs/trainers.md).
 """
 import importlib as _importlib
