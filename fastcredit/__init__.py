@@ -38,8 +38,8 @@ _PUBLIC = {
     # the C library: headers and libfastcredit.so for C/C++ programs
     "._native": ("get_include", "get_library", "get_library_dir"),
     ".tables": ("banzhaf", "banzhaf_weights", "from_moebius", "leave_one_out", "moebius",
-                "owen", "pair_interactions", "semivalue", "shapley", "shapley_weights",
-                "singleton", "size_resolved", "table_from_function"),
+                "owen", "owen_coalitions", "pair_interactions", "semivalue", "shapley",
+                "shapley_weights", "singleton", "size_resolved", "table_from_function"),
     ".games": ("masks_to_bool",),
     ".interactions": ("Interactions", "LeastCore", "egalitarian_least_core", "interactions",
                       "subset_players", "subset_position"),

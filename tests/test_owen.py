@@ -278,3 +278,36 @@ def test_equals_shap_partition_explainer_with_a_full_budget():
         v = np.array([model(np.where(mask, x[row], background)).mean() for mask in masks])
         np.testing.assert_allclose(fc.owen(v, z), values[row], atol=1e-12, rtol=0)
         assert np.abs(fc.shapley(v) - values[row]).max() > 1e-3   # a case where they differ
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=30, deadline=None)
+@given(st.one_of(tree_games(max_m=8), partitioned_games(max_m=8)))
+def test_owen_reads_only_owen_coalitions(backend, game):
+    """NaN everywhere but the listed coalitions changes nothing; NaN at any
+    one listed coalition (other than a constant term) reaches the result."""
+    v, clustering = game
+    m = len(v).bit_length() - 1
+    masks = fc.owen_coalitions(clustering, m)
+    assert masks.dtype == np.uint64 and (np.diff(masks.astype(np.int64)) > 0).all()
+    assert masks[0] == 0 and masks[-1] == (1 << m) - 1
+    sparse = np.full_like(v, np.nan)
+    sparse[masks] = v[masks]
+    np.testing.assert_array_equal(fc.owen(sparse, clustering, backend=backend),
+                                  fc.owen(v, clustering, backend=backend))
+    poked = v.copy()
+    poked[masks[len(masks) // 2]] = np.nan
+    assert np.isnan(fc.owen(poked, clustering, backend=backend)).any()
+
+
+def test_owen_coalitions_of_a_balanced_tree_and_of_singletons():
+    z = np.array([[0, 1, 1.0, 2], [2, 3, 1.0, 2], [4, 5, 2.0, 4]])
+    # players 0 and 1 read the subsets of {0, 1}, alone or with {2, 3}
+    # (0-3, 12-15); players 2 and 3 the subsets of {2, 3}, alone or with
+    # {0, 1} (0, 4, 8, 12, 3, 7, 11, 15)
+    assert fc.owen_coalitions(z, 4).tolist() == [0, 1, 2, 3, 4, 7, 8, 11, 12, 13, 14, 15]
+    assert fc.owen_coalitions(np.arange(5), 5).tolist() == list(range(32))
+    with pytest.raises(ValueError, match="clustering"):
+        fc.owen_coalitions(z, 5)
+    with pytest.raises(ValueError, match="m"):
+        fc.owen_coalitions([0], 0)
