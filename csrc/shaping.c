@@ -691,12 +691,60 @@ static FC_CLONES void shape_rows(const double *c64, const float *c32, int64_t r0
 SHAPE_ADVANTAGES(f64, double, credit, NULL)
 SHAPE_ADVANTAGES(f32, float, NULL, credit)
 
+#ifdef FC_SHAPING_AVX512
+/* token_row_* for m < 16 on AVX-512 machines: the table (m + 1 <= 16 floats)
+ * in one register and 16 tokens looked up by one permute, rather than a
+ * compare and select for each of FC_TOKEN_SELECT_MAX ids (what the portable
+ * loop vectorises to), which left the masked pass compute-bound on Zen 4.
+ * The same bits as token_row_*: an id beyond the table (k = id + 1 above
+ * max(m, FC_TOKEN_SELECT_MAX), unsigned) takes table[0]. ta32 or ta64 (the
+ * other NULL) holds the ids. */
+static V4_FN __m512i token_ids16(const int32_t *ta32, const int64_t *ta64, int64_t t,
+                                 __mmask16 live)
+{
+    if (ta32) return _mm512_add_epi32(_mm512_maskz_loadu_epi32(live, ta32 + t),
+                                      _mm512_set1_epi32(1));
+    /* k = id + 1 in 64 bits, narrowed with unsigned saturation so that an
+     * id beyond 32 bits stays beyond the table */
+    return _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm512_cvtusepi64_epi32(_mm512_add_epi64(
+            _mm512_maskz_loadu_epi64((__mmask8)live, ta64 + t), _mm512_set1_epi64(1)))),
+        _mm512_cvtusepi64_epi32(_mm512_add_epi64(
+            _mm512_maskz_loadu_epi64((__mmask8)(live >> 8), ta64 + t + 8),
+            _mm512_set1_epi64(1))), 1);
+}
+
+__attribute__((target("arch=x86-64-v4"))) static int
+token_row_avx512(const int32_t *ta32, const int64_t *ta64, int64_t n_tok, int64_t m,
+                 const uint8_t *mask, const float *table, float *o)
+{
+    const int64_t size = (m > FC_TOKEN_SELECT_MAX ? m : FC_TOKEN_SELECT_MAX) + 1;
+    const __m512 tab = _mm512_maskz_loadu_ps((__mmask16)((1u << size) - 1), table);
+    const __m512 base = _mm512_set1_ps(table[0]);
+    const __m512i last = _mm512_set1_epi32((int)(size - 1)), m_ids = _mm512_set1_epi32((int)m);
+    __mmask16 bad = 0;
+    int64_t t;
+    for (t = 0; t < n_tok; t += 16) {
+        const __mmask16 live = n_tok - t >= 16 ? 0xFFFF : (__mmask16)((1u << (n_tok - t)) - 1);
+        const __m512i k = token_ids16(ta32, ta64, t, live);
+        __m512 v = _mm512_mask_permutexvar_ps(base, _mm512_cmple_epu32_mask(k, last), k, tab);
+        bad |= _mm512_mask_cmpgt_epu32_mask(live, k, m_ids);
+        if (mask) {
+            const __m128i keep = _mm_maskz_loadu_epi8(live, mask + t);
+            v = _mm512_maskz_mov_ps(_mm_test_epi8_mask(keep, keep), v);
+        }
+        _mm512_mask_storeu_ps(o + t, live, v);
+    }
+    return bad != 0;
+}
+#endif
+
 /* One sequence: table[0] = base, table[1 + i] = action i's advantage,
  * padded with zeros to FC_TOKEN_SELECT_MAX + 1 entries. A bad id only raises
  * the returned flag (the caller reports it), keeping the loops branch-free.
  * The selects run on the floats' bit patterns: GCC vectorises integer masks
  * but turns a chain of float selects into branches. */
-#define TOKEN_ROW(SFX, INT, UINT)                                                  \
+#define TOKEN_ROW(SFX, INT, UINT, TA32, TA64)                                      \
     static uint32_t pick_##SFX(INT a, const uint32_t *tab)                          \
     {                                                                               \
         uint32_t v = tab[0];                                                        \
@@ -747,17 +795,21 @@ SHAPE_ADVANTAGES(f32, float, NULL, credit)
                                   float *work, int64_t *bad)                        \
     {                                                                               \
         int64_t g, i, t;                                                            \
+        int avx512;                                                                 \
         if (n_seq < 0 || m < 0 || n_tok < 0 || !base || !action_adv ||              \
             !token_action || !out || !work || !bad)                                 \
             return FC_EINVAL;                                                       \
         *bad = -1;                                                                  \
+        avx512 = TOKEN_AVX512(m < 16 && (fc_internal_paths() & FC_PATH_AVX512));    \
         for (g = 0; g < n_seq; g++) {                                               \
             const INT *ta = token_action + g * n_tok;                               \
+            const uint8_t *mk = mask ? mask + g * n_tok : NULL;                     \
             work[0] = (float)base[g];                                               \
             for (i = 0; i < m; i++) work[1 + i] = (float)action_adv[g * m + i];     \
             for (i = m; i < FC_TOKEN_SELECT_MAX; i++) work[1 + i] = 0.0f;           \
-            if (token_row_##SFX(ta, n_tok, m, mask ? mask + g * n_tok : NULL, work, \
-                                out + g * n_tok)) {                                 \
+            if (avx512 ? TOKEN_AVX512(token_row_avx512(TA32, TA64, n_tok, m, mk,    \
+                                                       work, out + g * n_tok))      \
+                       : token_row_##SFX(ta, n_tok, m, mk, work, out + g * n_tok)) { \
                 for (t = 0; t < n_tok && ta[t] >= -1 && (int64_t)ta[t] < m; t++) {} \
                 *bad = g * n_tok + t;                                               \
                 return FC_EINVAL;                                                   \
@@ -766,5 +818,12 @@ SHAPE_ADVANTAGES(f32, float, NULL, credit)
         return FC_OK;                                                               \
     }
 
-TOKEN_ROW(i32, int32_t, uint32_t)
-TOKEN_ROW(i64, int64_t, uint64_t)
+/* its argument where the AVX-512 token path is compiled, else 0 */
+#ifdef FC_SHAPING_AVX512
+#define TOKEN_AVX512(x) (x)
+#else
+#define TOKEN_AVX512(x) 0
+#endif
+TOKEN_ROW(i32, int32_t, uint32_t, ta, NULL)
+TOKEN_ROW(i64, int64_t, uint64_t, NULL, ta)
+#undef TOKEN_AVX512

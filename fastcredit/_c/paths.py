@@ -22,6 +22,7 @@ PATHS = {"avx512": lib.FC_PATH_AVX512}
 #: allow: e.g. the projection's lanes take rows of at most 8 values)
 KERNELS = {
     "shaping.project": ("avx512",),
+    "shaping.tokens": ("avx512",),
     "auction.replay": ("avx512",),
     "synthetic.sponsored_search": ("avx512",),
 }
