@@ -153,7 +153,7 @@ def project_zero_sum(u, kappa=None, total=0.0, *, lower=None, upper=None, weight
     ----------
     u : array_like, shape (..., m)
         Values to project, float64 or float32, m >= 1. A row holding NaN or
-        +-inf gives a NaN row; keep |u| below about 1e300 / m.
+        +-inf gives a NaN row; keep ``|u|`` below about 1e300 / m.
     kappa : float or array_like of shape (...), optional
         Symmetric bound (>= 0; inf means unbounded), one for all rows or one
         per row. Give either ``kappa`` or ``lower``/``upper``.

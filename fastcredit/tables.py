@@ -577,7 +577,7 @@ def size_resolved(v, *, out=None, threads=None, backend=None) -> np.ndarray:
     Shapley is the plain mean over k, ``size_resolved(v).mean(-1)``.
 
     Computed from per-size sums in O(2**m) memory traffic, so a NaN in v(S)
-    makes column k = |S| NaN for every player (the definition would spare
+    makes column ``k = |S|`` NaN for every player (the definition would spare
     the players in S there) as well as the entries the definition touches.
 
     Parameters

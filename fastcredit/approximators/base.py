@@ -51,8 +51,10 @@ class InteractionEstimate(Interactions):
     """Estimated values in the layout of :class:`fastcredit.Interactions`,
     with their error bars.
 
-    Attributes (beyond ``index``, ``order``, ``m``, ``values``)
+    Attributes
     ----------
+    index, order, m, values
+        As in :class:`fastcredit.Interactions`.
     stderr : tuple of ndarray
         The standard error of each entry of ``values``, same shapes: 0 where
         the value is exact (a census, or the baseline of a deterministic

@@ -216,7 +216,7 @@ class Fidelity:
         The same over the pairs with a nonzero reference interaction
         (``over="audit_nonzero"``).
     edge_sign : ndarray (m,)
-        ``[k]``: over insertion edges (S, i), i not in S, |S| = k, where the
+        ``[k]``: over insertion edges (S, i), i not in S, ``|S| = k``, where the
         reference marginal v(S+i) - v(S) is nonzero, the fraction whose
         marginals have the same sign (NaN when there is no such edge): the
         ``by_size`` of :func:`~fastcredit.audit.edge_agreement` (its

@@ -269,7 +269,7 @@ class PrecisionLift:
     difference : float
         precision - control_precision.
     flagged, control_flagged, hits, control_hits, critical : int
-        |F|, |F^c|, |F & C|, |F^c & C| and |C|.
+        ``|F|``, ``|F^c|``, ``|F & C|``, ``|F^c & C|`` and ``|C|``.
     level : float
         The level of the Wilson intervals.
 
@@ -428,7 +428,7 @@ class DoseMatch:
     Attributes
     ----------
     credit : ndarray (n_steps_total,)
-        The matched credit: each trajectory's ``kept`` largest |credit|
+        The matched credit: each trajectory's ``kept`` largest ``|credit|``
         steps, the others 0.
     kept : ndarray (n_traj,) int64
         Steps kept per trajectory.

@@ -25,7 +25,7 @@ class ReplayAdvantage:
         ``|advantage| > threshold`` (A_replay != 0 by default).
     resolution : ndarray (n_steps,)
         Where both arms are all zero (or both all one): 1 - alpha**(1/n), n
-        the smaller arm, the smallest |dp| the zero advantage excludes; NaN
+        the smaller arm, the smallest ``|dp|`` the zero advantage excludes; NaN
         elsewhere.
 
     Examples

@@ -107,7 +107,7 @@ def _pairs(v, m, threads=None, backend=None):
 
 def _edges(v, m):
     """Marginals v(S + i) - v(S) of every insertion edge, (B, m 2**(m-1)), and
-    the predecessor size |S| of each edge (m 2**(m-1),); edges ordered by i,
+    the predecessor size ``|S|`` of each edge (m 2**(m-1),); edges ordered by i,
     then by S ascending."""
     masks = np.arange(1 << m)
     sizes = np.bitwise_count(masks)
@@ -225,7 +225,7 @@ def interaction_distribution(v, *, atol=1e-9, threads=None,
 class EdgeAgreement:
     r"""Sign agreement of the insertion edges :math:`v(S + i) - v(S)` of two
     evaluators, over the edges ``over`` selects and by predecessor size
-    k = |S|.
+    ``k = |S|``.
 
     Attributes
     ----------
@@ -244,14 +244,14 @@ class EdgeAgreement:
     rate_all, count_all : float, int
         The agreement over all edges (requests x m 2**(m-1)), 0 a sign.
     by_size : ndarray (m,)
-        ``[k]``: the agreement over the counted edges with |S| = k.
+        ``[k]``: the agreement over the counted edges with ``|S| = k``.
     by_size_low, by_size_high : ndarray (m,)
         Their request-clustered intervals.
     count_by_size : ndarray (m,) int64
         Counted edges per k.
     train_signs, audit_signs : ndarray (m, 3)
         ``[k]``: the shares of negative, zero and positive marginals of each
-        evaluator among all edges with |S| = k.
+        evaluator among all edges with ``|S| = k``.
 
     Examples
     --------
@@ -330,7 +330,7 @@ def edge_agreement(train, audit, *, over="audit_nonzero", atol=1e-9,
     (-, 0, + with :math:`|x| \le` atol as 0) of
     :math:`v_{train}(S + i) - v_{train}(S)` and
     :math:`v_{audit}(S + i) - v_{audit}(S)`; agreement is the share of the
-    counted edges whose signs are equal, over all sizes and per k = |S|:
+    counted edges whose signs are equal, over all sizes and per ``k = |S|``:
 
     .. math:: \text{agreement} = \frac{\#\{(S, i) \in E :
               \operatorname{sign} \Delta^{train}_{S,i} = \operatorname{sign}
@@ -645,7 +645,7 @@ class SizeAgreement:
 
 def size_agreement(train, audit, *, target="size", atol=1e-9, threads=None,
                    backend=None) -> SizeAgreement:
-    r"""Agreement resolved by predecessor size |S| = k (the paper's Table 1).
+    r"""Agreement resolved by predecessor size ``|S| = k`` (the paper's Table 1).
 
     For each k, the training evaluator's size-resolved credit
     :math:`\phi^{(k)}_i = \operatorname{mean}_{|S| = k,\, i \notin S}
