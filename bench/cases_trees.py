@@ -4,9 +4,11 @@ Time ratios, lower is better: `x stream` = kernel time / time to stream its
 input once; `x alternative` = kernel time / the alternative's time.
 
 Bare calls: fc_actor_centered_credit on the converted arrays into prepared
-outputs (the gather of the sampled actions and their standardisation are
-NumPy passes after the kernel, counted by the ratio with the checks of pi and
-the offsets); and for the allocation rules, the ask/tell loop as the rules run
+outputs (the kernel checks pi and the actions and gathers the sampled
+actions in its pass), then the standardisation of the sampled credit the
+public call does in NumPy (work asked for, not a guard), so the ratio counts
+the checks of the arguments' shapes and of the offsets; and for the
+allocation rules, the ask/tell loop as the rules run
 it (pick, evaluate, tally) calling fc_allocation_pick directly, so the ratio
 counts the rule's construction and the per-trial checks of tell.
 """
@@ -23,15 +25,18 @@ from fastcredit._constants import ALLOC_AGENT_UCT, ALLOC_UCT, ALLOC_UNIFORM
 MAX_ACTIONS, ARMS = 8, 8
 
 
-def _bare_credit(q, pi, offsets):
-    """The bare call of fc.actor_centered_credit(q, pi, offsets, ...)."""
+def _bare_credit(q, pi, offsets, actions):
+    """The bare call of fc.actor_centered_credit(q, pi, offsets,
+    actions=actions, standardize=True)."""
     def prepare(backend, threads):
         impl = kernels("trees.credit", backend)
         credit, baseline = np.empty_like(q), np.empty(offsets.shape[0] - 1)
+        sampled = np.empty(offsets.shape[0] - 1)
 
         def call():
-            impl.actor_centered_credit(q, pi, offsets, False, credit, baseline)
-            return credit
+            impl.actor_centered_credit(q, pi, offsets, False, 1e-6, actions, credit, baseline,
+                                       sampled)
+            return (sampled - sampled.mean()) / (sampled.std(ddof=1) + 1e-8)
 
         return call
     return prepare
@@ -78,7 +83,7 @@ def _credit_cases(quick, rng):
                    q, pi, offsets, actions=actions, standardize=True, backend=backend),
                Limit(q, pi, offsets),
                Alternative("NumPy reduceat (no validation)", numpy_credit),
-               key="trees.credit", repeats=3, bare=_bare_credit(q, pi, offsets))
+               key="trees.credit", repeats=3, bare=_bare_credit(q, pi, offsets, actions))
 
 
 def _allocation_cases(quick, rng):

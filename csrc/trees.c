@@ -1,24 +1,47 @@
 /* trees.c - counterfactual-tree credit and allocation rules; see trees.h. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include "fastcredit.h"
 #include "internal.h"
 
 int fc_actor_centered_credit(const double *q, const double *pi, const int64_t *offsets,
-                             int64_t n_states, int uniform, double *credit,
-                             double *baseline)
+                             int64_t n_states, int uniform, double atol, const int64_t *actions,
+                             double *credit, double *baseline, double *sampled, int64_t *bad)
 {
     int64_t s, a;
     if (!csr_offsets_ok(offsets, n_states) || offsets[0] != 0 || !q || (!uniform && !pi) ||
-        !credit || !baseline)
+        !(atol >= 0) || !credit || !baseline || (actions && !sampled) || !bad)
         return FC_EINVAL;
     for (s = 0; s < n_states; s++) {
         const int64_t lo = offsets[s], hi = offsets[s + 1];
         double b = 0.0;
-        for (a = lo; a < hi; a++) b += uniform ? q[a] : pi[a] * q[a];
-        if (uniform && hi > lo) b /= (double)(hi - lo);
+        if (uniform) {
+            for (a = lo; a < hi; a++) b += q[a];
+            if (hi > lo) b /= (double)(hi - lo);
+        } else {
+            /* the policy check rides on the pass that reads pi anyway */
+            double total = 0.0;
+            int finite = 1;
+            for (a = lo; a < hi; a++) {
+                finite &= pi[a] >= 0 && pi[a] <= DBL_MAX;
+                total += pi[a];
+                b += pi[a] * q[a];
+            }
+            if (!finite || (hi > lo && fabs(total - 1.0) > atol)) {
+                *bad = s;
+                return FC_CREDIT_NOT_A_POLICY;
+            }
+        }
         baseline[s] = b;
         for (a = lo; a < hi; a++) credit[a] = q[a] - b;
+        if (actions) {
+            if (actions[s] < 0 || actions[s] >= hi - lo) {
+                *bad = s;
+                return FC_CREDIT_ILLEGAL_ACTION;
+            }
+            sampled[s] = credit[lo + actions[s]];
+        }
     }
     return FC_OK;
 }

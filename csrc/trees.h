@@ -17,15 +17,30 @@
  *   baseline[s] = sum_{a in s} pi[a] q[a]      (uniform == 0: the actor)
  *               = (1/n_s) sum_{a in s} q[a]    (uniform != 0)
  *   credit[a]   = q[a] - baseline[s],
+ *   sampled[s]  = credit[offsets[s] + actions[s]]   (when actions is given),
  *
  * summed in index order; a state with no legal actions gets baseline 0.
- * pi is not read when uniform != 0 (it may then be NULL). offsets has
- * n_states + 1 entries, offsets[0] = 0, non-decreasing; the flat arrays hold
- * offsets[n_states] entries. Returns FC_EINVAL (writing nothing) for
- * n_states < 0, NULL arrays or offsets that are not a valid CSR index. */
+ * pi is not read when uniform != 0 (it may then be NULL); otherwise it must
+ * be a policy, checked in the same pass: at every state each entry finite
+ * and >= 0 and, for a state with legal actions, the entries' sum (in index
+ * order) within atol of 1. actions (n_states, may be NULL: sampled is then
+ * not written) must hold 0 <= actions[s] < n_s. offsets has n_states + 1
+ * entries, offsets[0] = 0, non-decreasing; the flat arrays hold
+ * offsets[n_states] entries.
+ *
+ * Returns FC_OK; FC_EINVAL (writing nothing) for n_states < 0, NULL arrays
+ * (sampled with actions, bad), atol < 0 or NaN, or offsets that are not a
+ * valid CSR index; or a positive status at the first state s (in order) at
+ * fault, *bad = s, the outputs of the states before s written and the rest
+ * unspecified: FC_CREDIT_NOT_A_POLICY (pi at s is not a policy; checked
+ * before the action) or FC_CREDIT_ILLEGAL_ACTION (actions[s] outside
+ * 0..n_s-1). */
+#define FC_CREDIT_NOT_A_POLICY 1
+#define FC_CREDIT_ILLEGAL_ACTION 2
+
 int fc_actor_centered_credit(const double *q, const double *pi, const int64_t *offsets,
-                             int64_t n_states, int uniform, double *credit,
-                             double *baseline);
+                             int64_t n_states, int uniform, double atol, const int64_t *actions,
+                             double *credit, double *baseline, double *sampled, int64_t *bad);
 
 /* Allocation rules for one trial over n legal actions. */
 #define FC_ALLOC_UNIFORM 0

@@ -39,6 +39,9 @@ MODE_RERUN = 1
 ALLOC_UNIFORM = 0
 ALLOC_UCT = 1
 ALLOC_AGENT_UCT = 2
+#: fc_actor_centered_credit's statuses: the first state at fault is reported.
+CREDIT_NOT_A_POLICY = 1
+CREDIT_ILLEGAL_ACTION = 2
 
 # --- audit -------------------------------------------------------------------
 #: fc_bootstrap_median tallies draws per item in int32.

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._backend import kernels, resolve
-from ._constants import ALLOC_AGENT_UCT, ALLOC_UCT, ALLOC_UNIFORM
+from ._constants import (ALLOC_AGENT_UCT, ALLOC_UCT, ALLOC_UNIFORM, CREDIT_ILLEGAL_ACTION,
+                         CREDIT_NOT_A_POLICY)
 from ._params import BASELINE, SEED
 from ._validation import (as_array, check_bool, check_float, check_int, check_memory,
                           csr_offsets, float64_array, int_array, output)
@@ -156,54 +157,49 @@ def actor_centered_credit(q, pi=None, offsets=None, *, baseline="actor", actions
     off = csr_offsets(offsets, n_states, qv.shape[0], row_name="state")
     uniform = baseline == "uniform"
     pv = None
+    atol = check_float(atol, "atol", lo=0.0)
     if not uniform:
         if pi is None:
             raise TypeError('baseline="actor" needs pi')
         pv = float64_array(pi, "pi")
         if pv.shape != qv.shape:
             raise ValueError(f"pi must have q's shape {qv.shape}, got {pv.shape}")
-        _check_policy(pv, off, check_float(atol, "atol", lo=0.0))
+    act = sampled = None
+    if actions is not None:
+        act = int_array(actions, "actions")
+        if act.shape != (n_states,):
+            raise ValueError(f"actions must have shape ({n_states},), got {act.shape}")
+        sampled = output(None, (n_states,))
+    elif standardize:
+        raise ValueError("standardize=True needs actions (it standardises the sampled credit)")
     credit = output(None, qv.shape)
     base = output(None, (n_states,))
     impl = kernels("trees", resolve("trees.credit", backend))
-    impl.actor_centered_credit(qv, pv, off, uniform, credit, base)
-    sampled = None
-    if actions is not None:
-        sampled = credit[off[:-1] + _check_actions(actions, off)]
-        if standardize:
-            sd = sampled.std(ddof=1) if sampled.size > 1 else 0.0
-            sampled = (sampled - sampled.mean()) / (sd + eps)
-    elif standardize:
-        raise ValueError("standardize=True needs actions (it standardises the sampled credit)")
+    # the kernel checks pi and the actions in its pass and stops at the
+    # first state at fault
+    status, s = impl.actor_centered_credit(qv, pv, off, uniform, atol, act, credit, base,
+                                           sampled)
+    if status == CREDIT_NOT_A_POLICY:
+        _refuse_policy(pv[off[s]:off[s + 1]], off[s], s, atol)
+    if status == CREDIT_ILLEGAL_ACTION:
+        raise ValueError(f"actions[{s}] = {act[s]} is not a legal action index of state {s} "
+                         f"(it has {off[s + 1] - off[s]})")
+    if standardize:
+        sd = sampled.std(ddof=1) if sampled.size > 1 else 0.0
+        sampled = (sampled - sampled.mean()) / (sd + eps)
     return TreeCredit(credit, base, sampled)
 
 
-def _check_policy(pv, off, atol):
-    bad = np.flatnonzero(~(np.isfinite(pv) & (pv >= 0)))
+def _refuse_policy(p, first, state, atol):
+    """The error for a state whose probabilities ``p`` (entries ``first``..)
+    are not a policy: a negative or non-finite entry, else their sum (in
+    index order, as the kernels add it) more than ``atol`` from 1."""
+    bad = np.flatnonzero(~(np.isfinite(p) & (p >= 0)))
     if bad.size:
-        state = int(np.searchsorted(off, bad[0], side="right") - 1)
-        raise ValueError(f"pi must be finite and >= 0; got {pv[bad[0]]} at entry {bad[0]} "
-                         f"(state {state})")
-    sizes = np.diff(off)
-    sums = np.add.reduceat(pv, off[:-1][sizes > 0]) if pv.size else np.zeros(0)
-    wrong = np.flatnonzero(np.abs(sums - 1.0) > atol)
-    if wrong.size:
-        state = int(np.flatnonzero(sizes > 0)[wrong[0]])
-        raise ValueError(f"pi must sum to 1 over each state's legal actions (atol {atol}); "
-                         f"state {state} sums to {sums[wrong[0]]}")
-
-
-def _check_actions(actions, off):
-    act = int_array(actions, "actions")
-    n_states = off.shape[0] - 1
-    if act.shape != (n_states,):
-        raise ValueError(f"actions must have shape ({n_states},), got {act.shape}")
-    bad = np.flatnonzero((act < 0) | (act >= np.diff(off)))
-    if bad.size:
-        s = int(bad[0])
-        raise ValueError(f"actions[{s}] = {act[s]} is not a legal action index of state {s} "
-                         f"(it has {off[s + 1] - off[s]})")
-    return act
+        raise ValueError(f"pi must be finite and >= 0; got {p[bad[0]]} at entry "
+                         f"{first + bad[0]} (state {state})")
+    raise ValueError(f"pi must sum to 1 over each state's legal actions (atol {atol}); "
+                     f"state {state} sums to {np.add.accumulate(p)[-1]}")
 
 
 class _Allocator:

@@ -613,28 +613,60 @@ static void check_trees(void)
      *   actor:   baseline = (0.25 + 2.25, 0, 2) = (2.5, 0, 2),
      *            credit = (1 - 2.5, 3 - 2.5, 0) = (-1.5, 0.5, 0);
      *   uniform: baseline = ((1 + 3)/2, 0, 2) = (2, 0, 2), credit (-1, 1, 0). */
-    int64_t off[4] = {0, 2, 2, 3};
+    int64_t off[4] = {0, 2, 2, 3}, bad = -1;
+    const int64_t actions[3] = {1, 0, 0}, past[1] = {3};
     const double q[3] = {1, 3, 2}, pi[3] = {0.25, 0.75, 1};
-    double credit[3], base[3];
+    double not_policy[3] = {0.25, 0.75, 0.5}, credit[3], base[3], sampled[3];
     int64_t choice;
-    expect(fc_actor_centered_credit(q, pi, off, 3, 0, credit, base) == FC_OK &&
-           base[0] == 2.5 && base[1] == 0 && base[2] == 2 && credit[0] == -1.5 &&
+    expect(fc_actor_centered_credit(q, pi, off, 3, 0, 0.0, NULL, credit, base, NULL, &bad) ==
+           FC_OK && base[0] == 2.5 && base[1] == 0 && base[2] == 2 && credit[0] == -1.5 &&
            credit[1] == 0.5 && credit[2] == 0, "actor-centered credit");
-    expect(fc_actor_centered_credit(q, NULL, off, 3, 1, credit, base) == FC_OK &&
-           base[0] == 2 && credit[0] == -1 && credit[1] == 1, "uniform-centered credit");
+    expect(fc_actor_centered_credit(q, NULL, off, 3, 1, 0.0, NULL, credit, base, NULL, &bad) ==
+           FC_OK && base[0] == 2 && credit[0] == -1 && credit[1] == 1, "uniform-centered credit");
+    /* state 1 has no action: any index is illegal there */
+    expect(fc_actor_centered_credit(q, pi, off, 3, 0, 0.0, actions, credit, base, sampled, &bad) ==
+           FC_CREDIT_ILLEGAL_ACTION && bad == 1 && sampled[0] == 0.5,
+           "an action outside its state refused at that state, the states before it sampled");
+    off[1] = 3; /* one state of 3 actions */
+    expect(fc_actor_centered_credit(q, NULL, off, 1, 1, 0.0, past, credit, base, sampled, &bad) ==
+           FC_CREDIT_ILLEGAL_ACTION && bad == 0, "action = n_s refused");
+    off[1] = 2;
+    expect(fc_actor_centered_credit(q, not_policy, off, 3, 0, 0.0, NULL, credit, base, NULL,
+                                    &bad) == FC_CREDIT_NOT_A_POLICY && bad == 2,
+           "pi summing to 0.5 at state 2 refused there");
+    expect(fc_actor_centered_credit(q, not_policy, off, 3, 0, 0.5, NULL, credit, base, NULL,
+                                    &bad) == FC_OK, "... and accepted within atol 0.5");
+    not_policy[2] = 1;
+    not_policy[0] = -0.25;
+    not_policy[1] = 1.25;
+    expect(fc_actor_centered_credit(q, not_policy, off, 3, 0, 0.0, NULL, credit, base, NULL,
+                                    &bad) == FC_CREDIT_NOT_A_POLICY && bad == 0,
+           "a negative probability refused though its state sums to 1");
+    not_policy[0] = NAN;
+    expect(fc_actor_centered_credit(q, not_policy, off, 3, 0, 1e9, NULL, credit, base, NULL,
+                                    &bad) == FC_CREDIT_NOT_A_POLICY && bad == 0,
+           "a NaN probability refused");
     fill(credit, 3, SENTINEL);
     fill(base, 3, SENTINEL);
-    expect(fc_actor_centered_credit(q, NULL, off, 3, 0, credit, base) == FC_EINVAL,
-           "pi NULL without uniform refused");
-    expect(fc_actor_centered_credit(q, pi, off, -1, 0, credit, base) == FC_EINVAL,
-           "negative states refused");
+    expect(fc_actor_centered_credit(q, NULL, off, 3, 0, 0.0, NULL, credit, base, NULL, &bad) ==
+           FC_EINVAL, "pi NULL without uniform refused");
+    expect(fc_actor_centered_credit(q, pi, off, 3, 0, -1.0, NULL, credit, base, NULL, &bad) ==
+           FC_EINVAL, "negative atol refused");
+    expect(fc_actor_centered_credit(q, pi, off, 3, 0, NAN, NULL, credit, base, NULL, &bad) ==
+           FC_EINVAL, "NaN atol refused");
+    expect(fc_actor_centered_credit(q, pi, off, 3, 0, 0.0, actions, credit, base, NULL, &bad) ==
+           FC_EINVAL, "actions without sampled refused");
+    expect(fc_actor_centered_credit(q, pi, off, 3, 0, 0.0, NULL, credit, base, NULL, NULL) ==
+           FC_EINVAL, "bad NULL refused");
+    expect(fc_actor_centered_credit(q, pi, off, -1, 0, 0.0, NULL, credit, base, NULL, &bad) ==
+           FC_EINVAL, "negative states refused");
     off[0] = 1; /* offsets[0] must be 0 */
-    expect(fc_actor_centered_credit(q, pi, off, 3, 0, credit, base) == FC_EINVAL,
-           "offsets[0] != 0 refused");
+    expect(fc_actor_centered_credit(q, pi, off, 3, 0, 0.0, NULL, credit, base, NULL, &bad) ==
+           FC_EINVAL, "offsets[0] != 0 refused");
     off[0] = 0;
     off[2] = 1; /* not monotone */
-    expect(fc_actor_centered_credit(q, pi, off, 3, 0, credit, base) == FC_EINVAL,
-           "non-monotone offsets refused");
+    expect(fc_actor_centered_credit(q, pi, off, 3, 0, 0.0, NULL, credit, base, NULL, &bad) ==
+           FC_EINVAL, "non-monotone offsets refused");
     off[2] = 2;
     expect(all_equal(credit, 3, SENTINEL) && all_equal(base, 3, SENTINEL),
            "credit: nothing written on error");

@@ -1763,59 +1763,107 @@ static void fuzz_shaping(void)
 static void fuzz_actor_credit(void)
 {
     const int64_t n = irange(0, 10);
-    int64_t *base, total, s, a;
+    int64_t *base, total, s, a, bad = -1, first_empty = n, far = n;
     const int64_t *off = csr(n, 0, 6, 0, &base, &total);
-    const int specials = chance(15), uniform = chance(50);
+    const int specials = chance(15), uniform = chance(50), sample = chance(50);
     double *q = doubles(total, specials), *pi = uniform && chance(50) ? NULL : doubles(total, 0);
-    double *credit = NEW(double, total), *bl = NEW(double, n);
+    double *credit = NEW(double, total), *bl = NEW(double, n), *sampled = NEW(double, n);
+    int64_t *actions = NEW(int64_t, n);
     const size_t cb = (size_t)total * sizeof(double), bb = (size_t)n * sizeof(double);
+    const double atol = 1e-12;
+    int rc;
+    /* pi a policy: |x| / sum |x| at each state (uniform where the sum is 0);
+     * the first state whose sum still misses 1 by more than atol, the first
+     * without actions (an action index there is illegal) */
+    for (s = 0; s < n; s++) {
+        const int64_t lo = off[s], hi = off[s + 1];
+        double sum = 0.0;
+        actions[s] = hi > lo ? irange(0, hi - lo - 1) : 0;
+        if (hi == lo && first_empty == n) first_empty = s;
+        if (!pi) continue;
+        for (a = lo; a < hi; a++) sum += pi[a] = fabs(pi[a]);
+        for (a = lo; a < hi; a++) pi[a] = sum > 0 ? pi[a] / sum : 1.0 / (double)(hi - lo);
+        for (sum = 0.0, a = lo; a < hi; a++) sum += pi[a];
+        if (hi > lo && fabs(sum - 1.0) > atol && far == n) far = s;
+    }
+    if (uniform) far = n; /* pi not read */
+    if (!sample) first_empty = n;
     poison(credit, cb);
     poison(bl, bb);
     CALL("fc_actor_centered_credit");
-    CHECK(fc_actor_centered_credit(q, pi, off, n, uniform, credit, bl) == FC_OK,
-          "valid call refused");
-    for (s = 0; s < n; s++) {
-        double b = 0.0;
-        for (a = off[s]; a < off[s + 1]; a++) b += uniform ? q[a] : pi[a] * q[a];
-        if (uniform && off[s + 1] > off[s]) b /= (double)(off[s + 1] - off[s]);
-        CHECK(same(bl[s], b), "baseline != definition");
-        for (a = off[s]; a < off[s + 1]; a++) CHECK(same(credit[a], q[a] - b), "credit != q - b");
+    rc = fc_actor_centered_credit(q, pi, off, n, uniform, atol, sample ? actions : NULL, credit,
+                                  bl, sample ? sampled : NULL, &bad);
+    if (far < first_empty) {
+        CHECK(rc == FC_CREDIT_NOT_A_POLICY && bad == far, "pi off 1 not refused at its state");
+    } else if (first_empty < n) {
+        CHECK(rc == FC_CREDIT_ILLEGAL_ACTION && bad == first_empty,
+              "the action of an empty state not refused there");
+    } else {
+        CHECK(rc == FC_OK, "valid call refused");
+        for (s = 0; s < n; s++) {
+            double b = 0.0;
+            for (a = off[s]; a < off[s + 1]; a++) b += uniform ? q[a] : pi[a] * q[a];
+            if (uniform && off[s + 1] > off[s]) b /= (double)(off[s + 1] - off[s]);
+            CHECK(same(bl[s], b), "baseline != definition");
+            for (a = off[s]; a < off[s + 1]; a++)
+                CHECK(same(credit[a], q[a] - b), "credit != q - b");
+            if (sample) CHECK(same(sampled[s], credit[off[s] + actions[s]]), "sampled != gather");
+        }
+        if (!uniform && total) {
+            const int64_t at = irange(0, total - 1);
+            int64_t owner = 0;
+            while (off[owner + 1] <= at) owner++;
+            pi[at] = chance(50) ? -pi[at] - 1.0 : NAN;
+            CHECK(fc_actor_centered_credit(q, pi, off, n, 0, atol, NULL, credit, bl, NULL, &bad)
+                  == FC_CREDIT_NOT_A_POLICY && bad == owner, "negative or NaN pi not refused");
+        }
     }
     poison(credit, cb);
     poison(bl, bb);
     {
-        int64_t bad[3] = {1, 2, 3};
+        int64_t three_off[3] = {1, 2, 3};
         double three[3] = {1, 2, 3};
-        switch (u64() % 5) {
+        switch (u64() % 6) {
         case 0: /* offsets[0] != 0 (this kernel takes no slices) */
-            REFUSED(fc_actor_centered_credit(three, three, bad, 2, uniform, credit, bl), credit, cb,
+            REFUSED(fc_actor_centered_credit(three, three, three_off, 2, uniform, atol, NULL,
+                                             credit, bl, NULL, &bad), credit, cb,
                     "offsets[0] != 0");
             break;
         case 1:
-            bad[0] = 0;
-            bad[1] = 3;
-            bad[2] = 2;
-            REFUSED(fc_actor_centered_credit(three, three, bad, 2, uniform, credit, bl), credit, cb,
+            three_off[0] = 0;
+            three_off[1] = 3;
+            three_off[2] = 2;
+            REFUSED(fc_actor_centered_credit(three, three, three_off, 2, uniform, atol, NULL,
+                                             credit, bl, NULL, &bad), credit, cb,
                     "offsets not monotone");
             break;
         case 2:
-            REFUSED(fc_actor_centered_credit(q, pi, off, -irange(1, 3), uniform, credit, bl), credit,
-                    cb, "negative n_states");
+            REFUSED(fc_actor_centered_credit(q, pi, off, -irange(1, 3), uniform, atol, NULL,
+                                             credit, bl, NULL, &bad), credit, cb,
+                    "negative n_states");
             break;
         case 3:
-            REFUSED(fc_actor_centered_credit(q, NULL, off, n, 0, credit, bl), credit, cb,
-                    "pi NULL without uniform");
+            REFUSED(fc_actor_centered_credit(q, NULL, off, n, 0, atol, NULL, credit, bl, NULL,
+                                             &bad), credit, cb, "pi NULL without uniform");
+            break;
+        case 4:
+            REFUSED(fc_actor_centered_credit(q, pi, off, n, uniform, chance(50) ? -atol : NAN,
+                                             NULL, credit, bl, NULL, &bad), credit, cb,
+                    "atol negative or NaN");
             break;
         default: {
-            const int which = (int)(u64() % 4);
+            const int which = (int)(u64() % 6);
             REFUSED(fc_actor_centered_credit(which == 0 ? NULL : q, pi, which == 1 ? NULL : off, n,
-                                             uniform, which == 2 ? NULL : credit,
-                                             which == 3 ? NULL : bl), credit, cb,
-                    "NULL array");
+                                             uniform, atol, which == 4 ? actions : NULL,
+                                             which == 2 ? NULL : credit, which == 3 ? NULL : bl,
+                                             NULL, which == 5 ? NULL : &bad), credit, cb,
+                    "NULL array, or actions without sampled");
         }
         }
         CHECK(untouched(bl, bb), "baseline written before refusing");
     }
+    free(actions);
+    free(sampled);
     free(base);
     free(q);
     free(pi);

@@ -74,6 +74,30 @@ def test_credit_errors():
         fc.actor_centered_credit(np.zeros((3, 1)), pi, off)
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -0.25])
+def test_credit_kernels_refuse_the_first_state_at_fault(backend, bad):
+    """The kernels check pi and the actions in their pass: the error names
+    the first state at fault, whichever check it breaks, on both backends."""
+    q, off = np.arange(6.0), [0, 2, 2, 4, 6]
+    pi = np.array([0.5, 0.5, 0.25, 0.75, 0.5, 0.5])
+    later = pi.copy()
+    later[4] = bad
+    with pytest.raises(ValueError, match=r"pi must be finite and >= 0; got .* at entry 4 "
+                                         r"\(state 3\)"):
+        fc.actor_centered_credit(q, later, off, backend=backend)
+    later[4:] = [0.5, 0.4]
+    with pytest.raises(ValueError, match=r"state 3 sums to 0.9"):
+        fc.actor_centered_credit(q, later, off, backend=backend)
+    # state 1 (no actions) comes before state 3's sum
+    with pytest.raises(ValueError, match=r"actions\[1\] = 0 is not a legal action index of "
+                                         r"state 1 \(it has 0\)"):
+        fc.actor_centered_credit(q, later, off, actions=[0, 0, 0, 0], backend=backend)
+    fc.actor_centered_credit(q, later, off, atol=0.1, backend=backend)
+    with pytest.raises(ValueError, match="atol"):
+        fc.actor_centered_credit(q, offsets=off, baseline="uniform", atol=-1.0,
+                                 backend=backend)
+
+
 # --- allocation rules ---------------------------------------------------------
 
 def test_uniform_covers_all_before_repeating(backend):

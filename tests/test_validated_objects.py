@@ -121,8 +121,11 @@ def test_c_refusal_names_the_argument_trees():
     with pytest.raises(ValueError, match=r"counts\[1\] = -1 is negative"):
         trees.allocation_pick(1, np.array([1, -1]), np.zeros(2), np.zeros(2), 1.0, 0.0, 0, 0)
     with pytest.raises(ValueError, match=r"offsets\[0\] = 1 is not 0"):
-        trees.actor_centered_credit(np.zeros(3), None, np.array([1, 2, 3]), True, np.empty(3),
-                                    np.empty(2))
+        trees.actor_centered_credit(np.zeros(3), None, np.array([1, 2, 3]), True, 0.0, None,
+                                    np.empty(3), np.empty(2), None)
+    with pytest.raises(ValueError, match=r"atol = -1.0 is negative or NaN"):
+        trees.actor_centered_credit(np.zeros(3), None, np.array([0, 2, 3]), True, -1.0, None,
+                                    np.empty(3), np.empty(2), None)
 
 
 # --- the allocation rules ------------------------------------------------------

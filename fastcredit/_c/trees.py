@@ -10,12 +10,19 @@ __all__ = ["actor_centered_credit", "allocation_pick"]
 # kernels of fastcredit._numba.trees), so they stay out of the twins' list
 
 
-def actor_centered_credit(q, pi, offsets, uniform, credit, baseline):
-    check(lib.fc_actor_centered_credit(ptr(q), ffi.NULL if uniform else ptr(pi), ptr(offsets),
-                                       offsets.shape[0] - 1, int(uniform), ptr(credit),
-                                       ptr(baseline)), "fc_actor_centered_credit",
+def actor_centered_credit(q, pi, offsets, uniform, atol, actions, credit, baseline, sampled):
+    bad = ffi.new("int64_t *")
+    rc = lib.fc_actor_centered_credit(
+        ptr(q), ffi.NULL if uniform else ptr(pi), ptr(offsets), offsets.shape[0] - 1,
+        int(uniform), atol, ffi.NULL if actions is None else ptr(actions), ptr(credit),
+        ptr(baseline), ffi.NULL if actions is None else ptr(sampled), bad)
+    if rc > 0:
+        return rc, int(bad[0])
+    check(rc, "fc_actor_centered_credit",
           lambda: offsets_refused(offsets, 0, offsets.shape[0] - 1, None) or
-          (f"offsets[0] = {offsets[0]} is not 0" if offsets[0] else None))
+          (f"offsets[0] = {offsets[0]} is not 0" if offsets[0] else None) or
+          (f"atol = {atol} is negative or NaN" if not atol >= 0 else None))
+    return 0, -1
 
 
 def allocation_pick(rule, counts, sums, costs, c, c_tok, seed, step):

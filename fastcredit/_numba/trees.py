@@ -2,10 +2,12 @@
 summation order, as csrc/trees.c (see csrc/trees.h for the math).
 
 Signatures:
-    actor_centered_credit(q, pi, offsets, uniform, credit, baseline)
-        q, pi (n_values,) float64 (pi None when uniform); offsets
-        (n_states + 1,) int64; credit (n_values,), baseline (n_states,)
-        float64.
+    actor_centered_credit(q, pi, offsets, uniform, atol, actions, credit, baseline,
+                          sampled) -> (status, state)
+        q, pi (n_values,) float64 (pi None exactly when uniform); offsets (n_states + 1,) int64; actions (n_states,) int64
+        or None; credit (n_values,), baseline and sampled (n_states,)
+        float64. Status 0 (state -1), or CREDIT_NOT_A_POLICY /
+        CREDIT_ILLEGAL_ACTION at the first state at fault.
     allocation_pick(rule, counts, sums, costs, c, c_tok, seed, step) -> int
         rule ALLOC_UNIFORM / ALLOC_UCT / ALLOC_AGENT_UCT (fastcredit._constants);
         counts (n,) int64, sums and costs (n,) float64 (costs read by
@@ -16,30 +18,44 @@ import math
 import numpy as np
 from numba import njit
 
-from .._constants import ALLOC_AGENT_UCT, ALLOC_UNIFORM
+from .._constants import (ALLOC_AGENT_UCT, ALLOC_UNIFORM, CREDIT_ILLEGAL_ACTION,
+                          CREDIT_NOT_A_POLICY)
 from .rng import below, key
 
 __all__ = ["actor_centered_credit", "allocation_pick"]
 
 jit = njit(cache=True, nogil=True)
+_MAX_DOUBLE = np.finfo(np.float64).max
 
 
 @jit
-def actor_centered_credit(q, pi, offsets, uniform, credit, baseline):
+def actor_centered_credit(q, pi, offsets, uniform, atol, actions, credit, baseline, sampled):
     for s in range(offsets.shape[0] - 1):
         lo = offsets[s]
         hi = offsets[s + 1]
         b = 0.0
-        for a in range(lo, hi):
-            if pi is None:
+        if pi is None:
+            for a in range(lo, hi):
                 b += q[a]
-            else:
+            if hi > lo:
+                b /= np.float64(hi - lo)
+        else:
+            total = 0.0
+            finite = True
+            for a in range(lo, hi):
+                finite &= pi[a] >= 0 and pi[a] <= _MAX_DOUBLE
+                total += pi[a]
                 b += pi[a] * q[a]
-        if uniform and hi > lo:
-            b /= np.float64(hi - lo)
+            if not finite or (hi > lo and abs(total - 1.0) > atol):
+                return CREDIT_NOT_A_POLICY, s
         baseline[s] = b
         for a in range(lo, hi):
             credit[a] = q[a] - b
+        if actions is not None:
+            if actions[s] < 0 or actions[s] >= hi - lo:
+                return CREDIT_ILLEGAL_ACTION, s
+            sampled[s] = credit[lo + actions[s]]
+    return 0, -1
 
 
 @jit
