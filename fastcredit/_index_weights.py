@@ -17,7 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["weight_tables", "value_weights"]
+__all__ = ["weight_tables", "value_weights", "derivative_weights"]
 
 # Moebius-domain weights w(m, k, s, u): I(S) = sum_{U ⊇ S} w a(U), |S| = s, |U| = u.
 
@@ -158,5 +158,31 @@ def value_weights(index: str, m: int) -> np.ndarray:
     else:
         raise ValueError(f"index must be 'SV' or 'BV' for value weights, got {index!r}")
     out = np.array([float(x) for x in p])
+    out.flags.writeable = False
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def derivative_weights(index: str, m: int, order: int) -> np.ndarray:
+    r"""p[s, t], s = 1..order, t = 0..m-s: the weight of the discrete
+    derivative :math:`\Delta_S v(T)`, T ⊆ N∖S, |T| = t, in the index of S
+    (|S| = s), :math:`I(S) = \sum_T p_{s,|T|} \Delta_S v(T)`, for the
+    indices with Moebius weights (SII, BII, CHII, STII, FSII, FBII, k-SII,
+    SV, BV, ...); row 0 and t > m - s are 0 (read-only).
+
+    From the Moebius weights w(s, u) by :math:`w(s, s + l) = \sum_{t \ge l}
+    \binom{m - s - l}{t - l} p_{s,t}` (:math:`\Delta_S v(T) = \sum_{L
+    \subseteq T} a(S \cup L)`), solved from t = m - s down, exactly."""
+    if index not in _CARDINAL:
+        raise ValueError(f"index must be one with Moebius weights {tuple(_CARDINAL)}, got "
+                         f"{index!r}")
+    w = _CARDINAL[index][0]
+    out = np.zeros((order + 1, m + 1))
+    for s in range(1, order + 1):
+        p = [Fraction(0)] * (m - s + 1)
+        for t in range(m - s, -1, -1):
+            p[t] = w(m, order, s, s + t) - sum(math.comb(m - s - t, r - t) * p[r]
+                                               for r in range(t + 1, m - s + 1))
+        out[s, :m - s + 1] = [float(x) for x in p]
     out.flags.writeable = False
     return out
