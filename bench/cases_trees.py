@@ -36,7 +36,9 @@ def _bare_credit(q, pi, offsets, actions):
         def call():
             impl.actor_centered_credit(q, pi, offsets, False, 1e-6, actions, credit, baseline,
                                        sampled)
-            return (sampled - sampled.mean()) / (sampled.std(ddof=1) + 1e-8)
+            sd = sampled.std(ddof=1)
+            np.subtract(sampled, sampled.mean(), out=sampled)
+            return np.divide(sampled, sd + 1e-8, out=sampled)
 
         return call
     return prepare

@@ -186,7 +186,8 @@ def actor_centered_credit(q, pi=None, offsets=None, *, baseline="actor", actions
                          f"(it has {off[s + 1] - off[s]})")
     if standardize:
         sd = sampled.std(ddof=1) if sampled.size > 1 else 0.0
-        sampled = (sampled - sampled.mean()) / (sd + eps)
+        sampled -= sampled.mean()   # in place: the same bits, no new pages
+        sampled /= sd + eps
     return TreeCredit(credit, base, sampled)
 
 
