@@ -21,6 +21,13 @@ from common import Alternative, Case
 
 BUDGET = 20_000
 SHAPIQ = {"svarm": "SVARM", "stratified": "StratifiedSamplingSV", "owen": "OwenSamplingSV"}
+#: the regression methods: (shapiq's class, at its defaults, index, order)
+REGRESSION = {"kernelshap": ("KernelSHAP", "SV", 1),
+              "kernelshapiq": ("KernelSHAPIQ", "k-SII", 2),
+              "inconsistent_kernelshapiq": ("InconsistentKernelSHAPIQ", "k-SII", 2),
+              "kaddshap": ("kADDSHAP", "kADD-SHAP", 2),
+              "regression_fsii": ("RegressionFSII", "FSII", 2),
+              "regression_fbii": ("RegressionFBII", "FBII", 2)}
 
 
 def _shapiq(v, name):
@@ -44,3 +51,11 @@ def cases(quick: bool):
                        v, method=method, budget=BUDGET, backend=backend, threads=1),
                    alternative=_shapiq(v, name), key=f"approximators.{method}", repeats=5,
                    bare="a loop of draw/fold kernels and memo bookkeeping: no single kernel")
+    for method, (name, index, order) in REGRESSION.items():
+        yield Case("approximate", f"{method} ({index}, order {order}), n = {N}, budget "
+                                  f"{BUDGET:,}, table",
+                   lambda backend, threads, method=method, index=index, order=order:
+                   fc.approximate(v, index=index, order=order, method=method, budget=BUDGET,
+                                  backend=backend, threads=1),
+                   alternative=_shapiq(v, name), key=f"approximators.{method}", repeats=5,
+                   bare="draw, fold and Cholesky kernels between the memo's bookkeeping")

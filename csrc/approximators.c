@@ -2,6 +2,8 @@
  * approximators.h. */
 #include "fastcredit.h"
 
+#include <math.h>
+
 static int popcount64(uint64_t x)
 {
     int c = 0;
@@ -153,6 +155,163 @@ int fc_approx_fold_svarm(const uint64_t *masks, const double *values, int64_t n,
         for (i = 0; i < m; i++) {
             const int in = (int)(mask >> i & 1);
             fold(((int64_t)i * (m + 1) + l) * 2 + in, x, count, first, s1, s2);
+        }
+    }
+    return FC_OK;
+}
+
+/* ---- regression estimators ---------------------------------------------- */
+
+int fc_approx_fold_regression(const uint64_t *masks, const double *values, int64_t n, int m,
+                              double centre, const double *weights, int64_t n_kernels,
+                              const uint64_t *columns, const int64_t *column_sizes, int64_t p,
+                              const double *coef, int order, double *work_x, int64_t *work_i,
+                              double *gram, double *moment)
+{
+    const int width = order + 1;
+    int64_t k, a, b, j;
+    if (m < 1 || m > FC_APPROX_MAX_PLAYERS || n < 0 || n_kernels < 1 || p < 1 || order < 0 ||
+        order > m || (n > 0 && (!masks || !values)) || !weights || !columns ||
+        !column_sizes || !coef || !work_x || !work_i || !gram || !moment)
+        return FC_EINVAL;
+    for (a = 0; a < p; a++)
+        if (column_sizes[a] < 0 || column_sizes[a] > order ||
+            (m < 64 && columns[a] >> m))
+            return FC_EINVAL;
+    if (m < 64)
+        for (k = 0; k < n; k++)
+            if (masks[k] >> m) return FC_EINVAL;
+    for (k = 0; k < n; k++) {
+        const uint64_t mask = masks[k];
+        const int s = popcount64(mask);
+        const double y = values[k] - centre;
+        int64_t nz = 0;
+        int live = 0;
+        for (j = 0; j < n_kernels; j++)
+            if (weights[j * (m + 1) + s] != 0.0) live = 1;
+        if (!live) continue;
+        for (a = 0; a < p; a++) {
+            const double x = coef[column_sizes[a] * width + popcount64(mask & columns[a])];
+            if (x != 0.0) {
+                work_x[nz] = x;
+                work_i[nz] = a;
+                nz++;
+            }
+        }
+        for (j = 0; j < n_kernels; j++) {
+            const double w = weights[j * (m + 1) + s];
+            double *g = gram + j * p * p;
+            double *h = moment + j * p;
+            if (w == 0.0) continue;
+            for (a = 0; a < nz; a++) {
+                const double wa = w * work_x[a];
+                double *row = g + work_i[a] * p;
+                h[work_i[a]] += wa * y;
+                for (b = a; b < nz; b++) row[work_i[b]] += wa * work_x[b];
+            }
+        }
+    }
+    return FC_OK;
+}
+
+int fc_approx_fold_scores(const uint64_t *masks, const double *values, int64_t n_units, int c,
+                          int m, double centre, const double *weights, int64_t n_stages,
+                          const uint64_t *columns, const int64_t *column_sizes, int64_t p,
+                          const double *coef, int order, const double *phi, double *work_x,
+                          int64_t *work_i, double *work_g, double *work_fit,
+                          double *scores_sq, double *scores)
+{
+    const int width = order + 1;
+    const int64_t wide = n_stages * p;
+    int64_t u, a, b, t;
+    int q;
+    if (m < 1 || m > FC_APPROX_MAX_PLAYERS || n_units < 0 || c < 1 || n_stages < 1 || p < 1 ||
+        order < 0 || order > m || (n_units > 0 && (!masks || !values)) || !weights ||
+        !columns || !column_sizes || !coef || !phi || !work_x || !work_i || !work_g ||
+        !work_fit || !scores_sq || !scores)
+        return FC_EINVAL;
+    for (a = 0; a < p; a++)
+        if (column_sizes[a] < 0 || column_sizes[a] > order || (m < 64 && columns[a] >> m))
+            return FC_EINVAL;
+    if (m < 64)
+        for (u = 0; u < n_units * c; u++)
+            if (masks[u] >> m) return FC_EINVAL;
+    for (u = 0; u < n_units; u++) {
+        int64_t nz = 0;
+        for (a = 0; a < wide; a++) work_g[a] = 0.0;
+        for (q = 0; q < c; q++) {
+            const uint64_t mask = masks[u * c + q];
+            const int s = popcount64(mask);
+            double r = values[u * c + q] - centre;
+            int64_t k = 0;
+            for (a = 0; a < p; a++) {
+                const double x = coef[column_sizes[a] * width + popcount64(mask & columns[a])];
+                if (x != 0.0) {
+                    work_x[k] = x;
+                    work_i[k] = a;
+                    k++;
+                }
+            }
+            /* the residual of stage t takes off the fits of stages 0..t */
+            for (t = 0; t < n_stages; t++) {
+                double fit = 0.0;
+                for (a = 0; a < k; a++) fit += work_x[a] * phi[t * p + work_i[a]];
+                r -= fit;
+                work_fit[t] = r * weights[t * (m + 1) + s];
+            }
+            for (t = 0; t < n_stages; t++) {
+                const double rw = work_fit[t];
+                if (rw == 0.0) continue;
+                for (a = 0; a < k; a++) work_g[t * p + work_i[a]] += rw * work_x[a];
+            }
+        }
+        for (a = 0; a < wide; a++)
+            if (work_g[a] != 0.0) {
+                work_x[nz] = work_g[a];
+                work_i[nz] = a;
+                nz++;
+            }
+        for (a = 0; a < nz; a++) {
+            double *row = scores_sq + work_i[a] * wide;
+            scores[work_i[a]] += work_x[a];
+            for (b = a; b < nz; b++) row[work_i[b]] += work_x[a] * work_x[b];
+        }
+    }
+    return FC_OK;
+}
+
+int fc_approx_cholesky_solve(double *a, int64_t n, double *rhs, int64_t n_rhs, int64_t *info)
+{
+    int64_t i, j, k, r;
+    if (n < 1 || n_rhs < 0 || !a || (n_rhs > 0 && !rhs) || !info) return FC_EINVAL;
+    info[0] = 0;
+    for (j = 0; j < n; j++) {
+        const double diag = a[j * n + j];
+        double d = diag;
+        for (k = 0; k < j; k++) d -= a[k * n + j] * a[k * n + j];
+        if (!(d > 1e-13 * diag)) {
+            info[0] = j + 1;
+            return FC_OK;
+        }
+        d = sqrt(d);
+        a[j * n + j] = d;
+        for (i = j + 1; i < n; i++) {
+            double x = a[j * n + i];
+            for (k = 0; k < j; k++) x -= a[k * n + j] * a[k * n + i];
+            a[j * n + i] = x / d;
+        }
+    }
+    for (r = 0; r < n_rhs; r++) {
+        double *z = rhs + r * n;
+        for (i = 0; i < n; i++) {
+            double x = z[i];
+            for (k = 0; k < i; k++) x -= a[k * n + i] * z[k];
+            z[i] = x / a[i * n + i];
+        }
+        for (i = n - 1; i >= 0; i--) {
+            double x = z[i];
+            for (k = i + 1; k < n; k++) x -= a[i * n + k] * z[k];
+            z[i] = x / a[i * n + i];
         }
     }
     return FC_OK;

@@ -69,4 +69,48 @@ int fc_approx_fold_svarm(const uint64_t *masks, const double *values, int64_t n,
                          double centre, int64_t *count, double *first, double *s1,
                          double *s2);
 
+/* ---- regression estimators (KernelSHAP, kADD-SHAP, RegressionFSII/FBII,
+ * KernelSHAP-IQ; fastcredit/approximators/regression.py) ------------------ */
+
+/* Folds coalitions masks[k] (values[k], k = 0..n-1) into the normal equations
+ * of n_kernels weighted least-squares problems over the p columns
+ * columns[a] (interaction masks, sizes column_sizes[a] in 0..order): the
+ * coalition S's row is x_a = coef[column_sizes[a] * (order + 1) +
+ * |S & columns[a]|], its response y = values[k] - centre, its weight in
+ * problem j w = weights[j * (m + 1) + |S|] (skipped when 0); then
+ * moment[j * p + a] += (w x_a) y and, for a <= b with x_a, x_b != 0,
+ * gram[(j * p + a) * p + b] += (w x_a) x_b (the upper triangle), in the
+ * order of k, then a, then b. work_x, work_i: scratch of p entries.
+ * FC_EINVAL for m out of 1..64, n < 0, n_kernels < 1, p < 1, order out of
+ * 0..m, a column size out of 0..order, a mask or column with a bit at m or
+ * above, or NULL arrays. */
+int fc_approx_fold_regression(const uint64_t *masks, const double *values, int64_t n, int m,
+                              double centre, const double *weights, int64_t n_kernels,
+                              const uint64_t *columns, const int64_t *column_sizes, int64_t p,
+                              const double *coef, int order, double *work_x, int64_t *work_i,
+                              double *gram, double *moment);
+
+/* The sandwich variance's scores over n_stages stacked fits: unit u (c
+ * coalitions masks[u * c + q], values[u * c + q]) has, for each stage t and
+ * column a, g[t * p + a] = sum over its coalitions of w_t(|S|) r_t(S) x_a(S),
+ * with x as in fc_approx_fold_regression, w_t = weights[t * (m + 1) + |S|]
+ * and r_t = values - centre - sum_{t' <= t} x . phi[t' * p ..]; then
+ * scores[i] += g[i] and scores_sq[i * n_stages * p + j] += g[i] g[j]
+ * (i <= j, both non-zero). work_x, work_i, work_g: n_stages * p entries of
+ * scratch; work_fit: n_stages. FC_EINVAL as fc_approx_fold_regression. */
+int fc_approx_fold_scores(const uint64_t *masks, const double *values, int64_t n_units, int c,
+                          int m, double centre, const double *weights, int64_t n_stages,
+                          const uint64_t *columns, const int64_t *column_sizes, int64_t p,
+                          const double *coef, int order, const double *phi, double *work_x,
+                          int64_t *work_i, double *work_g, double *work_fit,
+                          double *scores_sq, double *scores);
+
+/* Solves A x = rhs[r] for each of the n_rhs rows (length n) of rhs, in
+ * place, A (n x n, row-major) symmetric positive definite given by its upper
+ * triangle, which is overwritten by the Cholesky factor R (A = R^T R; sums
+ * in ascending k). info[0] = 0, or j + 1 when pivot j falls to at most
+ * 1e-13 of A's diagonal entry (A not numerically positive definite: rhs is
+ * then left as it was). FC_EINVAL for n < 1, n_rhs < 0 or NULL arrays. */
+int fc_approx_cholesky_solve(double *a, int64_t n, double *rhs, int64_t n_rhs, int64_t *info);
+
 #endif

@@ -55,6 +55,13 @@ FASTEST: dict[str, str] = {
     "approximators.svarm": "numba",
     "approximators.stratified": "c",
     "approximators.owen": "c",
+    # the regression methods (draw_svarm + fold_regression)
+    "approximators.kernelshap": "c",
+    "approximators.kernelshapiq": "c",
+    "approximators.inconsistent_kernelshapiq": "c",
+    "approximators.kaddshap": "c",
+    "approximators.regression_fsii": "c",
+    "approximators.regression_fbii": "c",
 }
 
 

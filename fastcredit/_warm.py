@@ -156,6 +156,15 @@ def _calls():
                                      for v in tables],
         "approximators.owen": [lambda v=v: fc.approximate(v, method="owen", budget=5, **nb)
                                for v in tables],
+        # budget 7 of 8 coalitions: draws, both folds and the Cholesky solve
+        **{f"approximators.{method}": [
+            lambda v=v, method=method, index=index: fc.approximate(
+                v, method=method, index=index, order=1 if index == "SV" else 2, budget=7,
+                **nb) for v in tables]
+           for method, index in (("kernelshap", "SV"), ("kernelshapiq", "k-SII"),
+                                 ("inconsistent_kernelshapiq", "SII"),
+                                 ("kaddshap", "kADD-SHAP"), ("regression_fsii", "FSII"),
+                                 ("regression_fbii", "FBII"))},
         "learning": [lambda: fc.learning.benchmark(fc.learning.benchmark_pools(4, rewrites=3),
                                                    m=2, credits=("shapley",), runs=1, steps=1,
                                                    batch=2, group=2, eval_samples=2),

@@ -1445,3 +1445,181 @@ def approx_run(v, method, budget, seed, game=0, index="SV", n_anchors=10) -> dic
             stderr[i] = math.sqrt(sum(0.0 if j in one else var(xs) / len(xs)
                                       for j, xs in full)) / len(full)
     return {"values": values, "stderr": stderr, "n_evals": len(memo), "base": v0}
+
+
+# --- regression approximators (fc.approximate's kernelshap, kernelshapiq, ...) ------
+
+def _bernoulli_numbers(n):
+    from fractions import Fraction
+    b = [Fraction(1)]
+    for j in range(1, n + 1):
+        b.append(-sum(math.comb(j + 1, i) * b[i] for i in range(j)) / (j + 1))
+    return b
+
+
+def regression_design(method, m, order):
+    """shapiq 1.4.1's regression problem from its definitions: (c(t, j)
+    coefficients, kernels mu_t(s) per fitted stage, default size weights,
+    whether KernelSHAP-IQ's stages are used)."""
+    big = 1e8
+    b = _bernoulli_numbers(order)
+    c = np.zeros((order + 1, order + 1))
+    for t in range(order + 1):
+        for j in range(t + 1):
+            if method in ("regression_fsii", "regression_fbii"):
+                c[t, j] = t == j
+            elif method == "kaddshap":
+                c[t, j] = float(sum(math.comb(j, l) * b[t - l] for l in range(j + 1)))
+            elif t:
+                c[t, j] = float(sum(math.comb(j, l) * b[t - l] for l in range(1, j + 1)))
+    staged = method in ("kernelshap", "kernelshapiq")
+
+    def mu(t):
+        if method == "regression_fbii":
+            return [2.0 ** -m] * (m + 1)
+        return [big if s < t or s > m - t else
+                1 / ((m - 2 * t + 1) * math.comb(m - 2 * t, s - t)) for s in range(m + 1)]
+
+    kernels = [mu(t) for t in (range(1, order + 1) if staged else [1])]
+    if method == "regression_fbii":
+        w = [math.comb(m, s) / 2 ** m for s in range(m + 1)]
+    else:
+        w = [big if s < order or s > m - order else 1 / (s * (m - s)) for s in range(m + 1)]
+    return c, kernels, [x / sum(w) for x in w], staged
+
+
+def regression_border(m, budget, weights):
+    sizes = [s for s in range(1, m) if weights[s] > 0]
+    left = min(budget, 2 + sum(math.comb(m, s) for s in sizes)) - 2
+    w = [weights[s] for s in sizes]
+    w = [x / sum(w) for x in w] if w else w
+    computed = [0, m]
+    while sizes:
+        move = [s for s, x in zip(sizes, w) if left * x >= math.comb(m, s)]
+        if not move:
+            break
+        computed += move
+        left -= sum(math.comb(m, s) for s in move)
+        keep = [j for j, s in enumerate(sizes) if s not in move]
+        sizes, w = [sizes[j] for j in keep], [w[j] for j in keep]
+        w = [x / sum(w) for x in w] if w else w
+    return sorted(set(computed)), sizes, w
+
+
+def regression_run(v, method, index, order, budget, seed, game=0, pairing=False) -> dict:
+    """fc.approximate's regression methods on one table from the
+    definitions: the census and the draws (approx_sample's svarm stream, a
+    dict memo, a sample ends the run when its new coalitions pass the budget
+    left), the dense weighted least squares (numpy.linalg.solve of each
+    stage), the sandwich standard errors from the per-sample influence rows,
+    k-SII by its Bernoulli aggregation."""
+    v = np.asarray(v, dtype=np.float64)
+    m = len(v).bit_length() - 1
+    c, kernels, weights, staged = regression_design(method, m, order)
+    full = (1 << m) - 1
+    interactions_ = [tuple(p) for t in range(order + 1)
+                     for p in itertools.combinations(range(m), t)]
+    cols = [j for j, T in enumerate(interactions_) if np.any(c[len(T)] != 0)]
+
+    def x_row(mask):
+        return np.array([c[len(T), sum(mask >> i & 1 for i in T)] for T in
+                         (interactions_[j] for j in cols)])
+
+    memo = {}
+
+    def ev(mask):
+        if mask not in memo:
+            memo[mask] = float(v[mask])
+        return memo[mask]
+
+    computed, sizes, probs = regression_border(m, budget, weights)
+    census = [mask for s in computed for mask in (subsets(m, s) if 0 < s < m else
+                                                  [0 if s == 0 else full])]
+    for mask in census:
+        ev(mask)
+    v0 = memo[0]
+    cdf = list(np.cumsum(probs))
+    if cdf:
+        cdf[-1] = 2.0
+    units = []
+    u = 0
+    while sizes and u < 64 * budget:
+        (mask,), _ = approx_sample("svarm", seed, game, u, m, sizes, cdf)
+        unit = [mask, mask ^ full] if pairing else [mask]
+        new = list(dict.fromkeys(x for x in unit if x not in memo))
+        if len(new) > budget - len(memo):
+            break
+        for mask in unit:
+            ev(mask)
+        units.append(unit)
+        u += 1
+    prob = {s: p for s, p in zip(sizes, probs)}
+    drawn = [x for unit in units for x in unit if bin(x).count("1") in prob]
+    n = len(drawn)
+    p = len(cols)
+
+    def weight(mask, stage, sampled):
+        s = bin(mask).count("1")
+        if not sampled:
+            return kernels[stage][s]
+        return kernels[stage][s] * math.comb(m, s) / prob[s] if s in prob else 0.0
+
+    stage_cols = ([[a for a, j in enumerate(cols) if len(interactions_[j]) == t]
+                   for t in range(1, order + 1)] if staged else [list(range(p))])
+    normal = []
+    for stage in range(len(kernels)):
+        a, h = np.zeros((p, p)), np.zeros(p)
+        for mask in census:
+            x = x_row(mask)
+            a += weight(mask, stage, False) * np.outer(x, x)
+            h += weight(mask, stage, False) * x * (memo[mask] - v0)
+        for mask in drawn:
+            x = x_row(mask)
+            a += weight(mask, stage, True) / n * np.outer(x, x)
+            h += weight(mask, stage, True) / n * x * (memo[mask] - v0)
+        normal.append((a, h))
+    phi = np.zeros(p)
+    for t, block in enumerate(stage_cols):
+        a, h = normal[t if staged else 0]
+        done = [j for b in stage_cols[:t] for j in b]
+        rhs = h[block] - a[np.ix_(block, done)] @ phi[done]
+        phi[block] = np.linalg.solve(a[np.ix_(block, block)], rhs)
+    # influence rows: psi_u per sample, stage by stage
+    psi = np.zeros((len(units), p))
+    for t, block in enumerate(stage_cols):
+        a, _ = normal[t if staged else 0]
+        upto = [j for b in stage_cols[:t + 1] for j in b]
+        done = [j for b in stage_cols[:t] for j in b]
+        for k, unit in enumerate(units):
+            g = np.zeros(len(block))
+            for mask in unit:
+                x = x_row(mask)
+                r = memo[mask] - v0 - x[upto] @ phi[upto]
+                g += weight(mask, t if staged else 0, True) * r * x[block]
+            g -= a[np.ix_(block, done)] @ psi[k, done]
+            psi[k, block] = np.linalg.solve(a[np.ix_(block, block)], g)
+
+    def layout(z, base):
+        out = np.zeros(len(interactions_))
+        out[cols] = z
+        if method not in ("regression_fbii",):
+            out[0] = base
+        else:
+            out[0] += base
+        if index == "k-SII":
+            b = _bernoulli_numbers(order)
+            agg = out.copy()
+            for j, S in enumerate(interactions_):
+                if S:
+                    agg[j] = sum(float(b[len(T) - len(S)]) * out[i]
+                                 for i, T in enumerate(interactions_) if set(S) <= set(T))
+            out = agg
+        return out
+
+    values = layout(phi, v0)
+    if len(units) >= 2:
+        infl = np.array([layout(row, 0.0) for row in psi])
+        stderr = np.sqrt(np.var(infl, axis=0, ddof=1) * len(units)) / n
+    else:
+        stderr = np.full(len(interactions_), np.inf if units else 0.0)
+    return {"values": values, "stderr": stderr, "n_evals": len(memo), "base": v0}

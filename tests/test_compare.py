@@ -102,6 +102,14 @@ STRICTNESS = {
     "approximators.svarm": BITS,
     "approximators.stratified": BITS,
     "approximators.owen": BITS,
+    # the regression methods: the same draws, folds and Cholesky solves in
+    # the same order (then the same NumPy on the same bits)
+    "approximators.kernelshap": BITS,
+    "approximators.kernelshapiq": BITS,
+    "approximators.inconsistent_kernelshapiq": BITS,
+    "approximators.kaddshap": BITS,
+    "approximators.regression_fsii": BITS,
+    "approximators.regression_fbii": BITS,
 }
 
 
@@ -1086,8 +1094,55 @@ def approximator_cases():
                   approximator_case("stratified"), approximator_case("owen")]
 
 
+def regression_case(method, index, order, pairing):
+    """A regression method against tests/reference.py's dense solve from the
+    definitions (m = 7, budget 90: a well-posed sample; the oracle's LU and
+    the kernels' Cholesky of the 1e8-weighted normal equations agree to
+    about 1e-6)."""
+    g = _rng(95)
+    v = g.normal(size=(2, 1 << 7)) + np.bitwise_count(np.arange(1 << 7)) ** 1.5
+    v32 = v[0].astype(np.float32)
+
+    def call(backend):
+        out = {}
+        for name, table in (("f64", v), ("f32", v32)):
+            est = fc.approximate(table, method=method, index=index, order=order, budget=90,
+                                 seed=2**64 - 7, pairing=pairing, threads=2, backend=backend)
+            out |= {f"{name}.values": np.concatenate(est.values, axis=-1),
+                    f"{name}.stderr": np.concatenate(est.stderr, axis=-1),
+                    f"{name}.n_evals": est.n_evals}
+        return out
+
+    def oracle():
+        out = {}
+        for name, table in (("f64", v), ("f32", v32.astype(np.float64))):
+            flat = table.reshape(-1, 1 << 7)
+            runs = [ref.regression_run(t, method, index, order, 90, 2**64 - 7, game=i,
+                                       pairing=pairing) for i, t in enumerate(flat)]
+            lead = table.shape[:-1]
+            out |= {f"{name}.{key}": np.array([r[key] for r in runs]).reshape(lead + (-1,))
+                    for key in ("values", "stderr")}
+            out[f"{name}.n_evals"] = np.array([r["n_evals"] for r in runs]).reshape(lead)
+        return out
+
+    return Case((f"approximators.{method}",), f"{index}-order{order}-pairing{pairing:d}",
+                call, oracle, rtol=2e-5)
+
+
+def regression_cases():
+    return [regression_case("kernelshap", "SV", 1, False),
+            regression_case("kernelshap", "SV", 1, True),
+            regression_case("kernelshapiq", "k-SII", 2, False),
+            regression_case("kernelshapiq", "SII", 2, True),
+            regression_case("inconsistent_kernelshapiq", "k-SII", 2, False),
+            regression_case("kaddshap", "kADD-SHAP", 2, True),
+            regression_case("regression_fsii", "FSII", 2, False),
+            regression_case("regression_fbii", "FBII", 2, True)]
+
+
 CASES = table_cases() + interactions_cases() + sampling_cases() + auction_cases() + shaping_cases() + trees_cases() \
-    + audit_cases() + [synthetic_case(), replay_repeats_case()] + approximator_cases()
+    + audit_cases() + [synthetic_case(), replay_repeats_case()] + approximator_cases() \
+    + regression_cases()
 
 
 #: kernels whose C twin chooses paths by processor (fastcredit._c.paths): their

@@ -31,3 +31,31 @@ def fold_svarm(masks, values, m, centre, count, first, s1, s2):
     check(lib.fc_approx_fold_svarm(ptr(masks), ptr(values), masks.shape[0], m, float(centre),
                                    ptr(count), ptr(first), ptr(s1), ptr(s2)),
           "fc_approx_fold_svarm")
+
+
+# --- regression estimators ------------------------------------------------------
+
+__all__ += ["fold_regression", "fold_scores", "cholesky_solve"]
+
+def fold_regression(masks, values, centre, weights, columns, column_sizes, coef, work_x,
+                    work_i, gram, moment):
+    check(lib.fc_approx_fold_regression(
+        ptr(masks), ptr(values), masks.shape[0], weights.shape[1] - 1, float(centre),
+        ptr(weights), weights.shape[0], ptr(columns), ptr(column_sizes), columns.shape[0],
+        ptr(coef), coef.shape[0] - 1, ptr(work_x), ptr(work_i), ptr(gram), ptr(moment)),
+        "fc_approx_fold_regression")
+
+
+def fold_scores(masks, values, centre, weights, columns, column_sizes, coef, phi, work_x,
+                work_i, work_g, work_fit, scores_sq, scores):
+    check(lib.fc_approx_fold_scores(
+        ptr(masks), ptr(values), masks.shape[0], masks.shape[1], weights.shape[1] - 1,
+        float(centre), ptr(weights), weights.shape[0], ptr(columns), ptr(column_sizes),
+        columns.shape[0], ptr(coef), coef.shape[0] - 1, ptr(phi), ptr(work_x), ptr(work_i),
+        ptr(work_g), ptr(work_fit), ptr(scores_sq), ptr(scores)),
+        "fc_approx_fold_scores")
+
+
+def cholesky_solve(a, rhs, info):
+    check(lib.fc_approx_cholesky_solve(ptr(a), a.shape[0], ptr(rhs), rhs.shape[0], ptr(info)),
+          "fc_approx_cholesky_solve")

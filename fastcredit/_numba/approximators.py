@@ -7,6 +7,9 @@ Signatures:
     draw_owen(seed, game, first, m, anchors, masks, slots)   masks (n, 2), slots (n,)
     fold_pairs(values, slots, count, first, s1, s2)          values (n, 2) float64
     fold_svarm(masks, values, m, centre, count, first, s1, s2)
+    fold_regression(masks, values, centre, weights, columns, column_sizes, coef,
+                    work_x, work_i, gram, moment)   weights (n_kernels, m + 1), coef
+                    (order + 1, order + 1), gram (n_kernels, p, p), moment (n_kernels, p)
 """
 import numpy as np
 from numba import njit
@@ -129,3 +132,127 @@ def fold_svarm(masks, values, m, centre, count, first, s1, s2):
                 s1[s] += d
                 s2[s] += d * d
             count[s] = c + 1
+
+
+# --- regression estimators ------------------------------------------------------
+
+__all__ += ["fold_regression", "fold_scores", "cholesky_solve"]
+
+@jit
+def _popcount(x):
+    c = 0
+    while x != 0:
+        x &= x - _ONE
+        c += 1
+    return c
+
+
+@jit
+def fold_regression(masks, values, centre, weights, columns, column_sizes, coef, work_x,
+                    work_i, gram, moment):
+    n_kernels = weights.shape[0]
+    p = columns.shape[0]
+    for k in range(masks.shape[0]):
+        mask = masks[k]
+        s = _popcount(mask)
+        y = values[k] - centre
+        live = False
+        for j in range(n_kernels):
+            if weights[j, s] != 0.0:
+                live = True
+        if not live:
+            continue
+        nz = 0
+        for a in range(p):
+            x = coef[column_sizes[a], _popcount(mask & columns[a])]
+            if x != 0.0:
+                work_x[nz] = x
+                work_i[nz] = a
+                nz += 1
+        for j in range(n_kernels):
+            w = weights[j, s]
+            if w == 0.0:
+                continue
+            for a in range(nz):
+                wa = w * work_x[a]
+                ia = work_i[a]
+                moment[j, ia] += wa * y
+                for b in range(a, nz):
+                    gram[j, ia, work_i[b]] += wa * work_x[b]
+
+
+@jit
+def fold_scores(masks, values, centre, weights, columns, column_sizes, coef, phi, work_x,
+                work_i, work_g, work_fit, scores_sq, scores):
+    n_stages = weights.shape[0]
+    p = columns.shape[0]
+    wide = n_stages * p
+    for u in range(masks.shape[0]):
+        for a in range(wide):
+            work_g[a] = 0.0
+        for q in range(masks.shape[1]):
+            mask = masks[u, q]
+            s = _popcount(mask)
+            r = values[u, q] - centre
+            k = 0
+            for a in range(p):
+                x = coef[column_sizes[a], _popcount(mask & columns[a])]
+                if x != 0.0:
+                    work_x[k] = x
+                    work_i[k] = a
+                    k += 1
+            for t in range(n_stages):
+                fit = 0.0
+                for a in range(k):
+                    fit += work_x[a] * phi[t, work_i[a]]
+                r -= fit
+                work_fit[t] = r * weights[t, s]
+            for t in range(n_stages):
+                rw = work_fit[t]
+                if rw == 0.0:
+                    continue
+                for a in range(k):
+                    work_g[t * p + work_i[a]] += rw * work_x[a]
+        nz = 0
+        for a in range(wide):
+            if work_g[a] != 0.0:
+                work_x[nz] = work_g[a]
+                work_i[nz] = a
+                nz += 1
+        for a in range(nz):
+            ia = work_i[a]
+            scores[ia] += work_x[a]
+            for b in range(a, nz):
+                scores_sq[ia, work_i[b]] += work_x[a] * work_x[b]
+
+
+@jit
+def cholesky_solve(a, rhs, info):
+    n = a.shape[0]
+    info[0] = 0
+    for j in range(n):
+        diag = a[j, j]
+        d = diag
+        for k in range(j):
+            d -= a[k, j] * a[k, j]
+        if not d > 1e-13 * diag:
+            info[0] = j + 1
+            return
+        d = np.sqrt(d)
+        a[j, j] = d
+        for i in range(j + 1, n):
+            x = a[j, i]
+            for k in range(j):
+                x -= a[k, j] * a[k, i]
+            a[j, i] = x / d
+    for r in range(rhs.shape[0]):
+        for i in range(n):
+            x = rhs[r, i]
+            for k in range(i):
+                x -= a[k, i] * rhs[r, k]
+            rhs[r, i] = x / a[i, i]
+        for i in range(n - 1, -1, -1):
+            x = rhs[r, i]
+            for k in range(i + 1, n):
+                x -= a[i, k] * rhs[r, k]
+            rhs[r, i] = x / a[i, i]

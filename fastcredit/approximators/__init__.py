@@ -8,7 +8,11 @@ over a shared base (as shapiq's ``approximator/``):
   deterministic game's coalitions, the batched sampling loop, the result;
 - :mod:`~fastcredit.approximators.montecarlo`: SVARM (``method="svarm"``);
 - :mod:`~fastcredit.approximators.marginals`: StratifiedSamplingSV
-  (``"stratified"``) and OwenSamplingSV (``"owen"``).
+  (``"stratified"``) and OwenSamplingSV (``"owen"``);
+- :mod:`~fastcredit.approximators.regression`: KernelSHAP
+  (``"kernelshap"``), KernelSHAP-IQ (``"kernelshapiq"``), Inconsistent
+  KernelSHAP-IQ (``"inconsistent_kernelshapiq"``), kADD-SHAP (``"kaddshap"``),
+  RegressionFSII (``"regression_fsii"``), RegressionFBII (``"regression_fbii"``).
 
 Drawing the samples and folding the values into moments are the compiled
 kernels (csrc/approximators.c and fastcredit._numba.approximators, bit for
@@ -20,22 +24,26 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _parallel
+from .._validation import check_bool
 from .._params import APPROX_ANCHORS, APPROX_BUDGET, APPROX_METHOD, INDEX, ORDER, SEED
 from ..games import MAX_MASK_PLAYERS, as_game
 from .base import InteractionEstimate, run_design
 from .marginals import Owen, Stratified
 from .montecarlo import Svarm
+from .regression import REGRESSION, check_regression_order, check_sampling_weights, estimate
 
 __all__ = ["InteractionEstimate", "approximate"]
 
 #: method -> (its design, the indices it estimates, its fixed evaluations)
 _METHODS = {"svarm": (Svarm, ("SV", "BV"), 2), "stratified": (Stratified, ("SV",), 1),
             "owen": (Owen, ("SV",), 1)}
+_METHODS |= {name: (design, indices, 2) for name, (design, indices, _) in REGRESSION.items()}
 
 
 def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *,
                 method: str = "svarm", budget: int = 20_000, seed: int = 0,
-                anchors: int | None = None, coalitions: str = "mask", backend=None,
+                anchors: int | None = None, pairing: bool = False, sampling_weights=None,
+                coalitions: str = "mask", backend=None,
                 threads=None) -> InteractionEstimate:
     r"""Estimate a value (interaction index) by sampling, within a budget of
     game evaluations.
@@ -51,24 +59,35 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     m : int
         Players (taken from a table).
     index : str
-        "SV" (every method) or "BV" (svarm).
+        "SV" (svarm, stratified, owen, kernelshap: its "SII" of order 1 too) or
+        "BV" (svarm); "SII" or "k-SII" (kernelshapiq, inconsistent_kernelshapiq),
+        "kADD-SHAP" (kaddshap), "FSII" (regression_fsii), "FBII" (regression_fbii).
     order : int
-        1 (the methods here estimate values).
-    method : {"svarm", "stratified", "owen"}
+        1 for the value estimators (svarm, stratified, owen, kernelshap); the
+        interaction order k of the regression methods (kernelshapiq: 1 or 2).
+    method : {"svarm", "stratified", "owen", "kernelshap", "kernelshapiq", \
+"inconsistent_kernelshapiq", "kaddshap", "regression_fsii", "regression_fbii"}
         The estimator (see :mod:`fastcredit.approximators` and
         docs/approximators.md).
     budget : int
         Game evaluations to spend, never exceeded: a deterministic game
         (table, @njit ``fn(mask)``, declared callable) is evaluated once per
         distinct coalition; a stochastic one afresh at every use. At least
-        the method's fixed evaluations (svarm: v(empty) and v(N), 2; the
-        others: v(empty), 1). When a deterministic game's 2**m coalitions fit
-        in it, all are evaluated once and the estimand is exact.
+        the method's fixed evaluations (svarm and the regression methods:
+        v(empty) and v(N), 2; stratified, owen: v(empty), 1). When a
+        deterministic game's 2**m coalitions fit in it, all are evaluated
+        once and the estimand is exact.
     seed : int
         Seed of the counter-based streams, in [0, 2**64): the same estimate
         on the C and Numba backends.
     anchors : int, optional
         Owen sampling's anchor points (default 10, shapiq's).
+    pairing : bool
+        Regression methods: each drawn coalition followed by its complement
+        (shapiq's ``pairing_trick``).
+    sampling_weights : array_like (m + 1,), optional
+        Regression methods: weights of the coalition sizes 0..m for drawing
+        (shapiq's ``sampling_weights``; default shapiq's for the method).
     coalitions : {"mask", "bool"}
         How a Python callable receives coalitions.
     backend : {None, "c", "numba"}
@@ -80,7 +99,8 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     -------
     InteractionEstimate
         :class:`fastcredit.Interactions` (``values[0]`` = v(empty),
-        ``values[1]`` the m values) with ``stderr`` (same layout),
+        ``values[1]`` the m values; ``values[k]`` the order-k interactions
+        of the regression methods) with ``stderr`` (same layout),
         ``n_evals``, ``n_samples`` and ``method``.
 
     Examples
@@ -98,7 +118,9 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         raise ValueError(f"index must be one of {indices} for method={method!r}, got "
                          f"{index!r}")
     order = ORDER.check(order)
-    if order != 1:
+    if method in REGRESSION:
+        order = check_regression_order(method, index, order)
+    elif order != 1:
         raise ValueError(f"order must be 1 for method={method!r} (it estimates values), got "
                          f"{order}")
     budget = APPROX_BUDGET.check(budget)
@@ -108,6 +130,10 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     if anchors is not None and method != "owen":
         raise ValueError(f"anchors applies to method='owen' only, not to {method!r}")
     n_anchors = APPROX_ANCHORS.check(10 if anchors is None else anchors, "anchors")
+    pairing = check_bool(pairing, "pairing")
+    if (pairing or sampling_weights is not None) and method not in REGRESSION:
+        raise ValueError(f"pairing and sampling_weights apply to the regression methods "
+                         f"{tuple(REGRESSION)} only, not to {method!r}")
     seed = np.uint64(SEED.check(seed))
     threads = _parallel.n_threads(threads)
     kernel = design.kernel
@@ -117,6 +143,13 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     if g.m > MAX_MASK_PLAYERS:
         raise ValueError(f"m must be at most {MAX_MASK_PLAYERS} for fc.approximate "
                          f"(coalitions are uint64 masks), got {g.m}")
+    if method in REGRESSION:
+        if order > g.m:
+            raise ValueError(f"order must be at most the number of players m = {g.m}, got "
+                             f"{order}")
+        weights = (None if sampling_weights is None
+                   else check_sampling_weights(sampling_weights, g.m))
+        return estimate(method, g, index, order, budget, seed, threads, pairing, weights)
     deterministic = bool(g.deterministic)
     if method == "owen":
         def make():

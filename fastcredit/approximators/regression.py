@@ -179,19 +179,14 @@ class Regression(Design):
         kernels = range(1, order + 1) if self.staged else (1,)
         mu = np.array([_kernel(self.method, m, t) for t in kernels])
         self.census_weights = mu
-        # a single regression folds the sparse basis f_U(S) = [U ⊆ S], |U| <= k
-        # (x = M f, so X'WX = M F'WF M'): O(distinct subsets of S) per coalition
-        # however dense x is; KernelSHAP-IQ's stages fold x itself (sparse)
-        if self.staged:
-            self.fold_columns, self.fold_sizes, self.fold_coef = (
-                self.columns, self.column_sizes, self.coef)
-            self.transform = None
-        else:
-            self.fold_columns = np.concatenate([_masks(m, t) for t in range(order + 1)])
-            self.fold_sizes = np.concatenate([np.full(math.comb(m, t), t, dtype=np.int64)
-                                              for t in range(order + 1)])
-            self.fold_coef = np.eye(order + 1)
-            self.transform = _basis_change(self.coef, live, m, order)
+        # the folds use the sparse basis f_U(S) = [U ⊆ S], |U| <= k (x = M f, so
+        # X'WX = M F'WF M'): the work per coalition is the square of its subsets
+        # of size <= k, however dense x is
+        self.fold_columns = np.concatenate([_masks(m, t) for t in range(order + 1)])
+        self.fold_sizes = np.concatenate([np.full(math.comb(m, t), t, dtype=np.int64)
+                                          for t in range(order + 1)])
+        self.fold_coef = np.eye(order + 1)
+        self.transform = _basis_change(self.coef, live, m, order)
         sampled = np.zeros(m + 1, dtype=bool)
         sampled[self.sizes] = True
         per = np.array([math.comb(m, s) for s in range(m + 1)], dtype=np.float64)
@@ -299,30 +294,34 @@ class Regression(Design):
         n_units = len(masks)
         if n_units < 2:
             return np.full(width, np.inf)
-        stages = np.zeros(q, dtype=np.int64)
-        if self.staged:
-            for t, cols in enumerate(blocks):
-                stages[cols] = t
-        fit = phi if self.transform is None else self.transform.T @ phi
-        scores_sq, scores = np.zeros((q, q)), np.zeros(q)
+        # stage t's fit in the f basis: f . (M_t' phi_t)
+        k = len(blocks)
+        fit = np.zeros((k, q))
+        for t, cols in enumerate(blocks):
+            part = np.zeros(p)
+            part[cols] = phi[cols]
+            fit[t] = part if self.transform is None else self.transform.T @ part
+        scores_sq, scores = np.zeros((k * q, k * q)), np.zeros(k * q)
         self.impl.fold_scores(masks, values, v0, self.sample_weights, self.fold_columns,
-                              self.fold_sizes, stages, self.fold_coef, fit, np.empty(q),
-                              np.empty(q, dtype=np.int64), np.empty(q),
-                              np.empty(len(blocks)), scores_sq, scores)
+                              self.fold_sizes, self.fold_coef, fit, np.empty(k * q),
+                              np.empty(k * q, dtype=np.int64), np.empty(k * q), np.empty(k),
+                              scores_sq, scores)
         cov = np.triu(scores_sq) + np.triu(scores_sq, 1).T
         cov = (cov - np.outer(scores, scores) / n_units) / (n_units - 1)
-        if self.transform is not None:
-            cov = self.transform @ cov @ self.transform.T
-        influence = np.zeros((p, p))
+        # influence of the stacked x scores (stage t's block: its M_t g_t), by stage
+        influence = np.zeros((p, k * p))
         for t, cols in enumerate(blocks):
             j = t if self.staged else 0
             prev = np.concatenate(blocks[:t]) if t else cols[:0]
-            rows = np.zeros((len(cols), p))
-            rows[:, cols] = np.eye(len(cols))
+            rows = np.zeros((len(cols), k * p))
+            rows[:, t * p + cols] = np.eye(len(cols))
             rows -= a[j][np.ix_(cols, prev)] @ influence[prev]
             influence[cols] = self._solve(a[j][np.ix_(cols, cols)], rows.T).T
+        if self.transform is not None:   # to the f scores: x scores = M f scores
+            influence = np.concatenate([influence[:, t * p:(t + 1) * p] @ self.transform
+                                        for t in range(k)], axis=1)
         influence = self._layout(influence, 0.0)
-        var = np.einsum("ab,bc,ac->a", influence, cov, influence)
+        var = ((influence @ cov) * influence).sum(axis=1)
         return np.sqrt(np.maximum(var, 0.0) * n_units) / self.n_drawn
 
     def _layout(self, phi, v0):
@@ -427,7 +426,7 @@ class RegressionFBII(Regression):
 
 
 #: method -> (design, indices, most orders (None: m))
-REGRESSION = {"kernelshap": (KernelSHAP, ("SV",), 1),
+REGRESSION = {"kernelshap": (KernelSHAP, ("SV", "SII"), 1),      # SII of order 1 is SV
               "kernelshapiq": (KernelSHAPIQ, ("SII", "k-SII"), 2),
               "inconsistent_kernelshapiq": (InconsistentKernelSHAPIQ, ("SII", "k-SII"), None),
               "kaddshap": (KADDSHAP, ("kADD-SHAP",), None),
