@@ -28,6 +28,8 @@ REGRESSION = {"kernelshap": ("KernelSHAP", "SV", 1),
               "kaddshap": ("kADDSHAP", "kADD-SHAP", 2),
               "regression_fsii": ("RegressionFSII", "FSII", 2),
               "regression_fbii": ("RegressionFBII", "FBII", 2)}
+#: the Monte-Carlo interaction methods, likewise
+MONTE_CARLO = {"shapiq": ("SHAPIQ", "k-SII", 2), "svarmiq": ("SVARMIQ", "k-SII", 2)}
 
 
 def _shapiq(v, name):
@@ -59,3 +61,11 @@ def cases(quick: bool):
                                   backend=backend, threads=1),
                    alternative=_shapiq(v, name), key=f"approximators.{method}", repeats=5,
                    bare="draw, fold and Cholesky kernels between the memo's bookkeeping")
+    for method, (name, index, order) in MONTE_CARLO.items():
+        yield Case("approximate", f"{method} ({index}, order {order}), n = {N}, budget "
+                                  f"{BUDGET:,}, table",
+                   lambda backend, threads, method=method, index=index, order=order:
+                   fc.approximate(v, index=index, order=order, method=method, budget=BUDGET,
+                                  backend=backend, threads=1),
+                   alternative=_shapiq(v, name), key=f"approximators.{method}", repeats=5,
+                   bare="a loop of draw/fold kernels and memo bookkeeping: no single kernel")

@@ -160,6 +160,86 @@ int fc_approx_fold_svarm(const uint64_t *masks, const double *values, int64_t n,
     return FC_OK;
 }
 
+/* ---- Monte-Carlo interaction estimators (SVARM-IQ, SHAP-IQ) --------------- */
+
+int fc_approx_fold_svarmiq(const uint64_t *masks, const double *values, int64_t n, int m,
+                           double centre, const int64_t *members, const int64_t *sizes,
+                           int64_t n_subsets, int order, int64_t *count, double *first,
+                           double *s1, double *s2)
+{
+    int64_t k, j;
+    int b;
+    if (m < 1 || m > FC_APPROX_MAX_PLAYERS || order < 1 || order > m || order > 30 || n < 0 ||
+        n_subsets < 0 || (n > 0 && (!masks || !values)) ||
+        (n_subsets > 0 && (!members || !sizes || !count || !first || !s1 || !s2)))
+        return FC_EINVAL;
+    for (j = 0; j < n_subsets; j++) {
+        if (sizes[j] < 1 || sizes[j] > order) return FC_EINVAL;
+        for (b = 0; b < sizes[j]; b++)
+            if (members[j * order + b] < 0 || members[j * order + b] >= m) return FC_EINVAL;
+    }
+    if (m < 64)
+        for (k = 0; k < n; k++)
+            if (masks[k] >> m) return FC_EINVAL;
+    for (k = 0; k < n; k++) {
+        const uint64_t mask = masks[k];
+        const int t = popcount64(mask);
+        const double x = values[k] - centre;
+        for (j = 0; j < n_subsets; j++) {
+            const int64_t *mem = members + j * order;
+            int64_t p = 0;
+            for (b = 0; b < sizes[j]; b++)
+                p |= (int64_t)(mask >> mem[b] & 1) << b;
+            fold(((j << order) + p) * (m + 1) + t, x, count, first, s1, s2);
+        }
+    }
+    return FC_OK;
+}
+
+int fc_approx_fold_shapiq(const uint64_t *masks, const double *values, int64_t n_units,
+                          int per_unit, int m, double centre, const int64_t *members,
+                          const int64_t *sizes, int64_t n_subsets, int order,
+                          const double *weights, int64_t *count, double *first, double *s1,
+                          double *s2)
+{
+    int64_t u, j;
+    int b, c;
+    if (m < 1 || m > FC_APPROX_MAX_PLAYERS || per_unit < 1 || per_unit > 2 || order < 1 ||
+        order > m || n_units < 0 || n_subsets < 0 || (n_units > 0 && (!masks || !values)) ||
+        (n_subsets > 0 && (!members || !sizes || !weights || !count || !first || !s1 || !s2)))
+        return FC_EINVAL;
+    for (j = 0; j < n_subsets; j++) {
+        if (sizes[j] < 1 || sizes[j] > order) return FC_EINVAL;
+        for (b = 0; b < sizes[j]; b++)
+            if (members[j * order + b] < 0 || members[j * order + b] >= m) return FC_EINVAL;
+    }
+    if (m < 64)
+        for (u = 0; u < n_units * per_unit; u++)
+            if (masks[u] >> m) return FC_EINVAL;
+    for (u = 0; u < n_units; u++) {
+        const uint64_t *unit = masks + u * per_unit;
+        double x[2];
+        int t[2];
+        for (c = 0; c < per_unit; c++) {
+            x[c] = values[u * per_unit + c] - centre;
+            t[c] = popcount64(unit[c]);
+        }
+        for (j = 0; j < n_subsets; j++) {
+            const int64_t *mem = members + j * order;
+            const int64_t s = sizes[j];
+            double y = 0.0;
+            for (c = 0; c < per_unit; c++) {
+                int64_t i = 0;
+                for (b = 0; b < s; b++)
+                    i += (int64_t)(unit[c] >> mem[b] & 1);
+                y += x[c] * weights[(s * (m + 1) + t[c]) * (order + 1) + i];
+            }
+            fold(j, y, count, first, s1, s2);
+        }
+    }
+    return FC_OK;
+}
+
 /* ---- regression estimators ---------------------------------------------- */
 
 int fc_approx_fold_regression(const uint64_t *masks, const double *values, int64_t n, int m,

@@ -69,6 +69,35 @@ int fc_approx_fold_svarm(const uint64_t *masks, const double *values, int64_t n,
                          double centre, int64_t *count, double *first, double *s1,
                          double *s2);
 
+/* ---- Monte-Carlo interaction estimators (SVARM-IQ, SHAP-IQ;
+ * fastcredit/approximators/montecarlo.py) --------------------------------- */
+
+/* SVARM-IQ's fold: coalition T = masks[k] of size t, x = values[k] - centre,
+ * goes into the stratum ((j << order) + p) * (m + 1) + t of every subset j =
+ * 0..n_subsets-1, p the pattern of T on the subset's members
+ * members[j * order + b], b = 0..sizes[j]-1 (bit b of p set iff T holds
+ * member b), in the order of k, then j. FC_EINVAL for m out of 1..64, order
+ * out of 1..min(m, 30), a size out of 1..order, a member out of 0..m-1, a
+ * mask with a bit at m or above, n or n_subsets < 0, or NULL arrays. */
+int fc_approx_fold_svarmiq(const uint64_t *masks, const double *values, int64_t n, int m,
+                           double centre, const int64_t *members, const int64_t *sizes,
+                           int64_t n_subsets, int order, int64_t *count, double *first,
+                           double *s1, double *s2);
+
+/* SHAP-IQ's fold: unit u = 0..n_units-1 holds the per_unit coalitions
+ * masks[u * per_unit + c]; its value for subset j (members and sizes as in
+ * fc_approx_fold_svarmiq) is y = sum over c (in order) of (values[.] -
+ * centre) * weights[(s * (m + 1) + t) * (order + 1) + i], s = sizes[j],
+ * t = |T|, i = the members T holds, folded into the moments of j (in the
+ * order of u, then j). FC_EINVAL for m out of 1..64, per_unit < 1, order
+ * out of 1..m, a size out of 1..order, a member out of 0..m-1, a mask with
+ * a bit at m or above, negative counts or NULL arrays. */
+int fc_approx_fold_shapiq(const uint64_t *masks, const double *values, int64_t n_units,
+                          int per_unit, int m, double centre, const int64_t *members,
+                          const int64_t *sizes, int64_t n_subsets, int order,
+                          const double *weights, int64_t *count, double *first, double *s1,
+                          double *s2);
+
 /* ---- regression estimators (KernelSHAP, kADD-SHAP, RegressionFSII/FBII,
  * KernelSHAP-IQ; fastcredit/approximators/regression.py) ------------------ */
 

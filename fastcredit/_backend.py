@@ -55,6 +55,8 @@ FASTEST: dict[str, str] = {
     "approximators.svarm": "numba",
     "approximators.stratified": "c",
     "approximators.owen": "c",
+    "approximators.shapiq": "c",
+    "approximators.svarmiq": "numba",
     # the regression methods (draw_svarm + fold_regression)
     "approximators.kernelshap": "c",
     "approximators.kernelshapiq": "c",

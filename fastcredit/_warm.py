@@ -156,6 +156,12 @@ def _calls():
                                      for v in tables],
         "approximators.owen": [lambda v=v: fc.approximate(v, method="owen", budget=5, **nb)
                                for v in tables],
+        "approximators.shapiq": [lambda v=v: fc.approximate(v, index="SII", order=2,
+                                                            method="shapiq", budget=5, **nb)
+                                 for v in tables],
+        "approximators.svarmiq": [lambda v=v: fc.approximate(v, index="SII", order=2,
+                                                             method="svarmiq", budget=5, **nb)
+                                  for v in tables],
         # budget 7 of 8 coalitions: draws, both folds and the Cholesky solve
         **{f"approximators.{method}": [
             lambda v=v, method=method, index=index: fc.approximate(

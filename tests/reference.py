@@ -6,6 +6,7 @@ oracles below its own heading.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import struct
@@ -1623,3 +1624,107 @@ def regression_run(v, method, index, order, budget, seed, game=0, pairing=False)
     else:
         stderr = np.full(len(interactions_), np.inf if units else 0.0)
     return {"values": values, "stderr": stderr, "n_evals": len(memo), "base": v0}
+
+
+# --- Monte-Carlo interaction approximators (fc.approximate's shapiq, svarmiq) ----
+
+@functools.lru_cache(maxsize=16)
+def _linear_coefficients(index: str, m: int, order: int) -> tuple:
+    """c[s][p, T]: the index of the p-th subset of size s as sum_T c v(T), read
+    off the index of each one-coalition game (it is linear in v)."""
+    coef = [np.zeros((math.comb(m, s), 1 << m)) for s in range(order + 1)]
+    for t in range(1 << m):
+        e = np.zeros(1 << m)
+        e[t] = 1.0
+        res = interaction_index(e, index, order)
+        for s in range(1, order + 1):
+            coef[s][:, t] = res[s]
+    return tuple(coef)
+
+
+def montecarlo_iq_run(v, method, index, order, budget, seed, game=0, pairing=False) -> dict:
+    """fc.approximate's "shapiq" (SHAP-IQ) and "svarmiq" (SVARM-IQ) on one
+    table from the definitions: the index as sum_T c(S, T) (v(T) - v0) with c
+    read off one-coalition games; shapiq's default size weights and border
+    trick (regression_border); the draws of approx_sample's svarm stream (a
+    dict memo, a sample ends the run when its new coalitions pass the budget
+    left); SHAP-IQ the census sum plus the mean of the importance-weighted
+    draws, SVARM-IQ the stratum means by (S, T & S, |T|); k-SII aggregated
+    from SII with the Bernoulli numbers."""
+    import statistics
+    v = np.asarray(v, dtype=np.float64)
+    m = len(v).bit_length() - 1
+    full = (1 << m) - 1
+    base = "SII" if index == "k-SII" else index
+    coef = _linear_coefficients(base, m, order)
+    if index == "FBII":
+        w = [math.comb(m, s) / 2 ** m for s in range(m + 1)]
+    else:
+        w = [1e8 if s < order or s > m - order else 1 / (s * (m - s)) for s in range(m + 1)]
+    computed, sizes, probs = regression_border(m, budget, [x / sum(w) for x in w])
+    memo = {}
+
+    def ev(mask):
+        if mask not in memo:
+            memo[mask] = float(v[mask])
+        return memo[mask]
+
+    census = [mask for s in computed for mask in subsets(m, s)]
+    for mask in census:
+        ev(mask)
+    v0 = memo[0]
+    cdf = list(np.cumsum(probs))
+    if cdf:
+        cdf[-1] = 2.0
+    units, u = [], 0
+    while sizes and u < 64 * budget:
+        (mask,), _ = approx_sample("svarm", seed, game, u, m, sizes, cdf)
+        unit = [mask, mask ^ full] if pairing else [mask]
+        if len(set(x for x in unit if x not in memo)) > budget - len(memo):
+            break
+        for x in unit:
+            ev(x)
+        units.append(unit)
+        u += 1
+    prob = dict(zip(sizes, probs))
+    subsets_ = [S for s in range(1, order + 1) for S in subsets(m, s)]
+    rows = [coef[s][p] for s in range(1, order + 1) for p in range(math.comb(m, s))]
+    values, stderr = np.zeros(len(subsets_)), np.zeros(len(subsets_))
+    size = [bin(x).count("1") for x in range(1 << m)]
+    for j, (S, c) in enumerate(zip(subsets_, rows)):
+        if method == "shapiq":
+            exact = sum(c[T] * (memo[T] - v0) for T in census)
+            ys = [sum(c[T] * math.comb(m, size[T]) / prob[size[T]] * (memo[T] - v0)
+                      for T in unit) for unit in units]
+            n = len(ys) * (2 if pairing else 1)
+            values[j] = exact + (sum(ys) / n if ys else 0.0)
+            stderr[j] = (math.sqrt(statistics.variance(ys) * len(ys)) / n if len(ys) > 1
+                         else math.inf if sizes else 0.0)
+            continue
+        strata = {}
+        for T in census + [x for unit in units for x in unit]:
+            strata.setdefault((T & S, size[T]), []).append(memo[T] - v0)
+        s = size[S]
+        total = se = 0.0
+        for (pattern, t), xs in strata.items():
+            # c(S, T) depends on |T & S| and |T| only: any T of the stratum
+            weight = c[next(T for T in range(1 << m) if T & S == pattern and size[T] == t)]
+            k = weight * math.comb(m - s, t - size[pattern])
+            total += k * statistics.fmean(xs)
+            if t not in computed and k:
+                se += k * k * (statistics.variance(xs) if len(xs) > 1 else math.inf) / len(xs)
+        values[j], stderr[j] = total, math.sqrt(se)
+    cuts = np.cumsum([math.comb(m, s) for s in range(1, order + 1)])[:-1]
+    vals, errs = np.split(values, cuts), np.split(stderr, cuts)
+    if index == "k-SII":
+        b = [float(x) for x in _bernoulli_numbers(order)]
+        agg = [x.copy() for x in vals]
+        for s in range(1, order):
+            for p, S in enumerate(subsets(m, s)):
+                agg[s - 1][p] = sum(b[size[T] - s] * vals[size[T] - 1][q]
+                                    for t in range(s, order + 1)
+                                    for q, T in enumerate(subsets(m, t)) if T & S == S)
+            errs[s - 1][:] = np.nan
+        vals = agg
+    return {"values": [np.array([v0])] + vals, "stderr": [np.zeros(1)] + errs,
+            "n_evals": len(memo), "base": v0}

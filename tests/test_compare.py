@@ -102,6 +102,8 @@ STRICTNESS = {
     "approximators.svarm": BITS,
     "approximators.stratified": BITS,
     "approximators.owen": BITS,
+    "approximators.shapiq": BITS,
+    "approximators.svarmiq": BITS,
     # the regression methods: the same draws, folds and Cholesky solves in
     # the same order (then the same NumPy on the same bits)
     "approximators.kernelshap": BITS,
@@ -1094,6 +1096,48 @@ def approximator_cases():
                   approximator_case("stratified"), approximator_case("owen")]
 
 
+def montecarlo_iq_case(method, index, order, pairing):
+    """SHAP-IQ / SVARM-IQ against tests/reference.py's run from the
+    definitions (m = 6, budget 45: the border sizes enumerated, the others
+    drawn)."""
+    g = _rng(96)
+    v = g.normal(size=(2, 1 << 6)) + np.bitwise_count(np.arange(1 << 6)) ** 1.5
+    v32 = v[0].astype(np.float32)
+
+    def call(backend):
+        out = {}
+        for name, table in (("f64", v), ("f32", v32)):
+            est = fc.approximate(table, method=method, index=index, order=order, budget=45,
+                                 seed=2**64 - 11, pairing=pairing, threads=2, backend=backend)
+            out |= {f"{name}.values": np.concatenate(est.values, axis=-1),
+                    f"{name}.stderr": np.concatenate(est.stderr, axis=-1),
+                    f"{name}.n_evals": est.n_evals}
+        return out
+
+    def oracle():
+        out = {}
+        for name, table in (("f64", v), ("f32", v32.astype(np.float64))):
+            flat = table.reshape(-1, 1 << 6)
+            runs = [ref.montecarlo_iq_run(t, method, index, order, 45, 2**64 - 11, game=i,
+                                          pairing=pairing) for i, t in enumerate(flat)]
+            lead = table.shape[:-1]
+            out |= {f"{name}.{key}": np.array([np.concatenate(r[key]) for r in runs]
+                                              ).reshape(lead + (-1,))
+                    for key in ("values", "stderr")}
+            out[f"{name}.n_evals"] = np.array([r["n_evals"] for r in runs]).reshape(lead)
+        return out
+
+    return Case((f"approximators.{method}",), f"{index}-order{order}-pairing{pairing:d}",
+                call, oracle, rtol=1e-9)
+
+
+def montecarlo_iq_cases():
+    return [montecarlo_iq_case("shapiq", "STII", 3, True),
+            montecarlo_iq_case("shapiq", "k-SII", 2, False),
+            montecarlo_iq_case("svarmiq", "k-SII", 2, True),
+            montecarlo_iq_case("svarmiq", "FSII", 2, False)]
+
+
 def regression_case(method, index, order, pairing):
     """A regression method against tests/reference.py's dense solve from the
     definitions (m = 7, budget 90: a well-posed sample; the oracle's LU and
@@ -1142,7 +1186,7 @@ def regression_cases():
 
 CASES = table_cases() + interactions_cases() + sampling_cases() + auction_cases() + shaping_cases() + trees_cases() \
     + audit_cases() + [synthetic_case(), replay_repeats_case()] + approximator_cases() \
-    + regression_cases()
+    + regression_cases() + montecarlo_iq_cases()
 
 
 #: kernels whose C twin chooses paths by processor (fastcredit._c.paths): their

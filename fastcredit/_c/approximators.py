@@ -33,6 +33,38 @@ def fold_svarm(masks, values, m, centre, count, first, s1, s2):
           "fc_approx_fold_svarm")
 
 
+# --- Monte-Carlo interaction estimators (SVARM-IQ, SHAP-IQ) ---------------------
+
+__all__ += ["fold_svarmiq", "fold_shapiq"]
+
+
+def fold_svarmiq(masks, values, m, centre, members, sizes, order, count, first, s1, s2):
+    if members.shape != (sizes.shape[0], order) or values.shape != masks.shape:
+        raise ValueError("fold_svarmiq: members must be (n_subsets, order) and values match "
+                         "masks")
+    if count.shape[0] < (sizes.shape[0] << order) * (m + 1):
+        raise ValueError("fold_svarmiq: the moments must hold every stratum")
+    check(lib.fc_approx_fold_svarmiq(ptr(masks), ptr(values), masks.shape[0], m, float(centre),
+                                     ptr(members), ptr(sizes), sizes.shape[0], order,
+                                     ptr(count), ptr(first), ptr(s1), ptr(s2)),
+          "fc_approx_fold_svarmiq")
+
+
+def fold_shapiq(masks, values, m, centre, members, sizes, order, weights, count, first, s1,
+                s2):
+    if masks.ndim != 2 or values.shape != masks.shape:
+        raise ValueError("fold_shapiq: masks and values must be (n_units, per_unit)")
+    if members.shape != (sizes.shape[0], order) or count.shape[0] < sizes.shape[0]:
+        raise ValueError("fold_shapiq: members must be (n_subsets, order), a moment per "
+                         "subset")
+    if weights.shape[0] < (order + 1) * (m + 1) * (order + 1):
+        raise ValueError("fold_shapiq: weights must be (order + 1, m + 1, order + 1)")
+    check(lib.fc_approx_fold_shapiq(ptr(masks), ptr(values), masks.shape[0], masks.shape[1], m,
+                                    float(centre), ptr(members), ptr(sizes), sizes.shape[0],
+                                    order, ptr(weights), ptr(count), ptr(first), ptr(s1),
+                                    ptr(s2)), "fc_approx_fold_shapiq")
+
+
 # --- regression estimators ------------------------------------------------------
 
 __all__ += ["fold_regression", "fold_scores", "cholesky_solve"]

@@ -7,6 +7,10 @@ Signatures:
     draw_owen(seed, game, first, m, anchors, masks, slots)   masks (n, 2), slots (n,)
     fold_pairs(values, slots, count, first, s1, s2)          values (n, 2) float64
     fold_svarm(masks, values, m, centre, count, first, s1, s2)
+    fold_svarmiq(masks, values, m, centre, members, sizes, order, count, first, s1, s2)
+                                                    members (n_subsets, order) int64
+    fold_shapiq(masks, values, m, centre, members, sizes, order, weights, count, first, s1,
+                s2)                                 masks, values (n_units, per_unit <= 2)
     fold_regression(masks, values, centre, weights, columns, column_sizes, coef,
                     work_x, work_i, gram, moment)   weights (n_kernels, m + 1), coef
                     (order + 1, order + 1), gram (n_kernels, p, p), moment (n_kernels, p)
@@ -132,6 +136,60 @@ def fold_svarm(masks, values, m, centre, count, first, s1, s2):
                 s1[s] += d
                 s2[s] += d * d
             count[s] = c + 1
+
+
+# --- Monte-Carlo interaction estimators (SVARM-IQ, SHAP-IQ) ---------------------
+
+__all__ += ["fold_svarmiq", "fold_shapiq"]
+
+
+@jit
+def fold_svarmiq(masks, values, m, centre, members, sizes, order, count, first, s1, s2):
+    for k in range(masks.shape[0]):
+        mask = masks[k]
+        t = _popcount(mask)
+        x = values[k] - centre
+        for j in range(sizes.shape[0]):
+            p = 0
+            for b in range(sizes[j]):
+                p |= np.int64((mask >> np.uint64(members[j, b])) & _ONE) << b
+            s = ((j << order) + p) * (m + 1) + t
+            c = count[s]
+            if c == 0:
+                first[s] = x
+            else:
+                d = x - first[s]
+                s1[s] += d
+                s2[s] += d * d
+            count[s] = c + 1
+
+
+@jit
+def fold_shapiq(masks, values, m, centre, members, sizes, order, weights, count, first, s1,
+                s2):
+    per_unit = masks.shape[1]
+    x = np.empty(per_unit)
+    t = np.empty(per_unit, dtype=np.int64)
+    for u in range(masks.shape[0]):
+        for c in range(per_unit):
+            x[c] = values[u, c] - centre
+            t[c] = _popcount(masks[u, c])
+        for j in range(sizes.shape[0]):
+            s = sizes[j]
+            y = 0.0
+            for c in range(per_unit):
+                i = 0
+                for b in range(s):
+                    i += np.int64((masks[u, c] >> np.uint64(members[j, b])) & _ONE)
+                y += x[c] * weights[(s * (m + 1) + t[c]) * (order + 1) + i]
+            n = count[j]
+            if n == 0:
+                first[j] = y
+            else:
+                d = y - first[j]
+                s1[j] += d
+                s2[j] += d * d
+            count[j] = n + 1
 
 
 # --- regression estimators ------------------------------------------------------

@@ -6,7 +6,8 @@ over a shared base (as shapiq's ``approximator/``):
 
 - :mod:`~fastcredit.approximators.base`: the budget, the memo of a
   deterministic game's coalitions, the batched sampling loop, the result;
-- :mod:`~fastcredit.approximators.montecarlo`: SVARM (``method="svarm"``);
+- :mod:`~fastcredit.approximators.montecarlo`: SVARM (``method="svarm"``),
+  SHAP-IQ (``"shapiq"``) and SVARM-IQ (``"svarmiq"``);
 - :mod:`~fastcredit.approximators.marginals`: StratifiedSamplingSV
   (``"stratified"``) and OwenSamplingSV (``"owen"``);
 - :mod:`~fastcredit.approximators.regression`: KernelSHAP
@@ -29,7 +30,7 @@ from .._params import APPROX_ANCHORS, APPROX_BUDGET, APPROX_METHOD, INDEX, ORDER
 from ..games import MAX_MASK_PLAYERS, as_game
 from .base import InteractionEstimate, run_design
 from .marginals import Owen, Stratified
-from .montecarlo import Svarm
+from .montecarlo import MONTE_CARLO_IQ, Svarm, estimate_interactions
 from .regression import REGRESSION, check_regression_order, check_sampling_weights, estimate
 
 __all__ = ["InteractionEstimate", "approximate"]
@@ -38,6 +39,9 @@ __all__ = ["InteractionEstimate", "approximate"]
 _METHODS = {"svarm": (Svarm, ("SV", "BV"), 2), "stratified": (Stratified, ("SV",), 1),
             "owen": (Owen, ("SV",), 1)}
 _METHODS |= {name: (design, indices, 2) for name, (design, indices, _) in REGRESSION.items()}
+_METHODS |= {name: (design, indices, 2) for name, (design, indices) in MONTE_CARLO_IQ.items()}
+#: methods that take an order, pairing and sampling weights
+_ORDERED = tuple(REGRESSION) + tuple(MONTE_CARLO_IQ)
 
 
 def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *,
@@ -60,13 +64,17 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         Players (taken from a table).
     index : str
         "SV" (svarm, stratified, owen, kernelshap: its "SII" of order 1 too) or
-        "BV" (svarm); "SII" or "k-SII" (kernelshapiq, inconsistent_kernelshapiq),
-        "kADD-SHAP" (kaddshap), "FSII" (regression_fsii), "FBII" (regression_fbii).
+        "BV" (svarm); "SII" or
+        "k-SII" (kernelshapiq, inconsistent_kernelshapiq), "kADD-SHAP"
+        (kaddshap), "FSII" (regression_fsii), "FBII" (regression_fbii);
+        shapiq and svarmiq: "SII", "BII", "CHII", "STII", "FSII", "FBII",
+        "k-SII" (any order) and "SV", "BV" (order 1).
     order : int
         1 for the value estimators (svarm, stratified, owen, kernelshap); the
-        interaction order k of the regression methods (kernelshapiq: 1 or 2).
-    method : {"svarm", "stratified", "owen", "kernelshap", "kernelshapiq", \
-"inconsistent_kernelshapiq", "kaddshap", "regression_fsii", "regression_fbii"}
+        interaction order k of the regression methods (kernelshapiq: 1 or 2)
+        and of shapiq and svarmiq (every order 1..k is estimated).
+    method : {"svarm", "stratified", "owen", "shapiq", "svarmiq", "kernelshap", \
+"kernelshapiq", "inconsistent_kernelshapiq", "kaddshap", "regression_fsii", "regression_fbii"}
         The estimator (see :mod:`fastcredit.approximators` and
         docs/approximators.md).
     budget : int
@@ -83,10 +91,11 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     anchors : int, optional
         Owen sampling's anchor points (default 10, shapiq's).
     pairing : bool
-        Regression methods: each drawn coalition followed by its complement
-        (shapiq's ``pairing_trick``).
+        Regression methods, shapiq and svarmiq: each drawn coalition followed
+        by its complement (shapiq's ``pairing_trick``).
     sampling_weights : array_like (m + 1,), optional
-        Regression methods: weights of the coalition sizes 0..m for drawing
+        Regression methods, shapiq and svarmiq (deterministic games): weights
+        of the coalition sizes 0..m for drawing
         (shapiq's ``sampling_weights``; default shapiq's for the method).
     coalitions : {"mask", "bool"}
         How a Python callable receives coalitions.
@@ -100,8 +109,9 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     InteractionEstimate
         :class:`fastcredit.Interactions` (``values[0]`` = v(empty),
         ``values[1]`` the m values; ``values[k]`` the order-k interactions
-        of the regression methods) with ``stderr`` (same layout),
-        ``n_evals``, ``n_samples`` and ``method``.
+        of the regression methods, shapiq and svarmiq) with ``stderr`` (same
+        layout; NaN for k-SII's orders below k, aggregates of correlated
+        estimates), ``n_evals``, ``n_samples`` and ``method``.
 
     Examples
     --------
@@ -110,6 +120,9 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     >>> est = fc.approximate(v, method="stratified", budget=10)
     >>> est.values[1].shape, est.n_evals <= 10
     ((4,), True)
+    >>> est = fc.approximate(v, index="k-SII", order=2, method="svarmiq", budget=12)
+    >>> est.values[2].shape, est.n_evals <= 12
+    ((6,), True)
     """
     method = APPROX_METHOD.check(method)
     design, indices, fixed = _METHODS[method]
@@ -120,6 +133,9 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     order = ORDER.check(order)
     if method in REGRESSION:
         order = check_regression_order(method, index, order)
+    elif method in MONTE_CARLO_IQ:
+        if index in ("SV", "BV") and order != 1:
+            raise ValueError(f"order must be 1 for index={index!r}, got {order}")
     elif order != 1:
         raise ValueError(f"order must be 1 for method={method!r} (it estimates values), got "
                          f"{order}")
@@ -131,9 +147,9 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         raise ValueError(f"anchors applies to method='owen' only, not to {method!r}")
     n_anchors = APPROX_ANCHORS.check(10 if anchors is None else anchors, "anchors")
     pairing = check_bool(pairing, "pairing")
-    if (pairing or sampling_weights is not None) and method not in REGRESSION:
-        raise ValueError(f"pairing and sampling_weights apply to the regression methods "
-                         f"{tuple(REGRESSION)} only, not to {method!r}")
+    if (pairing or sampling_weights is not None) and method not in _ORDERED:
+        raise ValueError(f"pairing and sampling_weights apply to the methods {_ORDERED} "
+                         f"only, not to {method!r}")
     seed = np.uint64(SEED.check(seed))
     threads = _parallel.n_threads(threads)
     kernel = design.kernel
@@ -143,12 +159,18 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     if g.m > MAX_MASK_PLAYERS:
         raise ValueError(f"m must be at most {MAX_MASK_PLAYERS} for fc.approximate "
                          f"(coalitions are uint64 masks), got {g.m}")
-    if method in REGRESSION:
+    if method in _ORDERED:
         if order > g.m:
             raise ValueError(f"order must be at most the number of players m = {g.m}, got "
                              f"{order}")
         weights = (None if sampling_weights is None
                    else check_sampling_weights(sampling_weights, g.m))
+        if method in MONTE_CARLO_IQ:
+            if weights is not None and not g.deterministic:
+                raise ValueError("sampling_weights apply to deterministic games (a stochastic "
+                                 "game's sizes are all drawn)")
+            return estimate_interactions(method, g, index, order, budget, seed, threads,
+                                         pairing, weights)
         return estimate(method, g, index, order, budget, seed, threads, pairing, weights)
     deterministic = bool(g.deterministic)
     if method == "owen":

@@ -9,14 +9,18 @@ methods keep working:
   computes exactly, from one evaluation of the game on all 2**n coalitions;
   :func:`exact_values` is its order-1 shortcut for SV and BV.
 - :class:`PermutationSamplingSV`, :class:`PermutationSamplingSII`,
-  :class:`PermutationSamplingSTII` (shapiq's permutation samplers) and
-  :class:`KernelSHAP` (shapiq's KernelSHAP): the same estimators, sampling
+  :class:`PermutationSamplingSTII` (shapiq's permutation samplers): the same estimators, sampling
   designs, budget accounting and output layout, vectorised (a whole batch of
   permutations or coalitions is drawn, evaluated in one game call and
   accumulated at once).
 - :class:`SVARM`, :class:`StratifiedSamplingSV`, :class:`OwenSamplingSV`
   (shapiq's stratified value estimators): thin adapters over
-  :func:`fastcredit.approximate`, the compiled approximator family.
+  :func:`fastcredit.approximate`, the compiled approximator family;
+  :class:`SHAPIQ`, :class:`SVARMIQ`, :class:`UnbiasedKernelSHAP` (shapiq's
+  Monte-Carlo interaction estimators), likewise; and :class:`KernelSHAP`,
+  :class:`KernelSHAPIQ`, :class:`InconsistentKernelSHAPIQ`, :class:`kADDSHAP`,
+  :class:`RegressionFSII`, :class:`RegressionFBII` (shapiq's regression
+  estimators).
 - :class:`TableGame`: a shapiq ``Game`` over a fastcredit coalition table.
 - :func:`use`: shapiq's explainers (and everything else in shapiq that
   builds one of these classes by name, ``approximator="auto"`` included)
@@ -33,7 +37,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("fastcredit.shapiq needs shapiq: pip install 'fastcredit[shapiq]'") from exc
 
 from ._common import TableGame
-from .approximators import SVARM, OwenSamplingSV, StratifiedSamplingSV
+from .approximators import (SHAPIQ, SVARM, SVARMIQ, InconsistentKernelSHAPIQ, KernelSHAPIQ,
+                            OwenSamplingSV, RegressionFBII, RegressionFSII, StratifiedSamplingSV,
+                            UnbiasedKernelSHAP, kADDSHAP)
 from .exact import ExactComputer, exact_values
 from .explainers import use
 from .kernelshap import KernelSHAP
@@ -41,4 +47,6 @@ from .permutation import PermutationSamplingSII, PermutationSamplingSTII, Permut
 
 __all__ = ["ExactComputer", "exact_values", "PermutationSamplingSV", "PermutationSamplingSII",
            "PermutationSamplingSTII", "KernelSHAP", "SVARM", "StratifiedSamplingSV",
-           "OwenSamplingSV", "TableGame", "use"]
+           "OwenSamplingSV", "SHAPIQ", "SVARMIQ", "UnbiasedKernelSHAP", "KernelSHAPIQ",
+           "InconsistentKernelSHAPIQ", "kADDSHAP", "RegressionFSII", "RegressionFBII",
+           "TableGame", "use"]

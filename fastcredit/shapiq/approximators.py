@@ -23,16 +23,28 @@ from __future__ import annotations
 import numpy as np
 from shapiq.approximator.marginals import OwenSamplingSV as _ShapiqOwen
 from shapiq.approximator.marginals import StratifiedSamplingSV as _ShapiqStratified
+from shapiq.approximator.montecarlo import SHAPIQ as _ShapiqSHAPIQ
 from shapiq.approximator.montecarlo import SVARM as _ShapiqSVARM
+from shapiq.approximator.montecarlo import SVARMIQ as _ShapiqSVARMIQ
+from shapiq.approximator.montecarlo import UnbiasedKernelSHAP as _ShapiqUnbiasedKernelSHAP
+from shapiq.approximator.regression import InconsistentKernelSHAPIQ as \
+    _ShapiqInconsistentKernelSHAPIQ
+from shapiq.approximator.regression import KernelSHAPIQ as _ShapiqKernelSHAPIQ
+from shapiq.approximator.regression import RegressionFBII as _ShapiqRegressionFBII
+from shapiq.approximator.regression import RegressionFSII as _ShapiqRegressionFSII
+from shapiq.approximator.regression import kADDSHAP as _ShapiqKADDSHAP
 from shapiq.interaction_values import InteractionValues
 
 from .._params import APPROX_ANCHORS, SEED
-from .._validation import check_choice, check_int
+from .._validation import check_bool, check_choice, check_int
 from ..approximators import approximate
+from ..approximators.regression import check_sampling_weights
 from ..games import MAX_MASK_PLAYERS, deterministic
-from ._common import check_budget, check_fixed
+from ._common import check_budget, check_fixed, count_interactions
 
-__all__ = ["SVARM", "StratifiedSamplingSV", "OwenSamplingSV"]
+__all__ = ["SVARM", "StratifiedSamplingSV", "OwenSamplingSV", "SHAPIQ", "SVARMIQ",
+           "UnbiasedKernelSHAP", "KernelSHAPIQ", "InconsistentKernelSHAPIQ", "kADDSHAP",
+           "RegressionFSII", "RegressionFBII"]
 
 
 def _players(n):
@@ -167,3 +179,267 @@ class OwenSamplingSV(_Adapter, _ShapiqOwen):
     def approximate(self, budget: int, game, *args, **kwargs):
         """Estimate with at most ``budget`` (>= 1) distinct game evaluations."""
         return self._estimate(budget, game, anchors=self.n_anchor_points)
+
+
+# --- SHAP-IQ and SVARM-IQ (shapiq's MonteCarlo approximators) ---------------------
+
+class _MonteCarloAdapter(_Adapter):
+    """shapiq's MonteCarlo approximators (SHAPIQ, SVARMIQ, UnbiasedKernelSHAP)
+    over ``fc.approximate(method="shapiq" | "svarmiq")``: every order
+    min_order..max_order, k-SII as shapiq builds it (the SII estimates,
+    aggregated by shapiq's InteractionValues)."""
+
+    _min_budget = 2
+    _always_estimated = False
+
+    def _setup(self, n, index, max_order, pairing_trick, sampling_weights):
+        n = _players(n)
+        index = check_choice(index, "index", tuple(self.valid_indices))
+        max_order = check_int(max_order, "max_order", lo=1, hi=n)
+        if index in ("SV", "BV") and max_order != 1:
+            raise ValueError(f"max_order must be 1 for index={index!r}, got {max_order}")
+        count_interactions(n, 1, max_order, "max_order")
+        self._pairing = check_bool(pairing_trick, "pairing_trick")
+        self._weights = (None if sampling_weights is None
+                         else check_sampling_weights(sampling_weights, n))
+        return n, index, max_order
+
+    def approximate(self, budget: int, game, *args, **kwargs):
+        """Estimate with at most ``budget`` (>= 2) distinct game evaluations."""
+        budget = check_budget(budget, self._min_budget)
+        if not callable(game):
+            raise TypeError(f"game must be callable, got {type(game).__name__}")
+        seed = int(self._rng.integers(0, 2**63))
+        est = approximate(deterministic(game), self.n, self.approximation_index, self.max_order,
+                          method=self._method, budget=budget, seed=seed, coalitions="bool",
+                          pairing=self._pairing, sampling_weights=self._weights)
+        base = float(est.values[0][0])
+        # shapiq's lookup: sizes min_order..max_order, each in combinations
+        # order, which is the layout's
+        parts = [np.array([base]) if s == 0 else est.values[s]
+                 for s in range(self.min_order, self.max_order + 1)]
+        self.last_estimate = est
+        return InteractionValues(
+            values=np.concatenate(parts), index=self.approximation_index,
+            max_order=self.max_order, min_order=self.min_order, n_players=self.n,
+            interaction_lookup=self.interaction_lookup, estimated=not budget >= 2**self.n,
+            estimation_budget=int(est.n_evals), baseline_value=base, target_index=self.index)
+
+
+class SHAPIQ(_MonteCarloAdapter, _ShapiqSHAPIQ):
+    r"""Drop-in for ``shapiq.SHAPIQ`` (Fumagalli et al. 2023): the index's
+    standard form, the border sizes enumerated and the mean over drawn
+    coalitions of their importance-weighted terms, unbiased
+    (``fc.approximate(method="shapiq")``; shapiq's coalition sampler).
+
+    Parameters
+    ----------
+    n : int
+        Players, 1 <= n <= 64.
+    max_order : int
+    index : {"k-SII", "SII", "STII", "FSII", "FBII", "SV", "CHII", "BII", "BV"}
+        FSII and FBII estimate the top order only (shapiq's ``top_order``);
+        CHII is the chaining index (shapiq's own MonteCarlo weighs CHII with
+        its Moebius weights, which does not converge to its ExactComputer's
+        CHII).
+    top_order : bool
+    sampling_weights : array_like (n + 1,), optional
+        Weights of the coalition sizes (default shapiq's).
+    pairing_trick : bool
+        Each drawn coalition with its complement.
+    random_state : int, optional
+    """
+
+    _method = "shapiq"
+
+    def __init__(self, n: int, max_order: int = 2, index: str = "k-SII", *,
+                 top_order: bool = False, sampling_weights=None, pairing_trick: bool = False,
+                 random_state: int | None = None, **kwargs):
+        n, index, max_order = self._setup(n, index, max_order, pairing_trick, sampling_weights)
+        super().__init__(n, max_order, index, top_order=check_bool(top_order, "top_order"),
+                         sampling_weights=self._weights, pairing_trick=self._pairing,
+                         random_state=_random_state(random_state))
+
+
+class UnbiasedKernelSHAP(_MonteCarloAdapter, _ShapiqUnbiasedKernelSHAP):
+    r"""Drop-in for ``shapiq.UnbiasedKernelSHAP`` (Covert & Lee 2021): SHAP-IQ
+    for the Shapley value (``fc.approximate(method="shapiq", index="SV")``).
+
+    Parameters
+    ----------
+    n : int
+        Players, 1 <= n <= 64.
+    pairing_trick : bool
+    sampling_weights : array_like (n + 1,), optional
+    random_state : int, optional
+    """
+
+    _method = "shapiq"
+
+    def __init__(self, n: int, *, pairing_trick: bool = False, sampling_weights=None,
+                 random_state: int | None = None, **kwargs):
+        n, _, _ = self._setup(n, "SV", 1, pairing_trick, sampling_weights)
+        super().__init__(n, pairing_trick=self._pairing, sampling_weights=self._weights,
+                         random_state=_random_state(random_state))
+
+
+class SVARMIQ(_MonteCarloAdapter, _ShapiqSVARMIQ):
+    r"""Drop-in for ``shapiq.SVARMIQ`` (Kolpaczki et al. 2024): the index's
+    standard form stratified by coalition size and the coalition's
+    intersection with each interaction, each drawn coalition updating one
+    stratum of every interaction (``fc.approximate(method="svarmiq")``;
+    shapiq's coalition sampler).
+
+    Parameters
+    ----------
+    n : int
+        Players, 1 <= n <= 64.
+    max_order : int
+    index : {"k-SII", "SII", "STII", "FSII", "FBII", "SV", "CHII", "BII", "BV"}
+        As :class:`SHAPIQ`.
+    top_order : bool
+    pairing_trick : bool
+    sampling_weights : array_like (n + 1,), optional
+    random_state : int, optional
+    """
+
+    _method = "svarmiq"
+
+    def __init__(self, n: int, max_order: int = 2, index: str = "k-SII", *,
+                 top_order: bool = False, pairing_trick: bool = False, sampling_weights=None,
+                 random_state: int | None = None):
+        n, index, max_order = self._setup(n, index, max_order, pairing_trick, sampling_weights)
+        super().__init__(n, max_order, index, top_order=check_bool(top_order, "top_order"),
+                         pairing_trick=self._pairing, sampling_weights=self._weights,
+                         random_state=_random_state(random_state))
+
+
+# --- the regression approximators (shapiq's approximator/regression) ---------------
+
+class KernelSHAPIQ(_MonteCarloAdapter, _ShapiqKernelSHAPIQ):
+    r"""Drop-in for ``shapiq.KernelSHAPIQ`` (Fumagalli et al. 2024): SII by
+    weighted least squares, order 1 and then order 2 on the residuals, each
+    with its own kernel; k-SII aggregated from SII by shapiq's
+    InteractionValues (``fc.approximate(method="kernelshapiq")``; shapiq's
+    coalition sampler, importance weights and 1e8 border weights).
+
+    Parameters
+    ----------
+    n : int
+        Players, 1 <= n <= 64.
+    max_order : int
+        1 or 2 (shapiq's ground-truth weights for orders above 2 are not
+        built).
+    index : {"k-SII", "SII", "SV"}
+    pairing_trick : bool
+    sampling_weights : array_like (n + 1,), optional
+    random_state : int, optional
+    """
+
+    _method = "kernelshapiq"
+
+    def __init__(self, n: int, max_order: int = 2, index: str = "k-SII", *,
+                 pairing_trick: bool = False, sampling_weights=None,
+                 random_state: int | None = None):
+        n, index, max_order = self._setup(n, index, max_order, pairing_trick, sampling_weights)
+        if max_order > 2:
+            raise ValueError(f"max_order must be at most 2 for fastcredit's KernelSHAPIQ, got "
+                             f"{max_order}")
+        super().__init__(n, max_order, index, pairing_trick=self._pairing,
+                         sampling_weights=self._weights, random_state=_random_state(random_state))
+
+
+class InconsistentKernelSHAPIQ(_MonteCarloAdapter, _ShapiqInconsistentKernelSHAPIQ):
+    r"""Drop-in for ``shapiq.InconsistentKernelSHAPIQ``: one least squares
+    over every order with SII's Bernoulli coefficients and KernelSHAP's
+    kernel (not consistent for SII, as shapiq's;
+    ``fc.approximate(method="inconsistent_kernelshapiq")``).
+
+    Parameters
+    ----------
+    n : int
+        Players, 1 <= n <= 64.
+    max_order : int
+    index : {"k-SII", "SII", "SV"}
+    pairing_trick : bool
+    sampling_weights : array_like (n + 1,), optional
+    random_state : int, optional
+    """
+
+    _method = "inconsistent_kernelshapiq"
+
+    def __init__(self, n: int, max_order: int = 2, index: str = "k-SII", *,
+                 pairing_trick: bool = False, sampling_weights=None,
+                 random_state: int | None = None):
+        n, index, max_order = self._setup(n, index, max_order, pairing_trick, sampling_weights)
+        super().__init__(n, max_order, index, pairing_trick=self._pairing,
+                         sampling_weights=self._weights, random_state=_random_state(random_state))
+
+
+class _FixedIndexRegression(_MonteCarloAdapter):
+    """kADDSHAP, RegressionFSII, RegressionFBII: shapiq's constructors fix
+    the index and take ``**kwargs`` for compatibility."""
+
+    _index = ""
+
+    def __init__(self, n: int, max_order: int = 2, *, pairing_trick: bool = False,
+                 sampling_weights=None, random_state: int | None = None, **kwargs):
+        check_fixed(kwargs, {"index": self._index}, type(self).__name__)
+        n, _, max_order = self._setup(n, self._index, max_order, pairing_trick,
+                                      sampling_weights)
+        super().__init__(n, max_order, pairing_trick=self._pairing,
+                         sampling_weights=self._weights, random_state=_random_state(random_state))
+
+
+class kADDSHAP(_FixedIndexRegression, _ShapiqKADDSHAP):  # noqa: N801  (shapiq's name)
+    r"""Drop-in for ``shapiq.kADDSHAP`` (Pelegrina et al. 2023): the
+    k-additive least squares with the Bernoulli coefficients
+    (``fc.approximate(method="kaddshap")``).
+
+    Parameters
+    ----------
+    n : int
+        Players, 1 <= n <= 64.
+    max_order : int
+    pairing_trick : bool
+    sampling_weights : array_like (n + 1,), optional
+    random_state : int, optional
+    """
+
+    _method, _index = "kaddshap", "kADD-SHAP"
+
+
+class RegressionFSII(_FixedIndexRegression, _ShapiqRegressionFSII):
+    r"""Drop-in for ``shapiq.RegressionFSII`` (Tsai et al. 2023): FSII as
+    the least squares on the indicators [T ⊆ S], |T| <= k, with
+    KernelSHAP's kernel (``fc.approximate(method="regression_fsii")``).
+
+    Parameters
+    ----------
+    n : int
+        Players, 1 <= n <= 64.
+    max_order : int
+    pairing_trick : bool
+    sampling_weights : array_like (n + 1,), optional
+    random_state : int, optional
+    """
+
+    _method, _index = "regression_fsii", "FSII"
+
+
+class RegressionFBII(_FixedIndexRegression, _ShapiqRegressionFBII):
+    r"""Drop-in for ``shapiq.RegressionFBII`` (Tsai et al. 2023): FBII as
+    the unweighted least squares on the indicators [T ⊆ S], |T| <= k,
+    coalitions drawn uniformly (``fc.approximate(method="regression_fbii")``).
+
+    Parameters
+    ----------
+    n : int
+        Players, 1 <= n <= 64.
+    max_order : int
+    pairing_trick : bool
+    sampling_weights : array_like (n + 1,), optional
+    random_state : int, optional
+    """
+
+    _method, _index = "regression_fbii", "FBII"
