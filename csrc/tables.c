@@ -68,6 +68,15 @@ static void coefficient_tables(int m, const double *w, double *cs, double *ws)
         }
 }
 
+/* Whether [start, stop) is a range fc_semivalue_partial takes on a table of
+ * 2^m entries (m checked): block-aligned ends within the table. */
+static int table_range_ok(int m, int64_t start, int64_t stop)
+{
+    const int64_t bs = (int64_t)1 << BLOCK_BITS, len = (int64_t)1 << m;
+    return start >= 0 && stop <= len && start <= stop && start % bs == 0 &&
+           (stop % bs == 0 || stop == len);
+}
+
 /* Halving fold of x[0 .. 2^bits): for k = bits-1 .. 0, t[k] += sum of the
  * upper half (the entries with bit k set, summed over the bits above k),
  * then the upper half is added onto the lower half. Leaves the total in x[0].

@@ -51,6 +51,17 @@ int fc_semivalue_partial_f32(const float *v, int m, const double *weights,
                              double center, int64_t start, int64_t stop,
                              double *acc);
 
+/* fc_semivalue_partial on each range [start + r range_len, start + (r + 1)
+ * range_len) of [start, stop) in turn, adding into acc[r (m + 1) ..] (the
+ * same bits as one fc_semivalue_partial call per range, without redoing the
+ * per-call set-up: what a thread's share of one large game takes). range_len
+ * divides stop - start and is a multiple of 2^FC_TABLE_BLOCK_BITS, or is
+ * stop - start itself. */
+int fc_semivalue_ranges_f64(const double *v, int m, const double *weights, double center,
+                            int64_t start, int64_t stop, int64_t range_len, double *acc);
+int fc_semivalue_ranges_f32(const float *v, int m, const double *weights, double center,
+                            int64_t start, int64_t stop, int64_t range_len, double *acc);
+
 /* out[g*m + i] = v({i}) - v({}). */
 int fc_singleton_f64(const double *v, int64_t n_games, int m, double *out);
 int fc_singleton_f32(const float *v, int64_t n_games, int m, double *out);

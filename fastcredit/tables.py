@@ -281,10 +281,13 @@ def _semivalue_ranges(impl, flat, w, res_flat, m, nt):
     parts = np.zeros((flat.shape[0], per_game, m + 1))
 
     def work(a, b):
-        for item in range(a, b):
-            g, r = divmod(item, per_game)
-            impl.semivalue_partial(flat[g], w, float(flat[g, 0]), r * step, (r + 1) * step,
-                                   parts[g, r])
+        # one kernel call per game in [a, b): its ranges' partials in turn
+        while a < b:
+            g, r = divmod(a, per_game)
+            end = min(b - g * per_game, per_game)
+            impl.semivalue_ranges(flat[g], w, float(flat[g, 0]), r * step, end * step,
+                                  parts[g, r:end])
+            a = g * per_game + end
 
     _parallel.run(work, flat.shape[0] * per_game, nt)
     acc = parts[:, 0].copy()

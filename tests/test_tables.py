@@ -201,3 +201,41 @@ def test_bare_semivalue_kernel_redoes_nonfinite_games_by_definition(m, dtype, ba
     assert np.isposinf(want[2]).all() and np.isposinf(want[4]).all()
     finite = [0, 1, 3, 5]
     np.testing.assert_allclose(out[finite], want[finite], rtol=1e-10, atol=1e-12)
+
+
+def test_large_games_same_bits_for_any_thread_split(rng):
+    # Large games are summed over fixed ranges of 2**16 entries (a kernel
+    # call per game and thread writes its ranges' partials) added in range
+    # order: the bits do not depend on the thread count, nor on where a
+    # thread's share of three games begins and ends, nor on the backend
+    v = rng.normal(size=(3, 1 << 17))
+    backends = fc.available_backends()
+    got = {(b, t): fc.shapley(v, threads=t, backend=b) for b in backends for t in (1, 2, 3)}
+    for key, phi in got.items():
+        np.testing.assert_array_equal(phi.view(np.int64), got[backends[0], 1].view(np.int64),
+                                      err_msg=str(key))
+
+
+def test_c_semivalue_ranges_is_partial_per_range_and_refuses_bad_ranges(rng):
+    # fc_semivalue_ranges_* = one fc_semivalue_partial_* per range, bit for
+    # bit; ranges that are not block-aligned or do not tile [start, stop)
+    # are refused with nothing written
+    if "c" not in fc.available_backends():
+        pytest.skip("no C backend")
+    from fastcredit._cffi import ffi, lib
+    m = 11
+    v, w = rng.normal(size=1 << m), fc.shapley_weights(m)
+    ptr = lambda a: ffi.from_buffer("double[]", a)   # noqa: E731
+    acc = np.zeros((4, m + 1))
+    assert lib.fc_semivalue_ranges_f64(ptr(v), m, ptr(w), v[0], 512, 1536, 256, ptr(acc)) == 0
+    for r in range(4):
+        one = np.zeros(m + 1)
+        lib.fc_semivalue_partial_f64(ptr(v), m, ptr(w), v[0], 512 + 256 * r, 768 + 256 * r,
+                                     ptr(one))
+        np.testing.assert_array_equal(one.view(np.int64), acc[r].view(np.int64))
+    for start, stop, length in [(0, 1024, 300), (0, 1024, 128), (0, 768, 512), (0, 1024, 0),
+                                (256, 0, 256), (0, 4096, 256)]:
+        acc[:] = 7.0
+        assert lib.fc_semivalue_ranges_f64(ptr(v), m, ptr(w), 0.0, start, stop, length,
+                                           ptr(acc)) == lib.FC_EINVAL, (start, stop, length)
+        assert (acc == 7.0).all()

@@ -3,7 +3,7 @@ import numpy as np
 
 from . import check, lib, offsets_refused, ptr, suffix
 
-__all__ = ["semivalue", "semivalue_partial", "singleton", "leave_one_out", "pair_interactions",
+__all__ = ["semivalue", "semivalue_ranges", "singleton", "leave_one_out", "pair_interactions",
            "size_resolved", "moebius", "from_moebius", "owen"]
 
 
@@ -13,10 +13,10 @@ def semivalue(v, weights, out):
                           ptr(weights), ptr(out)), f)
 
 
-def semivalue_partial(v, weights, center, start, stop, acc):
-    f = "fc_semivalue_partial" + suffix(v)
-    check(getattr(lib, f)(ptr(v), v.shape[0].bit_length() - 1, ptr(weights),
-                          center, start, stop, ptr(acc)), f)
+def semivalue_ranges(v, weights, center, start, stop, acc):
+    f = "fc_semivalue_ranges" + suffix(v)
+    check(getattr(lib, f)(ptr(v), v.shape[0].bit_length() - 1, ptr(weights), center, start,
+                          stop, (stop - start) // acc.shape[0], ptr(acc)), f)
 
 
 def _per_game(name):

@@ -3,7 +3,8 @@ summation order, as csrc/tables.c.
 
 Signatures (v: (B, 2**m) float32/float64, out: float64):
     semivalue(v, weights, out)              out (B, m)
-    semivalue_partial(v1, weights, center, start, stop, acc)   acc (m + 1,)
+    semivalue_ranges(v1, weights, center, start, stop, acc)    acc (n, m + 1): the
+        partial sums of fc_semivalue_partial over n equal ranges of [start, stop)
     singleton(v, out), leave_one_out(v, out)                   out (B, m)
     pair_interactions(v, out), size_resolved(v, out)           out (B, m, m)
     moebius(v, out), from_moebius(v, out)                      out (B, 2**m)
@@ -15,7 +16,7 @@ from numba import literally, njit
 from .._constants import TABLE_BLOCK_BITS
 from ._simd import keep_bit, lane, lane_zeta, load8, reduce8, store8, store_lanes, zeros8
 
-__all__ = ["semivalue", "semivalue_partial", "singleton", "leave_one_out", "pair_interactions",
+__all__ = ["semivalue", "semivalue_ranges", "singleton", "leave_one_out", "pair_interactions",
            "size_resolved", "moebius", "from_moebius", "owen"]
 
 _BLOCK = 1 << TABLE_BLOCK_BITS
@@ -290,10 +291,14 @@ def semivalue(v, weights, out):
 
 
 @jit
-def semivalue_partial(v, weights, center, start, stop, acc):
+def semivalue_ranges(v, weights, center, start, stop, acc):
     m = _log2(v.shape[0])
     cs, ws = _coefficient_tables(m, weights)
-    _semivalue_blocks(v.reshape(1, v.shape[0]), 0, m, cs, ws, center, start, stop, acc)
+    length = (stop - start) // acc.shape[0]
+    for r in range(acc.shape[0]):
+        a = start + r * length
+        _semivalue_blocks(v.reshape(1, v.shape[0]), 0, m, cs, ws, center, a, a + length,
+                          acc[r])
 
 
 @jit
