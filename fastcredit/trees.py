@@ -213,6 +213,7 @@ class _Allocator:
     def __init__(self, n_actions: int, *, seed: int = 0, backend=None):
         n_actions = check_int(n_actions, "n_actions", lo=1, hi=2**32)
         self._seed = SEED.check(seed)
+        self._key = np.uint64(self._seed)   # the kernel's argument, made once
         check_memory(24 * n_actions, f"n_actions = {n_actions:,} (a count, a sum and a cost "
                                      f"per action)")
         self._counts = np.zeros(n_actions, dtype=np.int64)
@@ -257,7 +258,7 @@ class _Allocator:
     def ask(self) -> int:
         """The action to try next (every call draws from a fresh stream)."""
         a = self._impl.allocation_pick(self._rule, self._counts, self._sums, self._costs,
-                                       self._c, self._c_tok, np.uint64(self._seed), self._step)
+                                       self._c, self._c_tok, self._key, self._step)
         if a < 0:
             # Numba's answer where C refuses: no score equals the best one
             raise ValueError("no action can be picked: a score is NaN (the mean value, "
@@ -269,9 +270,7 @@ class _Allocator:
     def tell(self, action: int, value: float) -> None:
         """Record the value of one trial of ``action``."""
         action = check_int(action, "action", lo=0, hi=self.n_actions - 1)
-        value = check_float(value, "value")
-        self._counts[action] += 1
-        self._sums[action] += value
+        self._record(action, check_float(value, "value"))
 
     def run(self, evaluate, budget: int):
         """Spend ``budget`` trials: ``tell(a, evaluate(a))`` for each asked a.
@@ -285,8 +284,16 @@ class _Allocator:
                 value = evaluate(a)
             except Exception as exc:
                 raise RuntimeError(f"evaluate raised on action {a}: {exc!r}") from exc
-            self.tell(a, check_float(value, f"evaluate({a}) (the value evaluate returned)"))
+            if not isinstance(value, float) or not math.isfinite(value):   # else it passes
+                value = check_float(value, f"evaluate({a}) (the value evaluate returned)")
+            self._record(a, value)
         return self
+
+    def _record(self, action, value):
+        """tell's bookkeeping, for checked arguments (run's: ``action`` is
+        ask's, ``value`` checked once)."""
+        self._counts[action] += 1
+        self._sums[action] += value
 
 
 class Uniform(_Allocator):
