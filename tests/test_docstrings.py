@@ -32,8 +32,6 @@ _PENDING = {
     "fastcredit.approximate",
     "fastcredit.available_backends",
     "fastcredit.games.is_jitted",
-    "fastcredit.shap.ExactExplainer",
-    "fastcredit.shap.PermutationExplainer",
     "fastcredit.shapiq.KernelSHAP",
     "fastcredit.shapiq.OwenSamplingSV",
     "fastcredit.shapiq.SVARM",

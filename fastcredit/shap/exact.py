@@ -73,6 +73,31 @@ class ExactExplainer(shap.ExactExplainer):
     values over its cluster tree, as shap's, from the same 2**k coalitions
     (:func:`fastcredit.owen`); shap reads only the coalitions the tree's
     recursion needs, so its ``max_evals`` check there is m**2, ours 2**k.
+
+    Parameters
+    ----------
+    model : callable
+        The model: a matrix of masked rows (n, m) -> outputs (n,) or (n, k).
+    masker : array_like, DataFrame or shap.maskers.Independent / Partition
+        The background data (a matrix becomes ``shap.maskers.Independent``,
+        as shap makes it).
+    link : callable
+        ``shap.links.identity`` (default) or ``shap.links.logit``.
+    linearize_link : bool
+        shap's linearization of a non-identity link (default True).
+    feature_names : list of str, optional
+
+    Examples
+    --------
+    >>> import numpy as np, fastcredit.shap as fs
+    >>> X, background = np.array([[1.0, 2.0, 3.0]]), np.zeros((1, 3))
+    >>> model = lambda x: x[:, 0] * x[:, 1] + x[:, 2]
+    >>> fs.ExactExplainer(model, background)(X, silent=True).values
+    array([[1., 1., 3.]])
+    >>> fs.ExactExplainer(model, background)(X, interactions=True, silent=True).values[0]
+    array([[0., 1., 0.],
+           [1., 0., 0.],
+           [0., 0., 3.]])
     """
 
     def __call__(self, *args: Any, max_evals: Any = 100000, main_effects: bool = False,

@@ -79,6 +79,28 @@ class KernelExplainer(shap.KernelExplainer):
     ``l1_reg`` is honoured where it selects no feature (see
     :func:`check_l1_reg`) and refused where it would. Draws are seeded from
     NumPy's global generator.
+
+    Parameters
+    ----------
+    model : callable
+        The model: a matrix of rows (n, m) -> outputs (n,) or (n, k).
+    data : array_like or DataFrame
+        The background data (rows averaged over; k-means summaries keep
+        their weights).
+    feature_names : list of str, optional
+    link : {"identity", "logit"}
+        The link of the model's output (shap's legacy links).
+
+    Examples
+    --------
+    >>> import numpy as np, fastcredit.shap as fs
+    >>> rs = np.random.RandomState(0)
+    >>> X, background = rs.randn(2, 4), rs.randn(10, 4)
+    >>> model = lambda x: x @ np.arange(4.0) + x[:, 0] * x[:, 1]
+    >>> explainer = fs.KernelExplainer(model, background)
+    >>> phi = explainer.shap_values(X, nsamples=2**4, silent=True)   # every coalition
+    >>> bool(np.allclose(phi.sum(1) + explainer.expected_value, model(X)))
+    True
     """
 
     def explain(self, incoming_instance: Any, **kwargs: Any) -> np.ndarray:

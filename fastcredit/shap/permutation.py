@@ -137,6 +137,35 @@ class PermutationExplainer(shap.PermutationExplainer):
     converges to; here they are computed exactly (:func:`fastcredit.owen`)
     from all 2**k coalitions, which ``max_evals`` must cover (sampling
     orders that respect the tree is not implemented).
+
+    Parameters
+    ----------
+    model : callable
+        The model: a matrix of masked rows (n, m) -> outputs (n,) or (n, k).
+    masker : array_like, DataFrame or shap.maskers.Independent / Partition
+        The background data (a matrix becomes ``shap.maskers.Independent``,
+        as shap makes it).
+    link : callable
+        ``shap.links.identity`` (default) or ``shap.links.logit``.
+    linearize_link : bool
+        shap's linearization of a non-identity link (default True).
+    feature_names : list of str, optional
+    seed : int, optional
+        Seeds NumPy's global generator, which each row's permutations are
+        drawn from (as shap's). Other keyword arguments become the defaults
+        of the call's (``max_evals``, ``batch_size``, ...), as in shap.
+
+    Examples
+    --------
+    >>> import numpy as np, fastcredit.shap as fs
+    >>> rs = np.random.RandomState(0)
+    >>> X, background = rs.randn(3, 8), rs.randn(5, 8)
+    >>> model = lambda x: x.sum(axis=1) + x[:, 0] * x[:, 1] * x[:, 2]
+    >>> exp = fs.PermutationExplainer(model, background, seed=0)(X, max_evals=100, silent=True)
+    >>> exp.values.shape
+    (3, 8)
+    >>> bool(np.allclose(exp.values.sum(1) + exp.base_values, model(X)))
+    True
     """
 
     def __call__(self, *args: Any, max_evals: Any = 500, main_effects: bool = False,

@@ -54,6 +54,29 @@ class SamplingExplainer(shap.SamplingExplainer):
     spread over the features in proportion to their sampling variance.
     Draws come from NumPy's global generator (seed it with np.random.seed,
     as for shap's).
+
+    Parameters
+    ----------
+    model : callable
+        The model: a matrix of rows (n, m) -> outputs (n,) or (n, k).
+    data : array_like or DataFrame
+        The background data (rows averaged over; k-means summaries keep
+        their weights).
+    **kwargs
+        shap's (``link`` must be the identity, as shap requires).
+
+    Examples
+    --------
+    >>> import numpy as np, fastcredit.shap as fs
+    >>> rs = np.random.RandomState(0)
+    >>> X, background = rs.randn(2, 5), rs.randn(10, 5)
+    >>> model = lambda x: x @ np.arange(5.0)
+    >>> explainer = fs.SamplingExplainer(model, background)
+    >>> phi = explainer.shap_values(X, nsamples=200, silent=True)
+    >>> phi.shape
+    (2, 5)
+    >>> bool(np.allclose(phi.sum(1) + explainer.expected_value, model(X)))
+    True
     """
 
     def explain(self, incoming_instance: Any, **kwargs: Any) -> np.ndarray:
