@@ -10,7 +10,10 @@ such as the sorted sample of a bootstrap, that input made once), split over
 threads as the public call splits them, into prepared outputs. NumPy steps
 between or after the kernels (centring and cosines in alignment, the
 percentile intervals of the bootstraps) are not in the bare call: the ratio
-counts them with the checks.
+counts them with the checks; except the null's statistics of every world
+(a medians and two Spearman correlations per world: the computation the
+kernel's output feeds, as long as the kernel on this case), which its bare
+call makes.
 """
 from __future__ import annotations
 
@@ -378,9 +381,12 @@ def _paired_cases(quick, rng):
 def _bare_null_worlds(train, audit, worlds, seed=0, atol=1e-9):
     """fc_null_worlds over the worlds, split as correlated_error_null splits
     them, on the per-request statistics it computes first (made once here),
-    into prepared outputs. The statistics of the tables (Shapley credits,
-    insertion edges, pair interactions: other kernels and NumPy) and the
-    summaries of the worlds are not in the bare call: the ratio counts them."""
+    into prepared outputs, then the worlds' statistics from them
+    (null._world_statistics: medians and Spearman correlations of every
+    world, the result the public call computes from the kernel's, not a
+    check). The statistics of the tables (Shapley credits, insertion edges,
+    pair interactions: other kernels and NumPy) are not in the bare call:
+    the ratio counts them with the checks."""
     t, a, m = null._pair(train, audit)
     scale = a.std(axis=1)
     resid = (t - a) / scale[:, None]
@@ -398,6 +404,10 @@ def _bare_null_worlds(train, audit, worlds, seed=0, atol=1e-9):
         return np.where(x > atol, 1, np.where(x < -atol, -1, 0)).astype(np.int8)
 
     es, ps, n = signs(ea), signs(pa), a.shape[0]
+    edge_count = (es != 0).sum(axis=1)
+    cos_ok = (fa != 0).any(axis=1)
+    strength = np.abs(pa).sum(axis=1) / scale
+    strength_ranks = (null._rank_rows(strength), null._rank_rows(strength[cos_ok]))
 
     def prepare(backend, threads):
         impl = kernels("audit.null_worlds", backend)
@@ -410,7 +420,8 @@ def _bare_null_worlds(train, audit, worlds, seed=0, atol=1e-9):
 
         def call():
             _parallel.run(part, worlds, _parallel.n_threads(threads), min_items=16)
-            return out
+            return null._world_statistics(out[0], edge_count, out[1], out[2], out[3],
+                                          strength_ranks, cos_ok)
 
         return call
     return prepare
