@@ -625,3 +625,15 @@ def test_regression_k_sii_is_sii_aggregated():
 def test_regression_bad_arguments_are_named(kwargs, name):
     with pytest.raises((ValueError, TypeError), match=name):
         fc.approximate(_game(6), **kwargs)
+
+
+def test_regression_without_stderr_skips_the_variance_pass_only():
+    v = _game(8, 3)
+    a = fc.approximate(v, index="FSII", order=2, method="regression_fsii", budget=150, seed=2)
+    b = fc.approximate(v, index="FSII", order=2, method="regression_fsii", budget=150, seed=2,
+                       stderr=False)
+    assert np.concatenate(a.values).tobytes() == np.concatenate(b.values).tobytes()
+    assert all(np.all(np.isnan(s)) for s in b.stderr) and a.n_evals == b.n_evals
+    full = fc.approximate(v, index="FSII", order=2, method="regression_fsii", budget=256,
+                          stderr=False)
+    assert all(np.all(s == 0) for s in full.stderr)

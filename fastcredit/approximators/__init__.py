@@ -47,7 +47,7 @@ _ORDERED = tuple(REGRESSION) + tuple(MONTE_CARLO_IQ)
 def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *,
                 method: str = "svarm", budget: int = 20_000, seed: int = 0,
                 anchors: int | None = None, pairing: bool = False, sampling_weights=None,
-                coalitions: str = "mask", backend=None,
+                stderr: bool = True, coalitions: str = "mask", backend=None,
                 threads=None) -> InteractionEstimate:
     r"""Estimate a value (interaction index) by sampling, within a budget of
     game evaluations.
@@ -97,6 +97,11 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         Regression methods, shapiq and svarmiq (deterministic games): weights
         of the coalition sizes 0..m for drawing
         (shapiq's ``sampling_weights``; default shapiq's for the method).
+    stderr : bool
+        False skips the regression methods' variance pass (a second compiled
+        pass over the samples, about half their time; their ``stderr`` is
+        then NaN). The other methods' standard errors come with their
+        moments and are always given.
     coalitions : {"mask", "bool"}
         How a Python callable receives coalitions.
     backend : {None, "c", "numba"}
@@ -171,7 +176,8 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
                                  "game's sizes are all drawn)")
             return estimate_interactions(method, g, index, order, budget, seed, threads,
                                          pairing, weights)
-        return estimate(method, g, index, order, budget, seed, threads, pairing, weights)
+        return estimate(method, g, index, order, budget, seed, threads, pairing, weights,
+                        check_bool(stderr, "stderr"))
     deterministic = bool(g.deterministic)
     if method == "owen":
         def make():

@@ -160,8 +160,10 @@ class Regression(Design):
     #: full-budget result is that regression's, as shapiq's)
     consistent = True
 
-    def __init__(self, m, index, deterministic, budget, order=1, pairing=False, weights=None):
+    def __init__(self, m, index, deterministic, budget, order=1, pairing=False, weights=None,
+                 stderr=True):
         super().__init__(m, index, deterministic, budget)
+        self.with_stderr = stderr
         self.order = order
         self.coalitions = 2 if pairing else 1
         self.pairing = pairing
@@ -201,6 +203,7 @@ class Regression(Design):
         self.work_x = np.empty(p)
         self.work_i = np.empty(p, dtype=np.int64)
         self.n_drawn = 0
+        self.n_units = 0
         self.kept = []
 
     # -- the loop's hooks ---------------------------------------------------------
@@ -233,7 +236,9 @@ class Regression(Design):
         vals = np.ascontiguousarray(values.reshape(-1))
         self._fold(impl, 1, self.sample_weights, flat, vals, v0)
         self.n_drawn += int(self.sampled[np.bitwise_count(flat)].sum())
-        self.kept.append((np.array(masks), np.array(values)))
+        self.n_units += len(masks)
+        if self.with_stderr:
+            self.kept.append((np.array(masks), np.array(values)))
 
     # -- the solve ------------------------------------------------------------------
 
@@ -287,8 +292,10 @@ class Regression(Design):
         psi_i), then the layout, k-SII's aggregation included)."""
         p, q = len(self.columns), len(self.fold_columns)
         width = sum(math.comb(self.m, t) for t in range(self.order + 1))
-        if not self.kept:
+        if not self.n_units:
             return np.zeros(width)
+        if not self.with_stderr:
+            return np.full(width, np.nan)
         masks = np.ascontiguousarray(np.concatenate([k[0] for k in self.kept]))
         values = np.ascontiguousarray(np.concatenate([k[1] for k in self.kept]))
         n_units = len(masks)
@@ -456,15 +463,16 @@ def check_sampling_weights(weights, m: int) -> np.ndarray:
     return w.copy()
 
 
-def estimate(method, g, index, order, budget, seed, threads, pairing, weights):
-    """fc.approximate for a regression method (arguments checked)."""
+def estimate(method, g, index, order, budget, seed, threads, pairing, weights, stderr=True):
+    """fc.approximate for a regression method (arguments checked); without
+    ``stderr`` the variance pass is skipped (NaN)."""
     design = REGRESSION[method][0]
     m = g.m
     width = sum(math.comb(m, t) for t in range(order + 1))
 
     def make():
         return design(m, index, bool(g.deterministic), budget, order=order, pairing=pairing,
-                      weights=weights)
+                      weights=weights, stderr=stderr)
 
     _, values, stderr, n_evals, n_samples = run_design(make, g, index, budget, seed, threads,
                                                        width=width)

@@ -191,6 +191,9 @@ class _MonteCarloAdapter(_Adapter):
 
     _min_budget = 2
     _always_estimated = False
+    #: further fc.approximate options (the regression classes: no stderr,
+    #: which shapiq's result does not carry)
+    _options = {}
 
     def _setup(self, n, index, max_order, pairing_trick, sampling_weights):
         n = _players(n)
@@ -212,7 +215,8 @@ class _MonteCarloAdapter(_Adapter):
         seed = int(self._rng.integers(0, 2**63))
         est = approximate(deterministic(game), self.n, self.approximation_index, self.max_order,
                           method=self._method, budget=budget, seed=seed, coalitions="bool",
-                          pairing=self._pairing, sampling_weights=self._weights)
+                          pairing=self._pairing, sampling_weights=self._weights,
+                          **self._options)
         base = float(est.values[0][0])
         # shapiq's lookup: sizes min_order..max_order, each in combinations
         # order, which is the layout's
@@ -316,7 +320,14 @@ class SVARMIQ(_MonteCarloAdapter, _ShapiqSVARMIQ):
 
 # --- the regression approximators (shapiq's approximator/regression) ---------------
 
-class KernelSHAPIQ(_MonteCarloAdapter, _ShapiqKernelSHAPIQ):
+class _RegressionAdapter(_MonteCarloAdapter):
+    """The regression classes: shapiq's result carries no standard errors,
+    so fc.approximate skips their variance pass (about half the time)."""
+
+    _options = {"stderr": False}
+
+
+class KernelSHAPIQ(_RegressionAdapter, _ShapiqKernelSHAPIQ):
     r"""Drop-in for ``shapiq.KernelSHAPIQ`` (Fumagalli et al. 2024): SII by
     weighted least squares, order 1 and then order 2 on the residuals, each
     with its own kernel; k-SII aggregated from SII by shapiq's
@@ -349,7 +360,7 @@ class KernelSHAPIQ(_MonteCarloAdapter, _ShapiqKernelSHAPIQ):
                          sampling_weights=self._weights, random_state=_random_state(random_state))
 
 
-class InconsistentKernelSHAPIQ(_MonteCarloAdapter, _ShapiqInconsistentKernelSHAPIQ):
+class InconsistentKernelSHAPIQ(_RegressionAdapter, _ShapiqInconsistentKernelSHAPIQ):
     r"""Drop-in for ``shapiq.InconsistentKernelSHAPIQ``: one least squares
     over every order with SII's Bernoulli coefficients and KernelSHAP's
     kernel (not consistent for SII, as shapiq's;
@@ -376,7 +387,7 @@ class InconsistentKernelSHAPIQ(_MonteCarloAdapter, _ShapiqInconsistentKernelSHAP
                          sampling_weights=self._weights, random_state=_random_state(random_state))
 
 
-class _FixedIndexRegression(_MonteCarloAdapter):
+class _FixedIndexRegression(_RegressionAdapter):
     """kADDSHAP, RegressionFSII, RegressionFBII: shapiq's constructors fix
     the index and take ``**kwargs`` for compatibility."""
 

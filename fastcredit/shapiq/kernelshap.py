@@ -21,12 +21,12 @@ import numpy as np
 from shapiq.approximator.regression import KernelSHAP as _ShapiqKernelSHAP
 
 from ._common import check_batch_size, check_fixed
-from .approximators import _MonteCarloAdapter, _random_state
+from .approximators import _random_state, _RegressionAdapter
 
 __all__ = ["KernelSHAP"]
 
 
-class KernelSHAP(_MonteCarloAdapter, _ShapiqKernelSHAP):
+class KernelSHAP(_RegressionAdapter, _ShapiqKernelSHAP):
     """Drop-in for ``shapiq.KernelSHAP`` (Shapley values by kernel-weighted
     regression; ``fc.approximate(method="kernelshap")``).
 
