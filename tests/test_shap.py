@@ -170,11 +170,28 @@ def test_partition_masker_gives_shaps_owen_values(data, outputs):
         np.testing.assert_allclose(ours.base_values, theirs.base_values, atol=1e-12)
 
 
+def test_partition_masker_evaluates_only_what_owen_reads(data):
+    """The model sees each coalition fc.owen reads for the tree once, and
+    no other (fc.owen_coalitions, fewer than 2**M); a budget below that
+    count is refused (Exact: ValueError, as shap's; Permutation: not
+    sampled, NotImplementedError), naming max_evals."""
+    X, B, w = data
+    masker = shap.maskers.Partition(B)
+    reads = len(fc.owen_coalitions(masker.clustering, M))
+    assert reads < 2**M
+    model = Counting(linear_pairs(w))
+    ExactExplainer(model, masker)(X[:1], max_evals=reads, silent=True)
+    coalitions = np.isclose(model.rows.reshape(-1, len(B), M)[:, 0, :], X[0])
+    assert len(coalitions) == reads == len({tuple(c) for c in coalitions})
+    with pytest.raises(ValueError, match="max_evals"):
+        ExactExplainer(linear_pairs(w), masker)(X[:1], max_evals=reads - 1, silent=True)
+    with pytest.raises(NotImplementedError, match="max_evals"):
+        PermutationExplainer(linear_pairs(w), masker)(X[:1], max_evals=reads - 1, silent=True)
+
+
 def test_partition_masker_refusals(data):
     X, B, w = data
     masker = shap.maskers.Partition(B)
-    with pytest.raises(NotImplementedError, match="max_evals"):
-        PermutationExplainer(linear_pairs(w), masker)(X[:1], max_evals=2**M - 1, silent=True)
     with pytest.raises(NotImplementedError, match="interactions"):
         ExactExplainer(linear_pairs(w), masker)(X[:1], interactions=True, silent=True)
 

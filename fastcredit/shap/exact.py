@@ -9,7 +9,8 @@ import shap
 from .._validation import check_bool
 from ..interactions import interactions as exact_interactions
 from ._common import MAX_EVALS, RowGame, output_names
-from .permutation import BACKEND, MAX_OWEN_FEATURES, _auto_batch, exact_shapley, owen_values
+from .permutation import (BACKEND, MAX_OWEN_FEATURES, _auto_batch, exact_shapley, owen_cost,
+                          owen_values)
 
 __all__ = ["ExactExplainer"]
 
@@ -70,9 +71,9 @@ class ExactExplainer(shap.ExactExplainer):
     is refused as shap refuses it; ``main_effects=True`` reports
     v({i}) - v({}) (which shap's own call path drops). With a masker that
     has a clustering (``shap.maskers.Partition``) the values are the Owen
-    values over its cluster tree, as shap's, from the same 2**k coalitions
-    (:func:`fastcredit.owen`); shap reads only the coalitions the tree's
-    recursion needs, so its ``max_evals`` check there is m**2, ours 2**k.
+    values over its cluster tree, as shap's (:func:`fastcredit.owen`), from
+    the coalitions the tree's recursion reads
+    (:func:`fastcredit.owen_coalitions`), which ``max_evals`` must cover.
 
     Parameters
     ----------
@@ -123,9 +124,10 @@ class ExactExplainer(shap.ExactExplainer):
             raise ValueError(f"a row with {k} varying features is beyond the "
                              f"{MAX_EXACT_FEATURES} the Exact explainer enumerates")
         if max_evals is not None and not (isinstance(max_evals, str) and max_evals == "auto"):
-            if MAX_EVALS.check(max_evals) < 2**k:
+            needed = 2**k if game.clustering is None else owen_cost(game)
+            if MAX_EVALS.check(max_evals) < needed:
                 raise ValueError(f"max_evals={max_evals} is too low: the Exact explainer "
-                                 f"evaluates all 2**{k} = {2**k} coalitions of this row")
+                                 f"evaluates {needed} coalitions of this row")
         if game.clustering is not None:
             values = np.moveaxis(owen_values(game), -1, 0).reshape(
                 (game.m,) + game.vals.shape[1:])

@@ -11,7 +11,7 @@ from .._params import SEED
 from .._validation import check_bool
 from ..games import deterministic
 from ..sampling import permutation_shapley
-from ..tables import owen, shapley
+from ..tables import owen, owen_coalitions, shapley
 from ._common import MAX_EVALS, RowGame, output_names
 
 __all__ = ["PermutationExplainer"]
@@ -22,9 +22,9 @@ BACKEND = "c"
 #: Most antithetic pairs one budget may buy, over those it buys when no two
 #: walks share a coalition.
 PAIRS_OVER_PLAIN = 4
-#: Most features of a masker with a clustering (fc.owen reads a table over
-#: all of them).
-MAX_OWEN_FEATURES = 24
+#: Most features of a masker with a clustering (fc.owen takes a table over
+#: all of them, 2**m entries per output).
+MAX_OWEN_FEATURES = 20
 
 
 def _auto_batch(batch_size):
@@ -41,16 +41,30 @@ def exact_shapley(game: RowGame) -> np.ndarray:
     return shapley(table.reshape(2**game.k, -1).T, backend=BACKEND)
 
 
-def owen_values(game: RowGame) -> np.ndarray:
-    """Owen values (outputs..., m) over the masker's cluster tree from all
-    2**k coalitions of the varying features (fc.owen). The tree covers all
-    m features: the table over them reads each coalition's varying part
-    (the others cannot move v), so the model still sees 2**k coalitions."""
-    table = game.values(np.arange(2**game.k, dtype=np.uint64)).reshape(2**game.k, -1)
-    full = np.arange(2**game.m, dtype=np.uint64)
+def owen_needs(game: RowGame) -> tuple[np.ndarray, np.ndarray]:
+    """(masks over all m features that fc.owen reads for the masker's tree,
+    their varying parts): the model sees each distinct varying part once
+    (features that do not vary cannot move v)."""
+    full = owen_coalitions(game.clustering, game.m)
     bits = (full[:, None] >> game.varying.astype(np.uint64)) & np.uint64(1)
-    varying_part = (bits << np.arange(game.k, dtype=np.uint64)).sum(axis=1)
-    return owen(table[varying_part.astype(np.int64)].T, game.clustering, backend=BACKEND)
+    return full, np.bitwise_or.reduce(bits << np.arange(game.k, dtype=np.uint64), axis=1)
+
+
+def owen_cost(game: RowGame) -> int:
+    """Model evaluations (distinct coalitions) the Owen values take."""
+    return len(np.unique(owen_needs(game)[1]))
+
+
+def owen_values(game: RowGame) -> np.ndarray:
+    """Owen values (outputs..., m) over the masker's cluster tree
+    (fc.owen), the game evaluated only at the coalitions fc.owen reads
+    (fc.owen_coalitions: O(m**2) for a balanced binary tree); the rest of
+    the table is never read."""
+    full, varying_part = owen_needs(game)
+    values = game.values(varying_part).reshape(len(full), -1)
+    table = np.zeros((values.shape[1], 2**game.m))
+    table[:, full.astype(np.int64)] = values.T
+    return owen(table, game.clustering, backend=BACKEND)
 
 
 def affordable_pairs(k: int, max_evals: int, seed: int) -> tuple[int, np.ndarray]:
@@ -135,8 +149,9 @@ class PermutationExplainer(shap.PermutationExplainer):
     With a masker that has a clustering (``shap.maskers.Partition``) the
     values are Owen values over its cluster tree, as shap's estimate
     converges to; here they are computed exactly (:func:`fastcredit.owen`)
-    from all 2**k coalitions, which ``max_evals`` must cover (sampling
-    orders that respect the tree is not implemented).
+    from the coalitions the tree's recursion reads (O(m**2) for a balanced
+    binary tree), which ``max_evals`` must cover (sampling orders that
+    respect the tree is not implemented).
 
     Parameters
     ----------
@@ -186,13 +201,13 @@ class PermutationExplainer(shap.PermutationExplainer):
         max_evals = MAX_EVALS.check(max_evals)
         k = game.k
         if game.clustering is not None:
-            if 2**k > max_evals or game.m > MAX_OWEN_FEATURES:
+            if game.m > MAX_OWEN_FEATURES or owen_cost(game) > max_evals:
                 raise NotImplementedError(
                     f"fastcredit.shap.PermutationExplainer computes Owen values (a masker with "
-                    f"a clustering) exactly, from all 2**{k} coalitions of the varying "
-                    f"features, and only for up to {MAX_OWEN_FEATURES} features; max_evals="
-                    f"{max_evals} does not cover them (sampling orders that respect the "
-                    f"cluster tree is not implemented)")
+                    f"a clustering) exactly, for up to {MAX_OWEN_FEATURES} features, from the "
+                    f"coalitions the cluster tree's recursion reads; max_evals={max_evals} "
+                    f"does not cover them for this row (sampling orders that respect the "
+                    f"tree is not implemented)")
             values = np.moveaxis(owen_values(game), -1, 0).reshape(
                 (game.m,) + game.vals.shape[1:])
             return self._row(game, values, np.zeros_like(values) if error_bounds else None)
