@@ -143,7 +143,7 @@ def _large(quick):
     """Order-2 SII, STII, FSII of one game at m = 20 (target < 1 s) and at
     m = 24 (within memory)."""
     rng = np.random.default_rng(3)
-    for m, repeats in ((14, 3), (16, 1)) if quick else ((20, 3), (24, 1)):
+    for m, repeats in ((14, 3), (16, 1)) if quick else ((20, 7), (24, 1)):
         v = rng.random(1 << m)
         limit = Limit(v)
         for index in ("SII", "STII", "FSII") if m < 24 or quick else ("SII",):
