@@ -520,6 +520,10 @@ def test_varying_features_as_shap_finds_them():
         background, x = rs.choice(entries, size=(3, 4)), rs.choice(entries, size=4)
         np.testing.assert_array_equal(differing(x, background),
                                       np.flatnonzero(~np.isclose(x, background).all(axis=0)))
+        # the legacy explainers' test, np.allclose(x_j, data[:, j], equal_nan=True)
+        legacy = [j for j in range(4)
+                  if not np.allclose(x[j], background[:, j], equal_nan=True)]
+        np.testing.assert_array_equal(differing(x, background, equal_nan=True), legacy)
 
 
 def test_pair_order_matches_combinations():

@@ -80,14 +80,30 @@ def linearizing_weights(p: np.ndarray, link) -> np.ndarray:
     return w * (len(p) / w.sum(axis=0))
 
 
-def differing(x: np.ndarray, background: np.ndarray) -> np.ndarray:
+def differing(x: np.ndarray, background: np.ndarray, equal_nan: bool = False) -> np.ndarray:
     """The features of x that differ from some background row: shap's
     ``~np.isclose(x, data)`` (|x - b| > 1e-8 + 1e-5 |b|, infinities equal
-    to themselves, NaN to nothing), without isclose's per-call overhead."""
+    to themselves, NaN to nothing; to NaN too with ``equal_nan``, as the
+    legacy explainers' ``np.allclose(..., equal_nan=True)``), without
+    isclose's per-call overhead."""
     with np.errstate(invalid="ignore"):
         close = (x == background) | (np.isfinite(x) & np.isfinite(background) & (
             np.abs(x - background) <= 1e-8 + 1e-5 * np.abs(background)))
+    if equal_nan:
+        close |= np.isnan(x) & np.isnan(background)
     return np.flatnonzero(~close.all(axis=0))
+
+
+def legacy_varying(explainer, x) -> np.ndarray:
+    """The varying features of a legacy explainer's row x (1, m): shap's
+    ``varying_groups``, computed at once for dense numeric data (shap calls
+    np.allclose once per feature)."""
+    data = explainer.data.data
+    if (isinstance(x, np.ndarray) and isinstance(data, np.ndarray)
+            and x.dtype.kind in "biuf" and data.dtype.kind in "biuf"):
+        return differing(x.reshape(-1).astype(np.float64), data.astype(np.float64),
+                         equal_nan=True)
+    return np.asarray(explainer.varying_groups(x), dtype=np.int64)
 
 
 class RowGame:

@@ -12,7 +12,7 @@ from shap.utils._legacy import IdentityLink, convert_to_instance, match_instance
 from .._params import SEED
 from ..approximators import approximate
 from ..games import deterministic
-from ._common import RowGame
+from ._common import RowGame, legacy_varying
 from .permutation import BACKEND
 
 __all__ = ["KernelExplainer"]
@@ -111,7 +111,7 @@ class KernelExplainer(shap.KernelExplainer):
             raise NotImplementedError("fastcredit.shap's KernelExplainer does not take "
                                       "feature groups")
         x = dense(instance.x).reshape(-1)
-        varying = np.asarray(self.varying_groups(instance.x), dtype=np.int64)
+        varying = legacy_varying(self, instance.x)
         k = len(varying)
         # keep_index: the model takes DataFrames with the data's column names
         columns = list(self.data.group_names) if self.keep_index else None
@@ -143,6 +143,6 @@ class KernelExplainer(shap.KernelExplainer):
         for j in range(self.D):
             column = deterministic(lambda masks, j=j: game.values(masks).reshape(len(masks), -1)[:, j])
             est = approximate(column, k, "SV", method="kernelshap", budget=nsamples + 2,
-                              seed=seed, pairing=True, backend=BACKEND)
+                              seed=seed, pairing=True, stderr=False, backend=BACKEND)
             values[j] = est.values[1]
         return values

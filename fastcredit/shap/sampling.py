@@ -9,7 +9,7 @@ from shap.utils._legacy import convert_to_instance, match_instance_to_data
 
 from .._backend import kernels
 from .._params import SEED
-from ._common import AUTO_BATCH_ROWS
+from ._common import AUTO_BATCH_ROWS, legacy_varying
 from .permutation import BACKEND
 
 __all__ = ["SamplingExplainer"]
@@ -86,7 +86,7 @@ class SamplingExplainer(shap.SamplingExplainer):
             raise ValueError("SamplingExplainer does not support feature groups")
         x = np.asarray(instance.x, dtype=np.float64).reshape(-1)
         background = np.asarray(self.data.data, dtype=np.float64)
-        varying = np.asarray(self.varying_groups(instance.x), dtype=np.int64)
+        varying = legacy_varying(self, instance.x)
         k = len(varying)
         n_out = self.D
         fx = _model_rows(self.model, x[None, :], n_out)[0]
