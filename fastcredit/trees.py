@@ -76,7 +76,8 @@ class TreeCredit:
 
 
 def actor_centered_credit(q, pi=None, offsets=None, *, baseline="actor", actions=None,
-                          standardize=False, eps=1e-8, atol=1e-6, backend=None) -> TreeCredit:
+                          standardize=False, eps=1e-8, atol=1e-6, out=None,
+                          backend=None) -> TreeCredit:
     r"""Counterfactual-tree credit centered on the actor's policy.
 
     .. math:: \text{credit}(s, a) = Q(s, a) - \sum_b \pi(b \mid s) Q(s, b)
@@ -107,6 +108,14 @@ def actor_centered_credit(q, pi=None, offsets=None, *, baseline="actor", actions
         Added to the sd when standardising.
     atol : float >= 0
         Tolerance of the sum-to-one check of ``pi``.
+    out : TreeCredit, optional
+        Arrays to write the result into (e.g. the previous call's result, in
+        a training loop): its ``credit`` (n_values,), ``baseline``
+        (n_states,) and, with ``actions``, ``sampled`` (n_states,), float64,
+        C-contiguous, writeable and sharing no memory with the inputs or one
+        another. The result holds these arrays (partly written when the
+        call raises on ``pi`` or ``actions``, which the kernel checks in its
+        pass).
     backend : {None, "c", "numba"}
         None picks the faster one (see :mod:`fastcredit._backend`).
 
@@ -126,13 +135,16 @@ def actor_centered_credit(q, pi=None, offsets=None, *, baseline="actor", actions
         ``actions`` does not have shape (n_states,) or names an action
         outside its state's legal ones, ``standardize=True`` is given
         without ``actions``, ``baseline`` is not "actor" or "uniform",
-        ``eps`` or ``atol`` is negative or not finite, or ``backend`` is not
+        ``eps`` or ``atol`` is negative or not finite, an array of ``out``
+        has the wrong shape, is not writeable and C-contiguous or shares
+        memory with an input or another of them, or ``backend`` is not
         None, "c" or "numba" or is not available.
     TypeError
         If ``offsets`` is missing, ``pi`` is missing with
         ``baseline="actor"``, ``q`` or ``pi`` is not a real array,
         ``offsets`` or ``actions`` not integer, ``standardize`` not a bool,
-        or ``eps`` or ``atol`` not a real number.
+        ``eps`` or ``atol`` not a real number, or ``out`` is not a
+        TreeCredit of float64 arrays.
 
     Examples
     --------
@@ -169,11 +181,18 @@ def actor_centered_credit(q, pi=None, offsets=None, *, baseline="actor", actions
         act = int_array(actions, "actions")
         if act.shape != (n_states,):
             raise ValueError(f"actions must have shape ({n_states},), got {act.shape}")
-        sampled = output(None, (n_states,))
     elif standardize:
         raise ValueError("standardize=True needs actions (it standardises the sampled credit)")
-    credit = output(None, qv.shape)
-    base = output(None, (n_states,))
+    if out is not None and not isinstance(out, TreeCredit):
+        raise TypeError(f"out must be a TreeCredit (e.g. a previous result), got "
+                        f"{type(out).__name__}")
+    inputs = {"q": (q, qv), "pi": (pi, pv), "offsets": (offsets, off), "actions": (actions, act)}
+    credit = output(None if out is None else out.credit, qv.shape, "out.credit", inputs=inputs)
+    base = output(None if out is None else out.baseline, (n_states,), "out.baseline",
+                  inputs={**inputs, "out.credit": credit})
+    if act is not None:
+        sampled = output(None if out is None else out.sampled, (n_states,), "out.sampled",
+                         inputs={**inputs, "out.credit": credit, "out.baseline": base})
     impl = kernels("trees", resolve("trees.credit", backend))
     # the kernel checks pi and the actions in its pass and stops at the
     # first state at fault

@@ -74,6 +74,40 @@ def test_credit_errors():
         fc.actor_centered_credit(np.zeros((3, 1)), pi, off)
 
 
+def test_credit_into_out(backend):
+    """out= (a previous result) gets the same bits as a fresh call, in its
+    own arrays; arrays of out that overlap an input or one another, or have
+    the wrong shape, are refused by name."""
+    rng = np.random.default_rng(5)
+    off, actions = np.array([0, 3, 5, 8]), np.array([0, 1, 2])
+    q, pi = rng.normal(size=8), rng.uniform(size=8)
+    pi /= np.repeat(np.add.reduceat(pi, off[:-1]), np.diff(off))
+    fresh = fc.actor_centered_credit(q, pi, off, actions=actions, standardize=True,
+                                     backend=backend)
+    prev = fc.actor_centered_credit(rng.normal(size=8), pi, off, actions=actions,
+                                    backend=backend)
+    res = fc.actor_centered_credit(q, pi, off, actions=actions, standardize=True, out=prev,
+                                   backend=backend)
+    assert res.credit is prev.credit and res.baseline is prev.baseline
+    assert res.sampled is prev.sampled
+    for got, want in zip((res.credit, res.baseline, res.sampled),
+                         (fresh.credit, fresh.baseline, fresh.sampled)):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="out.credit must not overlap the input q"):
+        fc.actor_centered_credit(q, pi, off, out=fc.TreeCredit(q, np.empty(3), None),
+                                 backend=backend)
+    shared = np.empty(8)
+    with pytest.raises(ValueError, match="out.baseline must not overlap the input out.credit"):
+        fc.actor_centered_credit(q, pi, off, out=fc.TreeCredit(shared, shared[5:], None),
+                                 backend=backend)
+    with pytest.raises(ValueError, match=r"out.sampled must have shape \(3,\)"):
+        fc.actor_centered_credit(q, pi, off, actions=actions,
+                                 out=fc.TreeCredit(np.empty(8), np.empty(3), np.empty(2)),
+                                 backend=backend)
+    with pytest.raises(TypeError, match="out must be a TreeCredit"):
+        fc.actor_centered_credit(q, pi, off, out=(np.empty(8), np.empty(3)), backend=backend)
+
+
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -0.25])
 def test_credit_kernels_refuse_the_first_state_at_fault(backend, bad):
     """The kernels check pi and the actions in their pass: the error names
