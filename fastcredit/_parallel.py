@@ -45,6 +45,8 @@ def chunks(n_items: int, threads: int, grain: int = 1) -> list[tuple[int, int]]:
     boundaries are multiples of ``grain``."""
     units = -(-n_items // grain)
     parts = max(1, min(threads, units))
+    if parts == 1:   # the one-thread call of every public function: no list building
+        return [(0, n_items)]
     bounds = [min(n_items, (units * p // parts) * grain) for p in range(parts + 1)]
     return [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a] or [(0, n_items)]
 
