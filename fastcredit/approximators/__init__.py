@@ -73,10 +73,11 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         1 for the value estimators (svarm, stratified, owen, kernelshap); the
         interaction order k of the regression methods (kernelshapiq: 1 or 2)
         and of shapiq and svarmiq (every order 1..k is estimated).
-    method : {"svarm", "stratified", "owen", "shapiq", "svarmiq", "kernelshap", \
-"kernelshapiq", "inconsistent_kernelshapiq", "kaddshap", "regression_fsii", "regression_fbii"}
-        The estimator (see :mod:`fastcredit.approximators` and
-        docs/approximators.md).
+    method : str
+        The estimator: "svarm", "stratified", "owen", "shapiq", "svarmiq",
+        "kernelshap", "kernelshapiq", "inconsistent_kernelshapiq", "kaddshap",
+        "regression_fsii" or "regression_fbii" (see
+        :mod:`fastcredit.approximators` and docs/approximators.md).
     budget : int
         Game evaluations to spend, never exceeded: a deterministic game
         (table, @njit ``fn(mask)``, declared callable) is evaluated once per
@@ -152,6 +153,7 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         raise ValueError(f"anchors applies to method='owen' only, not to {method!r}")
     n_anchors = APPROX_ANCHORS.check(10 if anchors is None else anchors, "anchors")
     pairing = check_bool(pairing, "pairing")
+    stderr = check_bool(stderr, "stderr")
     if (pairing or sampling_weights is not None) and method not in _ORDERED:
         raise ValueError(f"pairing and sampling_weights apply to the methods {_ORDERED} "
                          f"only, not to {method!r}")
@@ -177,7 +179,7 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
             return estimate_interactions(method, g, index, order, budget, seed, threads,
                                          pairing, weights)
         return estimate(method, g, index, order, budget, seed, threads, pairing, weights,
-                        check_bool(stderr, "stderr"))
+                        stderr)
     deterministic = bool(g.deterministic)
     if method == "owen":
         def make():

@@ -422,7 +422,7 @@ class kADDSHAP(_FixedIndexRegression, _ShapiqKADDSHAP):  # noqa: N801  (shapiq's
 
 class RegressionFSII(_FixedIndexRegression, _ShapiqRegressionFSII):
     r"""Drop-in for ``shapiq.RegressionFSII`` (Tsai et al. 2023): FSII as
-    the least squares on the indicators [T ⊆ S], |T| <= k, with
+    the least squares on the indicators [T ⊆ S], ``|T| <= k``, with
     KernelSHAP's kernel (``fc.approximate(method="regression_fsii")``).
 
     Parameters
@@ -440,7 +440,7 @@ class RegressionFSII(_FixedIndexRegression, _ShapiqRegressionFSII):
 
 class RegressionFBII(_FixedIndexRegression, _ShapiqRegressionFBII):
     r"""Drop-in for ``shapiq.RegressionFBII`` (Tsai et al. 2023): FBII as
-    the unweighted least squares on the indicators [T ⊆ S], |T| <= k,
+    the unweighted least squares on the indicators [T ⊆ S], ``|T| <= k``,
     coalitions drawn uniformly (``fc.approximate(method="regression_fbii")``).
 
     Parameters
