@@ -140,7 +140,7 @@ class ExactExplainer(shap.ExactExplainer):
             "values": values,
             "expected_values": expected,
             "mask_shapes": [game.x.shape],
-            "main_effects": game.main_effects() if self._main_effects else None,
+            "main_effects": game.main_effects() if getattr(self, "_main_effects", False) else None,
             "clustering": game.clustering,
             "output_names": output_names(self),
         }

@@ -231,7 +231,7 @@ class PermutationExplainer(shap.PermutationExplainer):
             # v({}) was among the coalitions evaluated
             "expected_values": game.values(np.zeros(1, dtype=np.uint64))[0],
             "mask_shapes": [game.x.shape],
-            "main_effects": game.main_effects() if self._main_effects else None,
+            "main_effects": game.main_effects() if getattr(self, "_main_effects", False) else None,
             "clustering": game.clustering,
             "error_std": error_std,
             "output_names": output_names(self),
