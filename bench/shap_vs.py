@@ -3,7 +3,8 @@
 - A cheap NumPy model (linear plus pairwise and a three-way interaction), 10
   features, 1,000 rows, ``maskers.Independent`` with 10 background rows:
   time of each explainer, shap's and ours alternately, best of ``--repeats``,
-  at equal ``max_evals`` (``nsamples`` for the legacy Sampling and Kernel); and the error against exact Shapley values over 20
+  at equal ``max_evals`` (``nsamples`` for the legacy Sampling and Kernel);
+  and the error against exact Shapley values over 20
   seeds (RMSE over 50 rows x 10 features, mean and sd over seeds).
 - A scikit-learn GradientBoosting model (100 trees): the time in the model
   and outside it for both (the model's predict wrapped with a clock).
@@ -31,7 +32,8 @@ def scenario(rows: int, seed: int = 0):
     X, B, w = rs.randn(rows, M), rs.randn(N_BACKGROUND, M), rs.randn(M)
 
     def model(x):
-        return x @ w + x[:, 0] * x[:, 1] - 0.5 * x[:, 2] * x[:, 3] + 0.3 * x[:, 4] * x[:, 5] * x[:, 6]
+        return (x @ w + x[:, 0] * x[:, 1] - 0.5 * x[:, 2] * x[:, 3]
+                + 0.3 * x[:, 4] * x[:, 5] * x[:, 6])
     return model, X, shap.maskers.Independent(B)
 
 

@@ -45,7 +45,8 @@ def pair_values(game: RowGame) -> np.ndarray:
     main = game.main_effects()
     full = np.zeros((game.m,) + main.shape)
     if k >= 2:
-        pairs = exact_interactions(table, "STII", order=2, backend=BACKEND).values[2] / 2.0   # (outputs, C(k, 2))
+        # (outputs, C(k, 2))
+        pairs = exact_interactions(table, "STII", order=2, backend=BACKEND).values[2] / 2.0
         i, j = np.triu_indices(k, 1)
         block = np.zeros((k, k, table.shape[0]))
         block[i, j] = block[j, i] = pairs.T

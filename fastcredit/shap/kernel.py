@@ -141,7 +141,8 @@ class KernelExplainer(shap.KernelExplainer):
         seed = SEED.check(int(np.random.randint(0, 2**62)))
         values = np.empty((self.D, k))
         for j in range(self.D):
-            column = deterministic(lambda masks, j=j: game.values(masks).reshape(len(masks), -1)[:, j])
+            column = deterministic(
+                lambda masks, j=j: game.values(masks).reshape(len(masks), -1)[:, j])
             est = approximate(column, k, "SV", method="kernelshap", budget=nsamples + 2,
                               seed=seed, pairing=True, stderr=False, backend=BACKEND)
             values[j] = est.values[1]
