@@ -16,7 +16,6 @@ import importlib.util
 import inspect
 import pathlib
 import sys
-import types
 
 import pytest
 
@@ -62,6 +61,12 @@ def _extra_missing(needs: str | None) -> bool:
         return True
 
 
+def _has_docstring(obj) -> bool:
+    """Functions and classes carry docstrings; constants (tuples, dicts)
+    are described by their modules."""
+    return inspect.isclass(obj) or callable(obj)
+
+
 def public_names() -> list[str]:
     """Every public name, the first place each object is documented at
     (fastcredit.alignment, not again as fastcredit.audit.alignment); one
@@ -69,7 +74,7 @@ def public_names() -> list[str]:
     names, seen = [], {}
     for name in fastcredit.__all__:
         obj = getattr(fastcredit, name)
-        if not isinstance(obj, types.ModuleType):
+        if _has_docstring(obj):                     # not the submodules, not constants
             names.append(f"fastcredit.{name}")
             seen[id(obj)] = name
     for module_name in public_modules():
@@ -79,7 +84,7 @@ def public_names() -> list[str]:
         module = importlib.import_module(module_name)
         for name in module_names(module_name):
             obj = getattr(module, name)
-            if id(obj) not in seen and not isinstance(obj, types.ModuleType):
+            if _has_docstring(obj) and id(obj) not in seen:
                 names.append(f"{module_name}.{name}")
                 seen[id(obj)] = name
     return names
@@ -96,12 +101,6 @@ def _resolve(qualified: str):
     return getattr(importlib.import_module(module_name), name)
 
 
-def _is_documented(obj) -> bool:
-    """Functions and classes carry docstrings; constants (tuples, dicts)
-    are documented where their module's docstring or docs/api.rst says."""
-    return inspect.isclass(obj) or callable(obj)
-
-
 def _doctest_failures(qualified: str, obj) -> list[str]:
     """Run the examples of obj's docstring and of its public methods and
     properties (as written: no names are given to them); the failing ones."""
@@ -109,11 +108,8 @@ def _doctest_failures(qualified: str, obj) -> list[str]:
     runner = doctest.DocTestRunner(optionflags=DOCTEST_FLAGS)
     failed = []
     for test in finder.find(obj, qualified, globs={}):
-        if any(part.startswith("_") for part in test.name[len(qualified):].split(".")):
-            continue
-        result = runner.run(test, out=lambda text: failed.append(text))
-        if result.failed and not failed:
-            failed.append(test.name)
+        if not any(part.startswith("_") for part in test.name[len(qualified):].split(".")):
+            runner.run(test, out=failed.append)      # out: the failure reports
     return failed
 
 
@@ -158,8 +154,6 @@ def _section_problems(qualified: str, obj) -> list[str]:
 @pytest.mark.parametrize("qualified", PUBLIC)
 def test_docstring(qualified):
     obj = _resolve(qualified)
-    if not _is_documented(obj):
-        return
     failures = _doctest_failures(qualified, obj)
     problems = _section_problems(qualified, obj)
     if qualified in _PENDING:
