@@ -242,6 +242,16 @@ int fc_approx_fold_shapiq(const uint64_t *masks, const double *values, int64_t n
 
 /* ---- regression estimators ---------------------------------------------- */
 
+/* The bits of x by SWAR arithmetic (no loop over them: the folds count the
+ * members of S and of S & T for every column). */
+static int popcount_swar(uint64_t x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
+}
+
 int fc_approx_fold_regression(const uint64_t *masks, const double *values, int64_t n, int m,
                               double centre, const double *weights, int64_t n_kernels,
                               const uint64_t *columns, const int64_t *column_sizes, int64_t p,
@@ -263,7 +273,7 @@ int fc_approx_fold_regression(const uint64_t *masks, const double *values, int64
             if (masks[k] >> m) return FC_EINVAL;
     for (k = 0; k < n; k++) {
         const uint64_t mask = masks[k];
-        const int s = popcount64(mask);
+        const int s = popcount_swar(mask);
         const double y = values[k] - centre;
         int64_t nz = 0;
         int live = 0;
@@ -271,7 +281,7 @@ int fc_approx_fold_regression(const uint64_t *masks, const double *values, int64
             if (weights[j * (m + 1) + s] != 0.0) live = 1;
         if (!live) continue;
         for (a = 0; a < p; a++) {
-            const double x = coef[column_sizes[a] * width + popcount64(mask & columns[a])];
+            const double x = coef[column_sizes[a] * width + popcount_swar(mask & columns[a])];
             if (x != 0.0) {
                 work_x[nz] = x;
                 work_i[nz] = a;
@@ -321,11 +331,11 @@ int fc_approx_fold_scores(const uint64_t *masks, const double *values, int64_t n
         for (a = 0; a < wide; a++) work_g[a] = 0.0;
         for (q = 0; q < c; q++) {
             const uint64_t mask = masks[u * c + q];
-            const int s = popcount64(mask);
+            const int s = popcount_swar(mask);
             double r = values[u * c + q] - centre;
             int64_t k = 0;
             for (a = 0; a < p; a++) {
-                const double x = coef[column_sizes[a] * width + popcount64(mask & columns[a])];
+                const double x = coef[column_sizes[a] * width + popcount_swar(mask & columns[a])];
                 if (x != 0.0) {
                     work_x[k] = x;
                     work_i[k] = a;

@@ -196,13 +196,19 @@ def fold_shapiq(masks, values, m, centre, members, sizes, order, weights, count,
 
 __all__ += ["fold_regression", "fold_scores", "cholesky_solve"]
 
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+
+
 @jit
 def _popcount(x):
-    c = 0
-    while x != 0:
-        x &= x - _ONE
-        c += 1
-    return c
+    """The bits of x by SWAR arithmetic (csrc/approximators.c's popcount_swar)."""
+    x = x - ((x >> _ONE) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return np.int64((x * _H01) >> np.uint64(56))
 
 
 @jit
