@@ -4,9 +4,12 @@ subsets of one size, and the position of given subsets. Unchecked: callers
 validate n and the subsets."""
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
+
+from ._validation import frozen
 
 
 def binomials(n: int, k: int) -> np.ndarray:
@@ -44,3 +47,13 @@ def combinations(n: int, s: int) -> np.ndarray:
         nxt = np.repeat(last + 1, extensions) + np.arange(int(extensions.sum())) - start
         rows = np.column_stack([np.repeat(rows, extensions, axis=0), nxt])
     return rows
+
+
+@functools.lru_cache(maxsize=256)
+def subset_masks(n: int, s: int) -> np.ndarray:
+    """uint64 masks of the subsets of size s of 0..n-1 (n <= 64), in
+    ``itertools.combinations`` order, read-only: cached, as the approximators'
+    designs lay them out on every call (a per-row cost in fastcredit.shap)."""
+    players = combinations(n, s).astype(np.uint64)
+    return frozen(np.bitwise_or.reduce(np.left_shift(np.uint64(1), players), axis=1,
+                                       initial=np.uint64(0)))

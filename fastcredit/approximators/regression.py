@@ -66,14 +66,15 @@ own noise is not counted.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
 import numpy as np
 
 from .._index_weights import _bernoulli
-from .._subsets import combinations
-from .._validation import float64_array
+from .._subsets import combinations, subset_masks as _masks
+from .._validation import float64_array, frozen
 from ..interactions import interactions, subset_position
 from .._backend import kernels, resolve
 from .base import Design, InteractionEstimate, run_design
@@ -83,12 +84,6 @@ __all__ = ["REGRESSION", "border_trick", "size_weights", "estimate", "check_regr
 
 #: shapiq's large weight (``Approximator._big_M``): sizes the kernel all but fits.
 BIG_M = 1e8
-
-
-def _masks(m, t):
-    players = combinations(m, t).astype(np.uint64)
-    return np.bitwise_or.reduce(np.left_shift(np.uint64(1), players), axis=1,
-                                initial=np.uint64(0))
 
 
 def border_trick(m: int, budget: int, weights) -> tuple:
@@ -167,37 +162,11 @@ class Regression(Design):
         self.order = order
         self.coalitions = 2 if pairing else 1
         self.pairing = pairing
-        weights = size_weights(self.method, m, order) if weights is None else weights
-        self.computed, self.sizes, probs = border_trick(m, budget, weights)
-        cdf = np.cumsum(probs)
-        if len(cdf):
-            cdf[-1] = 2.0
-        self.cdf = cdf
-        self.coef = _coefficients(self.method, order)
-        live = [t for t in range(order + 1) if np.any(self.coef[t] != 0)]
-        self.columns = np.concatenate([_masks(m, t) for t in live])
-        self.column_sizes = np.concatenate([np.full(math.comb(m, t), t, dtype=np.int64)
-                                            for t in live])
-        kernels = range(1, order + 1) if self.staged else (1,)
-        mu = np.array([_kernel(self.method, m, t) for t in kernels])
-        self.census_weights = mu
-        # the folds use the sparse basis f_U(S) = [U ⊆ S], |U| <= k (x = M f, so
-        # X'WX = M F'WF M'): the work per coalition is the square of its subsets
-        # of size <= k, however dense x is
-        self.fold_columns = np.concatenate([_masks(m, t) for t in range(order + 1)])
-        self.fold_sizes = np.concatenate([np.full(math.comb(m, t), t, dtype=np.int64)
-                                          for t in range(order + 1)])
-        self.fold_coef = np.eye(order + 1)
-        self.transform = _basis_change(self.coef, live, m, order)
-        sampled = np.zeros(m + 1, dtype=bool)
-        sampled[self.sizes] = True
-        per = np.array([math.comb(m, s) for s in range(m + 1)], dtype=np.float64)
-        prob = np.zeros(m + 1)
-        prob[self.sizes] = probs
-        with np.errstate(divide="ignore", invalid="ignore"):
-            self.sample_weights = np.where(sampled[None, :], mu * per / prob, 0.0)
-        self.sampled = sampled
-        p, k = len(self.fold_columns), len(mu)
+        (self.computed, self.sizes, self.cdf, self.coef, self.columns, self.column_sizes,
+         self.census_weights, self.fold_columns, self.fold_sizes, self.fold_coef,
+         self.transform, self.sample_weights, self.sampled, self.fixed_masks) = _layout(
+            type(self), m, order, budget, None if weights is None else tuple(weights))
+        p, k = len(self.fold_columns), len(self.census_weights)
         self.gram = [np.zeros((k, p, p)), np.zeros((k, p, p))]      # census, samples
         self.moment = [np.zeros((k, p)), np.zeros((k, p))]
         self.work_x = np.empty(p)
@@ -209,7 +178,7 @@ class Regression(Design):
     # -- the loop's hooks ---------------------------------------------------------
 
     def fixed(self):
-        return np.concatenate([_masks(self.m, s) for s in self.computed])
+        return self.fixed_masks.copy()
 
     def _fold(self, impl, which, weights, masks, values, v0):
         impl.fold_regression(masks, values, v0, weights, self.fold_columns, self.fold_sizes,
@@ -363,6 +332,46 @@ class Regression(Design):
         if not self.intercept:
             vals[0] = np.array([table[0]], dtype=np.float64)
         return np.concatenate(vals)
+
+
+@functools.lru_cache(maxsize=64)
+def _layout(design, m, order, budget, weights):
+    """What a regression run's design takes from (its class, m, order,
+    budget, sampling weights as a tuple or None) alone, laid out once and
+    read-only (a fastcredit.shap Kernel explainer runs one design per row):
+    (enumerated sizes, sampled sizes, their cdf, c, the columns and their
+    sizes, the census kernels, the fold's basis (masks, sizes, coefficients),
+    the basis change M, the sample weights, the sampled sizes' flags, the
+    enumerated coalitions)."""
+    weights = size_weights(design.method, m, order) if weights is None else np.array(weights)
+    computed, sizes, probs = border_trick(m, budget, weights)
+    cdf = np.cumsum(probs)
+    if len(cdf):
+        cdf[-1] = 2.0
+    coef = _coefficients(design.method, order)
+    live = [t for t in range(order + 1) if np.any(coef[t] != 0)]
+    columns = np.concatenate([_masks(m, t) for t in live])
+    column_sizes = np.concatenate([np.full(math.comb(m, t), t, dtype=np.int64) for t in live])
+    kernels = range(1, order + 1) if design.staged else (1,)
+    mu = np.array([_kernel(design.method, m, t) for t in kernels])
+    # the folds use the sparse basis f_U(S) = [U ⊆ S], |U| <= k (x = M f, so
+    # X'WX = M F'WF M'): the work per coalition is the square of its subsets
+    # of size <= k, however dense x is
+    fold_columns = np.concatenate([_masks(m, t) for t in range(order + 1)])
+    fold_sizes = np.concatenate([np.full(math.comb(m, t), t, dtype=np.int64)
+                                 for t in range(order + 1)])
+    transform = _basis_change(coef, live, m, order)
+    sampled = np.zeros(m + 1, dtype=bool)
+    sampled[sizes] = True
+    per = np.array([math.comb(m, s) for s in range(m + 1)], dtype=np.float64)
+    prob = np.zeros(m + 1)
+    prob[sizes] = probs
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sample_weights = np.where(sampled[None, :], mu * per / prob, 0.0)
+    fixed = np.concatenate([_masks(m, s) for s in computed])
+    arrays = [sizes, cdf, coef, columns, column_sizes, mu, fold_columns, fold_sizes,
+              np.eye(order + 1), transform, sample_weights, sampled, fixed]
+    return (tuple(computed),) + tuple(None if a is None else frozen(a) for a in arrays)
 
 
 def _basis_change(coef, live, m, order):
