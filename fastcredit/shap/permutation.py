@@ -7,10 +7,11 @@ import numpy as np
 import shap
 
 from .._backend import kernels
+from .._constants import STATS
 from .._params import SEED
 from .._validation import check_bool
 from ..games import deterministic
-from ..sampling import permutation_shapley
+from ..sampling import _UNLIMITED as UNLIMITED, permutation_shapley
 from ..tables import owen, owen_coalitions, shapley
 from ._common import MAX_EVALS, RowGame, output_names
 
@@ -22,6 +23,9 @@ BACKEND = "c"
 #: Most antithetic pairs one budget may buy, over those it buys when no two
 #: walks share a coalition.
 PAIRS_OVER_PLAIN = 4
+#: Most varying features whose sampled walks run compiled over a table of
+#: the row's game (2**k entries per output).
+MAX_TABLE_FEATURES = 20
 #: Most features of a masker with a clustering (fc.owen takes a table over
 #: all of them, 2**m entries per output).
 MAX_OWEN_FEATURES = 20
@@ -104,10 +108,23 @@ def sampled_shapley(game: RowGame, max_evals: int, seed: int):
     output's estimate then walks the same permutations (one seed) on them."""
     k = game.k
     pairs, masks = affordable_pairs(k, max_evals, seed)
-    game.values(masks)
-    n_out = game.output_columns()
+    evaluated = game.values(masks).reshape(len(masks), -1)
+    n_out = evaluated.shape[1]
     values = np.empty((n_out, k))
     stderr = np.empty((n_out, k))
+    if k <= MAX_TABLE_FEATURES:
+        # the walks run compiled over a table of the row's game holding the
+        # coalitions evaluated (the pairs' walks read those only; the rest
+        # stays 0, never read): the same arithmetic, in the same order, as
+        # the Python walks below
+        table = np.zeros((n_out, 2**k))
+        table[:, masks.astype(np.int64)] = evaluated.T
+        stats = np.zeros((1, STATS), dtype=np.int64)
+        walks = kernels("sampling", BACKEND).permutation_shapley
+        for j in range(n_out):
+            walks(table[j:j + 1], seed, 0, 2 * pairs, UNLIMITED, True, False, 0.0, 2,
+                  values[j:j + 1], stderr[j:j + 1], stats)
+        return values, stderr
     for j in range(n_out):
         column = deterministic(lambda masks, j=j: game.values(masks).reshape(len(masks), -1)[:, j])
         # cache=False: the game's own memo holds every coalition already, and
