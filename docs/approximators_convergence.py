@@ -34,7 +34,7 @@ def main() -> None:
     v = table_game(N)
     exact = fc.interactions(v, "SV").values[1]
     curves = {}
-    for method in ("svarm", "stratified", "owen", "shapiq"):
+    for method in ("svarm", "stratified", "owen", "shapiq", "kernelshap"):
         curves[method] = [np.sqrt(np.mean([rmse(fc.approximate(v, method=method, budget=b,
                                                                 seed=s).values[1], exact) ** 2
                                            for s in range(SEEDS)])) for b in BUDGETS]
