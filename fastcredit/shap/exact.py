@@ -8,9 +8,9 @@ import shap
 
 from .._validation import check_bool
 from ..interactions import interactions as exact_interactions
-from ._common import MAX_EVALS, RowGame, output_names
+from ._common import MAX_EVALS, Lookahead, RowGame, output_names
 from .permutation import (BACKEND, MAX_OWEN_FEATURES, _auto_batch, exact_shapley, owen_cost,
-                          owen_values)
+                          owen_needs, owen_values)
 
 __all__ = ["ExactExplainer"]
 
@@ -64,7 +64,7 @@ class ExactExplainer(shap.ExactExplainer):
     Same constructor, call signature and result (shap's ``Explanation``) as
     ``shap.ExactExplainer``: for each row all 2**k coalitions of the k
     features that differ from the background are evaluated, in model calls
-    of ``batch_size`` coalitions ("auto": about 65,536 masked rows per
+    of ``batch_size`` coalitions ("auto": about 16,384 masked rows per
     call), and the Shapley values come from the table
     (:func:`fastcredit.shapley`, compiled and cached: no compilation on the
     first call); ``interactions=True`` (or 2) gives shap's pairwise
@@ -106,29 +106,30 @@ class ExactExplainer(shap.ExactExplainer):
                  error_bounds: bool = False, batch_size: Any = "auto",
                  interactions: Any = 1, silent: bool = False):
         self._main_effects = check_bool(main_effects, "main_effects")
-        return super().__call__(*args, max_evals=max_evals, main_effects=main_effects,
-                                error_bounds=error_bounds, batch_size=_auto_batch(batch_size),
-                                interactions=interactions, silent=silent)
+        batch_size = _auto_batch(batch_size)
+        order = _interaction_order(interactions)
+        # the rows' coalitions evaluated ahead, several rows per model call
+        self._ahead = Lookahead.of(self, args, batch_size,
+                                   lambda game: (self._coalitions(game, max_evals, order), None))
+        try:
+            return super().__call__(*args, max_evals=max_evals, main_effects=main_effects,
+                                    error_bounds=error_bounds, batch_size=batch_size,
+                                    interactions=interactions, silent=silent)
+        finally:
+            self._ahead = None
 
     def explain_row(self, *row_args, max_evals, main_effects, error_bounds, batch_size,
                     outputs, interactions, silent):
         if len(row_args) != 1:
             raise TypeError(f"fastcredit.shap explains one tabular input, got {len(row_args)}")
         order = _interaction_order(interactions)
-        game = RowGame.of(self, row_args[0], batch_size)
-        if game.clustering is not None and (order == 2 or game.m > MAX_OWEN_FEATURES):
-            raise NotImplementedError(
-                f"fastcredit.shap.ExactExplainer computes Owen values for a masker with a "
-                f"clustering for up to {MAX_OWEN_FEATURES} features, and no interactions")
-        k = game.k
-        if k > MAX_EXACT_FEATURES:
-            raise ValueError(f"a row with {k} varying features is beyond the "
-                             f"{MAX_EXACT_FEATURES} the Exact explainer enumerates")
-        if max_evals is not None and not (isinstance(max_evals, str) and max_evals == "auto"):
-            needed = 2**k if game.clustering is None else owen_cost(game)
-            if MAX_EVALS.check(max_evals) < needed:
-                raise ValueError(f"max_evals={max_evals} is too low: the Exact explainer "
-                                 f"evaluates {needed} coalitions of this row")
+        ahead = getattr(self, "_ahead", None)
+        taken = None if ahead is None else ahead.take(row_args[0])
+        if taken is None:
+            game = RowGame.of(self, row_args[0], batch_size)
+            self._coalitions(game, max_evals, order)
+        else:
+            game = taken[0]
         if game.clustering is not None:
             values = np.moveaxis(owen_values(game), -1, 0).reshape(
                 (game.m,) + game.vals.shape[1:])
@@ -145,3 +146,25 @@ class ExactExplainer(shap.ExactExplainer):
             "clustering": game.clustering,
             "output_names": output_names(self),
         }
+
+    @staticmethod
+    def _coalitions(game: RowGame, max_evals, order: int) -> np.ndarray:
+        """The coalitions the row's values read (all 2**k, or those of the
+        cluster tree's recursion), checked against the explainer's limits
+        and max_evals."""
+        if game.clustering is not None and (order == 2 or game.m > MAX_OWEN_FEATURES):
+            raise NotImplementedError(
+                f"fastcredit.shap.ExactExplainer computes Owen values for a masker with a "
+                f"clustering for up to {MAX_OWEN_FEATURES} features, and no interactions")
+        k = game.k
+        if k > MAX_EXACT_FEATURES:
+            raise ValueError(f"a row with {k} varying features is beyond the "
+                             f"{MAX_EXACT_FEATURES} the Exact explainer enumerates")
+        if max_evals is not None and not (isinstance(max_evals, str) and max_evals == "auto"):
+            needed = 2**k if game.clustering is None else owen_cost(game)
+            if MAX_EVALS.check(max_evals) < needed:
+                raise ValueError(f"max_evals={max_evals} is too low: the Exact explainer "
+                                 f"evaluates {needed} coalitions of this row")
+        if game.clustering is not None:
+            return owen_needs(game)[1]
+        return np.arange(2**k, dtype=np.uint64)

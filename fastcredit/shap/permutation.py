@@ -13,7 +13,7 @@ from .._validation import check_bool
 from ..games import deterministic
 from ..sampling import _UNLIMITED as UNLIMITED, permutation_shapley
 from ..tables import owen, owen_coalitions, shapley
-from ._common import MAX_EVALS, RowGame, output_names
+from ._common import MAX_EVALS, Lookahead, RowGame, output_names
 
 __all__ = ["PermutationExplainer"]
 
@@ -101,13 +101,13 @@ def affordable_pairs(k: int, max_evals: int, seed: int) -> tuple[int, np.ndarray
     return pairs, np.concatenate([np.array([0, full], dtype=np.uint64), keep])
 
 
-def sampled_shapley(game: RowGame, max_evals: int, seed: int):
+def sampled_shapley(game: RowGame, pairs: int, masks: np.ndarray, seed: int):
     """(values, stderr), each (outputs, k), by antithetic permutation
-    sampling within max_evals distinct coalitions. The coalitions of the
-    affordable pairs are evaluated first, in batch_size model calls; every
-    output's estimate then walks the same permutations (one seed) on them."""
+    sampling: the walks of the sampler's first ``pairs`` antithetic pairs
+    for ``seed``, whose coalitions are ``masks`` (:func:`affordable_pairs`),
+    evaluated first in batch_size model calls; every output's estimate then
+    walks the same permutations (one seed) on them."""
     k = game.k
-    pairs, masks = affordable_pairs(k, max_evals, seed)
     evaluated = game.values(masks).reshape(len(masks), -1)
     n_out = evaluated.shape[1]
     values = np.empty((n_out, k))
@@ -152,7 +152,7 @@ class PermutationExplainer(shap.PermutationExplainer):
       coalitions fit in the budget they are all evaluated and the values are
       exact (:func:`fastcredit.shapley`);
     - model calls take ``batch_size`` coalitions (n_b masked rows each;
-      "auto": about 65,536 masked rows per call);
+      "auto": about 16,384 masked rows per call);
     - ``error_bounds=True`` reports in ``error_std`` the standard error of
       each value (the sd of the antithetic pairs over sqrt(pairs); 0 where
       exact);
@@ -204,15 +204,23 @@ class PermutationExplainer(shap.PermutationExplainer):
                  error_bounds: bool = False, batch_size: Any = "auto", outputs: Any = None,
                  silent: bool = False, **kwargs: Any):
         self._main_effects = check_bool(main_effects, "main_effects")
-        return super().__call__(*args, max_evals=max_evals, main_effects=main_effects,
-                                error_bounds=error_bounds, batch_size=_auto_batch(batch_size),
-                                outputs=outputs, silent=silent, **kwargs)
+        batch_size = _auto_batch(batch_size)
+        # the rows' coalitions evaluated ahead, several rows per model call
+        self._ahead = Lookahead.of(self, args, batch_size,
+                                   lambda game: self._plan(game, max_evals))
+        try:
+            return super().__call__(*args, max_evals=max_evals, main_effects=main_effects,
+                                    error_bounds=error_bounds, batch_size=batch_size,
+                                    outputs=outputs, silent=silent, **kwargs)
+        finally:
+            self._ahead = None
 
-    def explain_row(self, *row_args, max_evals, main_effects, error_bounds, batch_size,
-                    outputs, silent, **kwargs):
-        if len(row_args) != 1:
-            raise TypeError(f"fastcredit.shap explains one tabular input, got {len(row_args)}")
-        game = RowGame.of(self, row_args[0], batch_size)
+    @staticmethod
+    def _plan(game: RowGame, max_evals):
+        """(the coalitions the row's values read, (how, seed, pairs)): "owen"
+        (a clustering), "exact" (all 2**k fit in max_evals) or "sampled"
+        (the row's seed drawn from NumPy's global generator here, and the
+        antithetic pairs it affords)."""
         if isinstance(max_evals, str) and max_evals == "auto":
             max_evals = 10 * 2 * game.m     # shap's: 10 antithetic pairs
         max_evals = MAX_EVALS.check(max_evals)
@@ -225,19 +233,36 @@ class PermutationExplainer(shap.PermutationExplainer):
                     f"coalitions the cluster tree's recursion reads; max_evals={max_evals} "
                     f"does not cover them for this row (sampling orders that respect the "
                     f"tree is not implemented)")
+            return owen_needs(game)[1], ("owen", None, 0)
+        if 2**k <= max_evals:
+            return np.arange(2**k, dtype=np.uint64), ("exact", None, 0)
+        if max_evals < 2 * k:
+            raise ValueError(f"max_evals={max_evals} is too low for the Permutation "
+                             f"explainer: one antithetic pair of walks over the {k} "
+                             f"varying features needs {2 * k} model evaluations")
+        seed = SEED.check(int(np.random.randint(0, 2**62)))
+        pairs, masks = affordable_pairs(k, max_evals, seed)
+        return masks, ("sampled", seed, pairs)
+
+    def explain_row(self, *row_args, max_evals, main_effects, error_bounds, batch_size,
+                    outputs, silent, **kwargs):
+        if len(row_args) != 1:
+            raise TypeError(f"fastcredit.shap explains one tabular input, got {len(row_args)}")
+        ahead = getattr(self, "_ahead", None)
+        taken = None if ahead is None else ahead.take(row_args[0])
+        if taken is None:
+            game = RowGame.of(self, row_args[0], batch_size)
+            taken = game, self._plan(game, max_evals)
+        game, (masks, (how, seed, pairs)) = taken
+        if how == "owen":
             values = np.moveaxis(owen_values(game), -1, 0).reshape(
                 (game.m,) + game.vals.shape[1:])
             return self._row(game, values, np.zeros_like(values) if error_bounds else None)
-        if 2**k <= max_evals:
+        if how == "exact":
             values = exact_shapley(game)
             stderr = np.zeros_like(values)
         else:
-            if max_evals < 2 * k:
-                raise ValueError(f"max_evals={max_evals} is too low for the Permutation "
-                                 f"explainer: one antithetic pair of walks over the {k} "
-                                 f"varying features needs {2 * k} model evaluations")
-            seed = SEED.check(int(np.random.randint(0, 2**62)))
-            values, stderr = sampled_shapley(game, max_evals, seed)
+            values, stderr = sampled_shapley(game, pairs, masks, seed)
         return self._row(game, game.expand(values),
                          game.expand(stderr) if error_bounds else None)
 
