@@ -42,6 +42,7 @@ _PENDING = {
     "fastcredit.shapiq.RegressionFBII",
     "fastcredit.shapiq.RegressionFSII",
     "fastcredit.shapiq.SHAPIQ",
+    "fastcredit.shapiq.SPEX",
     "fastcredit.shapiq.SVARMIQ",
     "fastcredit.shapiq.UnbiasedKernelSHAP",
     "fastcredit.shapiq.kADDSHAP",
