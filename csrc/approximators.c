@@ -406,3 +406,97 @@ int fc_approx_cholesky_solve(double *a, int64_t n, double *rhs, int64_t n_rhs, i
     }
     return FC_OK;
 }
+
+
+/* --- sparse transform (SPEX): binary BCH decoding ------------------------------ */
+
+/* GF(2^q) arithmetic on logarithms: gf_exp[e] = alpha^e for 0 <= e < 2 * order,
+ * gf_log[x] = log_alpha x for 1 <= x <= order (order = 2^q - 1). */
+static int32_t bch_mul(int32_t a, int32_t b, const int32_t *gf_exp, const int32_t *gf_log)
+{
+    if (a == 0 || b == 0) return 0;
+    return gf_exp[gf_log[a] + gf_log[b]];
+}
+
+int fc_approx_bch_decode(const uint8_t *received, int64_t n_words, int64_t length,
+                         int64_t order, int64_t t, const int32_t *gf_exp,
+                         const int32_t *gf_log, uint8_t *decoded, int64_t *n_errors)
+{
+    int32_t syndrome[2 * FC_BCH_MAX_T], locator[2 * FC_BCH_MAX_T + 1];
+    int32_t previous[2 * FC_BCH_MAX_T + 1], saved[2 * FC_BCH_MAX_T + 1];
+    int64_t roots[FC_BCH_MAX_T];
+    int64_t w, i, j, l, r;
+    if (!received || !gf_exp || !gf_log || !decoded || !n_errors || n_words < 0 || t < 1
+        || t > FC_BCH_MAX_T || order < 3 || order > FC_BCH_MAX_ORDER || (order & (order + 1))
+        || length < 1 || length > order || 2 * t > order)
+        return FC_EINVAL;
+    for (w = 0; w < n_words; w++) {
+        const uint8_t *word = received + w * length;
+        uint8_t *out = decoded + w * length;
+        int any = 0, degree = 0, shift = 1, n_roots = 0, outside = 0;
+        int32_t last = 1;
+        for (j = 0; j < length; j++) {
+            if (word[j] > 1) return FC_EINVAL;
+            out[j] = word[j];
+        }
+        /* S_l = r(alpha^(l + 1)); bit j of the word is the coefficient of
+         * x^(length - 1 - j) (galois' descending order) */
+        for (l = 0; l < 2 * t; l++) {
+            int32_t s = 0;
+            for (j = 0; j < length; j++)
+                if (word[j]) s ^= gf_exp[((l + 1) * (length - 1 - j)) % order];
+            syndrome[l] = s;
+            any |= s != 0;
+        }
+        n_errors[w] = 0;
+        if (!any) continue;
+        /* Berlekamp-Massey: the shortest recurrence locator(x) (degree <= 2t)
+         * generating the syndromes; degree is its linear complexity */
+        for (i = 0; i <= 2 * t; i++) locator[i] = previous[i] = 0;
+        locator[0] = previous[0] = 1;
+        for (r = 0; r < 2 * t; r++) {
+            int32_t discrepancy = syndrome[r], scale;
+            for (i = 1; i <= degree; i++)
+                discrepancy ^= bch_mul(locator[i], syndrome[r - i], gf_exp, gf_log);
+            if (discrepancy == 0) {
+                shift++;
+                continue;
+            }
+            scale = gf_exp[gf_log[discrepancy] + order - gf_log[last]];
+            for (i = 0; i <= 2 * t; i++) saved[i] = locator[i];
+            for (i = 0; i + shift <= 2 * t; i++)
+                locator[i + shift] ^= bch_mul(scale, previous[i], gf_exp, gf_log);
+            if (2 * degree <= r) {
+                degree = (int)(r + 1 - degree);
+                for (i = 0; i <= 2 * t; i++) previous[i] = saved[i];
+                last = discrepancy;
+                shift = 1;
+            } else {
+                shift++;
+            }
+        }
+        if (degree > t) {
+            n_errors[w] = -1;
+            continue;
+        }
+        /* Chien search over every position of the full code: an error at
+         * x^i when locator(alpha^-i) = 0; a root beyond the shortened word,
+         * or fewer roots than the degree, is a decoding failure */
+        for (i = 0; i < order; i++) {
+            int32_t value = 1;
+            for (l = 1; l <= degree; l++)
+                if (locator[l]) value ^= gf_exp[(gf_log[locator[l]] + (order - i) * l) % order];
+            if (value == 0) {
+                if (i >= length) outside = 1;
+                else if (n_roots < FC_BCH_MAX_T) roots[n_roots++] = i;
+            }
+        }
+        if (outside || n_roots != degree) {
+            n_errors[w] = -1;
+            continue;
+        }
+        for (i = 0; i < n_roots; i++) out[length - 1 - roots[i]] ^= 1;
+        n_errors[w] = degree;
+    }
+    return FC_OK;
+}

@@ -142,4 +142,26 @@ int fc_approx_fold_scores(const uint64_t *masks, const double *values, int64_t n
  * then left as it was). FC_EINVAL for n < 1, n_rhs < 0 or NULL arrays. */
 int fc_approx_cholesky_solve(double *a, int64_t n, double *rhs, int64_t n_rhs, int64_t *info);
 
+/* --- sparse transform (SPEX): binary BCH decoding ------------------------------ */
+
+#define FC_BCH_MAX_T 16          /* errors a BCH code corrects, at most */
+#define FC_BCH_MAX_ORDER 65535   /* 2^q - 1 of its field GF(2^q), at most */
+
+/* Hard-decision decoding of n_words received words (length bits each, 0/1,
+ * row-major) of a narrow-sense binary BCH code of length order = 2^q - 1
+ * (shortened to length: the leading order - length bits are 0) correcting t
+ * errors, as galois' BCH.decode: bit j is the coefficient of
+ * x^(length - 1 - j); syndromes S_l = r(alpha^l), l = 1..2t, over GF(2^q)
+ * (gf_exp[e] = alpha^e, 0 <= e < 2 * order; gf_log[x] = log x, 1 <= x <=
+ * order); Berlekamp-Massey gives the error locator and its linear complexity
+ * v; a Chien search over all order positions finds its roots. n_errors[w] = v
+ * and decoded[w] the corrected word when v <= t and the locator has v roots,
+ * all inside the word; otherwise n_errors[w] = -1 and decoded[w] = received[w]
+ * (0 and the word itself when every syndrome is 0). FC_EINVAL for a bit
+ * other than 0/1, t outside 1..FC_BCH_MAX_T or 2t > order, order not 2^q - 1
+ * in 3..FC_BCH_MAX_ORDER, length outside 1..order, or NULL arrays. */
+int fc_approx_bch_decode(const uint8_t *received, int64_t n_words, int64_t length,
+                         int64_t order, int64_t t, const int32_t *gf_exp,
+                         const int32_t *gf_log, uint8_t *decoded, int64_t *n_errors);
+
 #endif

@@ -91,3 +91,7 @@ PATH_AVX512 = 1
 # --- approximators -----------------------------------------------------------------
 #: Most players of fc.approximate (a coalition is one uint64 mask).
 APPROX_MAX_PLAYERS = 64
+#: Most errors a BCH code of the sparse transform (SPEX) corrects.
+BCH_MAX_T = 16
+#: Largest field order 2^q - 1 of those codes.
+BCH_MAX_ORDER = 65535

@@ -127,6 +127,8 @@ def _calls():
         "audit.bootstrap_mean_diff": [lambda: fc.contrastive_effects(
             x, 0.5, offsets=offsets, kind="continuous", resamples=4, backend="numba")],
         "audit.spearman": [lambda: fc.within_spearman(x, x[::-1], offsets, min_steps=2, **nb)],
+        "audit.alignment": [lambda atol=atol: fc.alignment(
+            x.reshape(-1, 2), x[::-1].reshape(-1, 2), atol=atol, **nb) for atol in (0.0, 0.5)],
         "audit.shuffle": [lambda: fc.shuffle_within(x, offsets, **nb)],
         "audit.derangement": [lambda: fc.derangement(4, backend="numba")],
         "audit.replay_advantage": [lambda: fc.replay_advantage([[1.0, 0.0]], [[0.0, 0.0]],
@@ -171,6 +173,9 @@ def _calls():
                                  ("inconsistent_kernelshapiq", "SII"),
                                  ("kaddshap", "kADD-SHAP"), ("regression_fsii", "FSII"),
                                  ("regression_fbii", "FBII"))},
+        # SPEX's BCH decoder (fastcredit.approximators.sparse), one word with an error
+        "approximators.bch_decode": [lambda: _bch_code().decode(
+            np.eye(1, 6 + _bch_code().parity_length, dtype=np.uint8), "numba")],
         "learning": [lambda: fc.learning.benchmark(fc.learning.benchmark_pools(4, rewrites=3),
                                                    m=2, credits=("shapley",), runs=1, steps=1,
                                                    batch=2, group=2, eval_samples=2),
@@ -188,6 +193,11 @@ def _calls():
         "rng.fill": [lambda: rng.fill(np.uint64(0), np.uint64(0), np.empty(1, np.uint64))],
     }
     return calls
+
+
+def _bch_code():
+    from .approximators.sparse import BCHCode
+    return BCHCode(6, 2)
 
 
 def warm(stream=None) -> dict[str, float]:

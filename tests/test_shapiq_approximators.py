@@ -733,3 +733,164 @@ def test_regression_budget_random_state_and_refusals(ours, theirs, kwargs, index
 def test_kernelshapiq_refuses_orders_above_2():
     with pytest.raises(ValueError, match="^max_order must be at most 2"):
         KernelSHAPIQ(6, 3)
+
+
+# -- SPEX: the sparse transform over our compiled BCH decoder --------------------
+
+from fastcredit.approximators.sparse import BCHCode  # noqa: E402
+from fastcredit.shapiq import SPEX  # noqa: E402
+
+def _spex_entries(iv, n):
+    """Orders 1 and 2 of a shapiq InteractionValues in fc.interactions' layout."""
+    return np.concatenate([iv.get_n_order_values(1),
+                           iv.get_n_order_values(2)[np.triu_indices(n, 1)]])
+
+
+def _fourier_sparse_table(n, frequencies, coefficients):
+    """v(S) = sum_k c_k (-1)^|S & k| over all 2^n coalitions S (bit i = player i)."""
+    masks = np.arange(1 << n)
+    v = np.zeros(1 << n)
+    for k, c in zip(frequencies, coefficients):
+        parity = np.array([bin(m & k).count("1") & 1 for m in masks])
+        v += c * (1 - 2 * parity)
+    return v
+
+
+@pytest.mark.parametrize("n,t", [(16, 5), (10, 3), (12, 2), (40, 4)])
+def test_bch_decoder_is_galois_s(n, t):
+    """Our codes are sparse_transform's (galois') codes and our decoder
+    galois' decoder, bit for bit on both backends: codewords with 0..t + 2
+    errors (the failures included)."""
+    pytest.importorskip("galois")
+    from sparse_transform.qsft.codes.BCH import BCH
+    import galois
+    from fastcredit.approximators.sparse import _PRIMITIVE
+    assert _PRIMITIVE == {q: int(galois.matlab_primitive_poly(2, q)) for q in _PRIMITIVE}
+    ours, theirs = BCHCode(n, t), BCH(n, t)
+    assert (ours.order, ours.k) == (theirs.n, theirs.k)
+    delays = ours.delay_matrix()
+    assert np.array_equal(delays, np.array(theirs.get_delay_matrix(), dtype=int))
+    g = np.random.default_rng(n)
+    length = n + ours.parity_length
+    words = []
+    for _ in range(400):
+        message = (g.random(n) < g.random() / 2).astype(np.uint8)
+        word = np.concatenate([message, delays[1:] @ message % 2]).astype(np.uint8)
+        word[g.choice(length, g.integers(0, t + 3), replace=False)] ^= 1
+        words.append(word)
+    words = np.array(words)
+    expected, expected_errors = theirs.decode(galois.GF2(words), output="codeword", errors=True)
+    for backend in ("c", "numba"):
+        decoded, n_errors = ours.decode(words, backend)
+        assert np.array_equal(n_errors, expected_errors)
+        assert np.array_equal(decoded, np.array(expected))
+    assert (expected_errors == -1).any() and (expected_errors > 0).any()
+
+
+def test_bch_decode_backends_are_bit_identical_on_any_word():
+    g = np.random.default_rng(3)
+    for n, t in [(5, 2), (16, 5), (30, 7), (64, 16)]:
+        code = BCHCode(n, t)
+        words = (g.random((300, n + code.parity_length)) < g.random((300, 1))).astype(np.uint8)
+        c, numba = code.decode(words, "c"), code.decode(words, "numba")
+        assert np.array_equal(c[0], numba[0]) and np.array_equal(c[1], numba[1])
+        ok = c[1] != -1
+        # a decoded word is a codeword at the reported distance
+        residual = (code.delay_matrix()[1:] @ c[0][ok, :n].T % 2).T
+        assert np.array_equal(residual, c[0][ok, n:])
+        assert np.array_equal((c[0][ok] != words[ok]).sum(axis=1), c[1][ok])
+
+
+def test_bch_decode_refuses_bad_arguments():
+    from fastcredit._c import approximators as capprox
+    code = BCHCode(6, 2)
+    words = np.zeros((2, 6 + code.parity_length), np.uint8)
+    out, errors = np.empty_like(words), np.empty(2, np.int64)
+    args = (code.order, code.t, code.gf_exp, code.gf_log)
+    with pytest.raises(ValueError, match="received"):
+        capprox.bch_decode(words.astype(np.int64), *args, out, errors)
+    with pytest.raises(ValueError, match="decoded"):
+        capprox.bch_decode(words, *args, out[:1], errors)
+    with pytest.raises(ValueError, match="n_errors"):
+        capprox.bch_decode(words, *args, out, errors[:1])
+    with pytest.raises(ValueError, match="gf_exp"):
+        capprox.bch_decode(words, *args[:2], code.gf_exp[:3], code.gf_log, out, errors)
+    words[0, 0] = 2
+    with pytest.raises(ValueError):
+        capprox.bch_decode(words, *args, out, errors)
+    with pytest.raises(ValueError):
+        capprox.bch_decode(words[:, :1] * 0, code.order, 0, code.gf_exp, code.gf_log,
+                           out[:, :1], errors)
+
+
+def test_spex_recovers_a_fourier_sparse_game_exactly():
+    """SPEX's claim: a game with few Fourier coefficients (of degree <= t) is
+    recovered exactly, so every index of it is exact."""
+    n = 10
+    v = _fourier_sparse_table(n, [0, 0b1, 0b110, 0b1000100000, 0b10],
+                              [0.5, 1.0, -0.7, 0.4, 0.3])
+    exact = np.concatenate(fc.interactions(v, "FBII", 2).values[1:])
+    for s in range(3):
+        est = SPEX(n=n, max_order=2, index="FBII", random_state=s).approximate(
+            4000, TableGame(v))
+        np.testing.assert_allclose(_spex_entries(est, n), exact, atol=1e-9)
+
+
+def test_spex_is_shapiq_s_class_and_estimand():
+    """A subclass of shapiq's SPEX with its attributes; on a sparse game both
+    recover the same values; on a dense noisy game our error is no worse
+    than shapiq's over seeds (shapiq's subsampling draws from numpy's global
+    generator, seeded per call here)."""
+    assert issubclass(SPEX, shapiq.SPEX)
+    n = 8
+    ours = SPEX(n=n, max_order=2, random_state=0)
+    theirs = shapiq.SPEX(n=n, max_order=2, random_state=0)
+    for name in ("query_args", "decoder_args"):
+        mine = {k: x for k, x in getattr(ours, name).items() if k != "source_decoder"}
+        assert mine == {k: x for k, x in getattr(theirs, name).items() if k != "source_decoder"}
+    assert (ours.index, ours.max_order, ours.degree_parameter, ours.decoder_type) == \
+        (theirs.index, theirs.max_order, theirs.degree_parameter, theirs.decoder_type)
+    v = _fourier_sparse_table(n, [0, 0b11, 0b100, 0b10010000], [1.0, 0.6, -0.9, 0.5])
+    np.random.seed(0)
+    a = SPEX(n=n, max_order=2, random_state=0).approximate(2000, TableGame(v))
+    b = shapiq.SPEX(n=n, max_order=2, random_state=0).approximate(2000, TableGame(v))
+    assert a.estimation_budget == b.estimation_budget
+    np.testing.assert_allclose(_spex_entries(a, n), _spex_entries(b, n), atol=1e-9)
+    noisy = v + 0.05 * np.random.default_rng(1).normal(size=v.size)
+    exact = np.concatenate(fc.interactions(noisy, "FBII", 2).values[1:])
+
+    def mse(cls):
+        errors = []
+        for s in range(6):
+            np.random.seed(s)
+            est = cls(n=n, max_order=2, random_state=s).approximate(2000, TableGame(noisy))
+            errors.append(np.mean((_spex_entries(est, n) - exact) ** 2))
+        return np.mean(errors)
+    assert mse(SPEX) <= 1.5 * mse(shapiq.SPEX)
+
+
+def test_spex_budget_random_state_and_refusals():
+    n = 12
+    game = Counting(table_game(n, 2))
+    est = SPEX(n=n, max_order=2, random_state=4).approximate(3000, game)
+    # 3 subsamplings x (parity bits + 1) delays x 2^b points, the largest b
+    # that fits: BCH(63, 36) shortened to 12 has 27 parity bits, 3 * 28 * 2^5
+    assert game.n_evals == est.estimation_budget == 3 * 28 * 32 <= 3000
+    again = SPEX(n=n, max_order=2, random_state=4).approximate(3000, table_game(n, 2))
+    assert np.array_equal(est.values, again.values)
+    # too small a budget for t = 5: t falls, as shapiq's does
+    small = SPEX(n=n, max_order=2, random_state=4)
+    small.approximate(300, table_game(n, 2))
+    assert small.degree_parameter == small.query_args["t"] < 5
+    with pytest.raises(ValueError, match="Insufficient budget"):
+        SPEX(n=n, max_order=2).approximate(20, table_game(n, 2))
+    with pytest.raises(ValueError, match="^decoder_type must be one of"):
+        SPEX(n=n, decoder_type="proxyspex")
+    with pytest.raises(ValueError, match="^degree_parameter must be"):
+        SPEX(n=n, degree_parameter=1)
+    with pytest.raises(ValueError, match="^n must be"):
+        SPEX(n=0)
+    with pytest.raises(TypeError, match="^game must be callable"):
+        SPEX(n=n).approximate(3000, None)
+    hard = SPEX(n=n, max_order=2, random_state=1, decoder_type="hard")
+    assert hard.approximate(3000, table_game(n, 2)).estimation_budget == 3 * 28 * 32

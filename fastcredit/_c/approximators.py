@@ -1,4 +1,6 @@
 """C backend of the approximator family (csrc/approximators.c)."""
+import numpy as np
+
 from . import check, lib, ptr
 
 __all__ = ["draw_svarm", "draw_stratified", "draw_owen", "fold_pairs", "fold_svarm"]
@@ -91,3 +93,27 @@ def fold_scores(masks, values, centre, weights, columns, column_sizes, coef, phi
 def cholesky_solve(a, rhs, info):
     check(lib.fc_approx_cholesky_solve(ptr(a), a.shape[0], ptr(rhs), rhs.shape[0], ptr(info)),
           "fc_approx_cholesky_solve")
+
+
+# --- sparse transform (SPEX): binary BCH decoding --------------------------------
+
+__all__ += ["bch_decode"]
+
+
+def bch_decode(received, order, t, gf_exp, gf_log, decoded, n_errors):
+    if received.ndim != 2 or received.dtype != np.uint8 or not received.flags.c_contiguous:
+        raise ValueError("bch_decode: received must be a C-contiguous (n_words, length) uint8 "
+                         "array")
+    if decoded.shape != received.shape or decoded.dtype != np.uint8 \
+            or not decoded.flags.c_contiguous:
+        raise ValueError("bch_decode: decoded must be a C-contiguous uint8 array shaped like "
+                         "received")
+    if n_errors.shape != (received.shape[0],) or n_errors.dtype != np.int64:
+        raise ValueError("bch_decode: n_errors must be (n_words,) int64")
+    if gf_exp.dtype != np.int32 or gf_exp.shape[0] < 2 * order \
+            or gf_log.dtype != np.int32 or gf_log.shape[0] < order + 1:
+        raise ValueError("bch_decode: gf_exp must be (2 * order,) and gf_log (order + 1,) "
+                         "int32")
+    check(lib.fc_approx_bch_decode(ptr(received), received.shape[0], received.shape[1],
+                                   int(order), int(t), ptr(gf_exp), ptr(gf_log), ptr(decoded),
+                                   ptr(n_errors)), "fc_approx_bch_decode")

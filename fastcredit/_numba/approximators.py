@@ -320,3 +320,81 @@ def cholesky_solve(a, rhs, info):
             for k in range(i + 1, n):
                 x -= a[i, k] * rhs[r, k]
             rhs[r, i] = x / a[i, i]
+
+
+# --- sparse transform (SPEX): binary BCH decoding ----------------------------------
+
+__all__ += ["bch_decode"]
+
+
+@jit
+def _bch_mul(a, b, gf_exp, gf_log):
+    if a == 0 or b == 0:
+        return 0
+    return gf_exp[gf_log[a] + gf_log[b]]
+
+
+@jit
+def bch_decode(received, order, t, gf_exp, gf_log, decoded, n_errors):
+    n_words, length = received.shape
+    syndrome = np.zeros(2 * t, np.int32)
+    locator = np.zeros(2 * t + 1, np.int32)
+    previous = np.zeros(2 * t + 1, np.int32)
+    roots = np.zeros(t, np.int64)
+    for w in range(n_words):
+        for j in range(length):
+            decoded[w, j] = received[w, j]
+        any_nonzero = False
+        for l in range(2 * t):
+            s = 0
+            for j in range(length):
+                if received[w, j]:
+                    s ^= gf_exp[((l + 1) * (length - 1 - j)) % order]
+            syndrome[l] = s
+            any_nonzero |= s != 0
+        n_errors[w] = 0
+        if not any_nonzero:
+            continue
+        locator[:] = 0
+        previous[:] = 0
+        locator[0] = previous[0] = 1
+        degree, shift, last = 0, 1, 1
+        for r in range(2 * t):
+            discrepancy = syndrome[r]
+            for i in range(1, degree + 1):
+                discrepancy ^= _bch_mul(locator[i], syndrome[r - i], gf_exp, gf_log)
+            if discrepancy == 0:
+                shift += 1
+                continue
+            scale = gf_exp[gf_log[discrepancy] + order - gf_log[last]]
+            saved = locator.copy()
+            for i in range(2 * t + 1 - shift):
+                locator[i + shift] ^= _bch_mul(scale, previous[i], gf_exp, gf_log)
+            if 2 * degree <= r:
+                degree = r + 1 - degree
+                previous[:] = saved
+                last = discrepancy
+                shift = 1
+            else:
+                shift += 1
+        if degree > t:
+            n_errors[w] = -1
+            continue
+        n_roots, outside = 0, False
+        for i in range(order):
+            value = 1
+            for l in range(1, degree + 1):
+                if locator[l]:
+                    value ^= gf_exp[(gf_log[locator[l]] + (order - i) * l) % order]
+            if value == 0:
+                if i >= length:
+                    outside = True
+                elif n_roots < t:
+                    roots[n_roots] = i
+                    n_roots += 1
+        if outside or n_roots != degree:
+            n_errors[w] = -1
+            continue
+        for i in range(n_roots):
+            decoded[w, length - 1 - roots[i]] ^= 1
+        n_errors[w] = degree

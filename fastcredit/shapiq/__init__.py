@@ -40,6 +40,7 @@ from ._common import TableGame
 from .approximators import (SHAPIQ, SVARM, SVARMIQ, InconsistentKernelSHAPIQ, KernelSHAPIQ,
                             OwenSamplingSV, RegressionFBII, RegressionFSII, StratifiedSamplingSV,
                             UnbiasedKernelSHAP, kADDSHAP)
+from .approximators import SPEX
 from .exact import ExactComputer, exact_values
 from .explainers import use
 from .kernelshap import KernelSHAP
@@ -49,4 +50,4 @@ __all__ = ["ExactComputer", "exact_values", "PermutationSamplingSV", "Permutatio
            "PermutationSamplingSTII", "KernelSHAP", "SVARM", "StratifiedSamplingSV",
            "OwenSamplingSV", "SHAPIQ", "SVARMIQ", "UnbiasedKernelSHAP", "KernelSHAPIQ",
            "InconsistentKernelSHAPIQ", "kADDSHAP", "RegressionFSII", "RegressionFBII",
-           "TableGame", "use"]
+           "SPEX", "TableGame", "use"]

@@ -34,10 +34,15 @@ from shapiq.approximator.regression import RegressionFBII as _ShapiqRegressionFB
 from shapiq.approximator.regression import RegressionFSII as _ShapiqRegressionFSII
 from shapiq.approximator.regression import kADDSHAP as _ShapiqKADDSHAP
 from shapiq.interaction_values import InteractionValues
+from shapiq.approximator.base import Approximator as _ShapiqApproximator
+from shapiq.approximator.sparse import SPEX as _ShapiqSPEX
+from sparse_transform.qsft.utils.general import fourier_to_mobius as _fourier_to_moebius
 
+from .._constants import BCH_MAX_T
 from .._params import APPROX_ANCHORS, SEED
 from .._validation import check_bool, check_choice, check_int
 from ..approximators import approximate
+from ..approximators import sparse as _sparse
 from ..approximators.regression import check_sampling_weights
 from ..games import MAX_MASK_PLAYERS, deterministic
 from ._common import check_budget, check_fixed, count_interactions
@@ -454,3 +459,71 @@ class RegressionFBII(_FixedIndexRegression, _ShapiqRegressionFBII):
     """
 
     _method, _index = "regression_fbii", "FBII"
+
+
+# --- sparse transform: SPEX --------------------------------------------------------
+
+__all__ += ["SPEX"]
+
+
+class SPEX(_ShapiqSPEX):
+    r"""Drop-in for ``shapiq.SPEX`` (Kang et al. 2025): the sparse Fourier
+    transform of the game from ``budget`` subsampled evaluations, its
+    coefficients turned into Moebius coefficients and those into ``index``,
+    as shapiq's (its ``sparse_transform`` subsampling and peeling), with the
+    BCH decoding of singleton detection compiled
+    (:mod:`fastcredit.approximators.sparse`) and no ``galois`` code built.
+
+    The subsampling matrices are drawn from ``random_state`` (shapiq's draw
+    them from numpy's global generator). ``estimation_budget`` is the
+    evaluations spent: 3 (parity bits + 1) 2^b for the largest b that fits.
+
+    Parameters
+    ----------
+    n : int
+        Players, 1 <= n <= 64.
+    index : str
+        Any index of shapiq's MoebiusConverter (default "FBII").
+    max_order : int, optional
+    top_order : bool
+    random_state : int, optional
+    decoder_type : {"soft", "hard"}
+    degree_parameter : int
+        Errors the BCH code corrects (the degree SPEX looks for), 2..16.
+    """
+
+    def __init__(self, *, n, index="FBII", max_order=None, top_order=False, random_state=None,
+                 decoder_type="soft", degree_parameter=5):
+        n = _players(n)
+        self.transform_type = "fourier"
+        self.decoder_type = check_choice(decoder_type, "decoder_type", ("soft", "hard"))
+        self.degree_parameter = check_int(degree_parameter, "degree_parameter", lo=2,
+                                          hi=BCH_MAX_T)
+        self.query_args = _sparse.query_args(self.degree_parameter)
+        self.decoder_args = _sparse.decoder_args(self.decoder_type)
+        # shapiq's Sparse.__init__ would build galois' BCH decoder (galois
+        # compiling itself, ~30 s once per process): its attributes are set
+        # above and the base class below is shapiq's Approximator
+        _ShapiqApproximator.__init__(
+            self, n=n, max_order=n if max_order is None else max_order, index=index,
+            top_order=check_bool(top_order, "top_order"),
+            random_state=_random_state(random_state), initialize_dict=False)
+
+    def approximate(self, budget, game, **kwargs):
+        budget = check_budget(budget, 1)
+        if not callable(game):
+            raise TypeError(f"game must be callable, got {type(game).__name__}")
+        fourier, used = _sparse.sparse_fourier(
+            lambda rows: game(rows.astype(bool)), self.n, budget, self._rng, self.query_args,
+            self.decoder_args, self.decoder_type)
+        self.degree_parameter = self.query_args["t"]
+        result = self._process_moebius(moebius_transform=_fourier_to_moebius(fourier))
+        if self.top_order:
+            result = self._filter_order(result)
+        return InteractionValues(
+            values=result, index=self.approximation_index, min_order=self.min_order,
+            max_order=self.max_order, n_players=self.n,
+            interaction_lookup=dict(self.interaction_lookup), estimated=True,
+            estimation_budget=used,
+            baseline_value=result[self.interaction_lookup[()]]
+            if () in self.interaction_lookup else 0.0, target_index=self.index)
