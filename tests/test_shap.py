@@ -268,6 +268,32 @@ def test_permutation_budget_counts_distinct_coalitions(data):
             assert all(len(c) <= batch_size * len(B) for c in model.calls)
 
 
+@pytest.mark.parametrize("cls, kwargs", [(PermutationExplainer, {"max_evals": 30}),
+                                         (ExactExplainer, {})])
+def test_rows_share_model_calls_and_give_each_row_its_own_values(data, cls, kwargs):
+    """The rows of one call are evaluated several per model call, never more
+    than batch_size coalitions a call, and each row's values are those of
+    explaining it alone (the same seeds, drawn in row order)."""
+    X, B, w = data
+    X = np.concatenate([X, X[::-1] + 0.5])              # 10 rows
+    seed = {"seed": 4} if cls is PermutationExplainer else {}
+    model = Counting(linear_pairs(w))
+    explainer = cls(model, B, **seed)
+    before = len(model.calls)                           # shap's f(background)
+    together = explainer(X, batch_size=150, silent=True, **kwargs)
+    calls = model.calls[before:]
+    assert len(calls) < len(X)
+    assert all(len(c) <= 150 * len(B) for c in calls)
+    # each row's coalitions once: 2**M of each row for Exact, <= max_evals sampled
+    per_row = 2**M if cls is ExactExplainer else kwargs["max_evals"]
+    assert sum(len(c) for c in calls) <= len(X) * per_row * len(B)
+    alone = cls(linear_pairs(w), B, **seed)
+    for r in range(len(X)):
+        row = alone(X[r:r + 1], silent=True, **kwargs)
+        np.testing.assert_array_equal(together.values[r], row.values[0])
+        np.testing.assert_array_equal(together.base_values[r], row.base_values[0])
+
+
 def test_permutation_main_effects_and_multi_output(data):
     X, B, w = data
     model = two_outputs(w)

@@ -338,6 +338,7 @@ class Lookahead:
         self.batch_size, self.plan = batch_size, plan
         self.at = 0
         self.ready = []
+        self.pending = None         # the next row, planned, not yet evaluated
 
     @classmethod
     def of(cls, explainer, args, batch_size, plan):
@@ -353,7 +354,7 @@ class Lookahead:
         return cls(explainer, rows, batch_size, plan)
 
     def take(self, x):
-        if not self.ready and self.at < len(self.rows):
+        if not self.ready and (self.at < len(self.rows) or self.pending is not None):
             self._prepare()
         if self.ready and np.array_equal(self.ready[0][0].x, np.asarray(x, dtype=np.float64)):
             return self.ready.pop(0)
@@ -362,14 +363,21 @@ class Lookahead:
     def _prepare(self):
         games, plans = [], []
         filled = 0
-        while self.at < len(self.rows):
-            game = RowGame.of(self.explainer, self.rows[self.at], self.batch_size)
-            plans.append(self.plan(game))
-            games.append(game)
-            self.at += 1
-            filled += len(plans[-1][0])
-            if filled >= game.batch_size:
+        while True:
+            if self.pending is None:
+                if self.at == len(self.rows):
+                    break
+                game = RowGame.of(self.explainer, self.rows[self.at], self.batch_size)
+                self.pending = game, self.plan(game)
+                self.at += 1
+            game, plan = self.pending
+            # whole rows while they fit one call (a row larger than a call alone)
+            if games and filled + len(plan[0]) > game.batch_size:
                 break
+            games.append(game)
+            plans.append(plan)
+            filled += len(plan[0])
+            self.pending = None
         evaluate_rows(games, [coalitions for coalitions, _ in plans])
         self.ready = list(zip(games, plans))
 
