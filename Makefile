@@ -36,9 +36,13 @@ test-trainers: $(STAMP)
 
 # The reference site (Sphinx: the API from the numpydoc docstrings, the
 # narrative pages of docs/) into docs/_build/html, warnings as errors.
-DOCS_STAMP := $(VENV)/.installed-docs-$(subst $(comma),-,$(EXTRAS))
+# The docs extra's requirements, read from pyproject.toml: the package is
+# already installed, so installing '.[docs]' would only build it again.
+DOCS_REQUIREMENTS := import tomllib; \
+	print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['docs'])
+DOCS_STAMP := $(VENV)/.installed-docs
 $(DOCS_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -q -e '.[$(EXTRAS),docs]'
+	$(BIN)/python -m pip install -q $$($(BIN)/python -c "$(DOCS_REQUIREMENTS)")
 	touch $@
 
 docs: $(DOCS_STAMP)
