@@ -8,12 +8,13 @@ Bare calls: the audit kernels the public call makes, in order, on the
 converted arrays (and, for a kernel that reads what an earlier step made,
 such as the sorted sample of a bootstrap, that input made once), split over
 threads as the public call splits them, into prepared outputs. NumPy steps
-between or after the kernels (centring and cosines in alignment, the
-percentile intervals of the bootstraps) are not in the bare call: the ratio
-counts them with the checks; except the null's statistics of every world
-(a medians and two Spearman correlations per world: the computation the
-kernel's output feeds, as long as the kernel on this case), which its bare
-call makes.
+between or after the kernels (the percentile intervals of the bootstraps)
+are not in the bare call: the ratio counts them with the checks; except the
+summaries computed from the kernels' outputs, which the bare call makes:
+the null's statistics of every world (a medians and two Spearman
+correlations per world: the computation the kernel's output feeds, as long
+as the kernel on this case) and alignment's medians and means over the
+requests.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from scipy.stats import rankdata
 import fastcredit as fc
 from common import Alternative, Case, Limit, kernels
 from fastcredit import _parallel
-from fastcredit.audit import bootstrap, controls, null, paired, spearman
+from fastcredit.audit import agreement, bootstrap, controls, null, paired, spearman
 
 M = 5
 
@@ -144,6 +145,41 @@ def _bare_spearman(x, y, offsets, min_len):
     return prepare
 
 
+def _bare_alignment(credit, reference):
+    """fc_alignment_rows then fc_spearman_groups on the rows it centred, over
+    alignment's split of the requests, into prepared outputs, then the
+    summaries from them (agreement._summarised: medians and means of the
+    per-request results, the result the public call computes from the
+    kernels', not a check). The validation, conversion and allocation are
+    not in the bare call: the ratio counts them."""
+    n, m = credit.shape
+    offsets = np.arange(n + 1, dtype=np.int64) * m
+    c_rows, r_rows = np.empty_like(credit), np.empty_like(reference)
+    cosine, sign, sign_nonzero, rho = (np.empty(n) for _ in range(4))
+    top, defined, status = (np.empty(n, dtype=t) for t in (bool, bool, np.int8))
+
+    def prepare(backend, threads):
+        rows_impl = kernels("audit.alignment", backend)
+        spearman_impl = kernels("audit.spearman", backend)
+
+        def part(a, b):
+            keys, idx = np.empty(3 * m), np.empty(m, dtype=np.int64)
+            rows_impl.alignment_rows(credit[a:b], reference[a:b], True, 0.0, keys, idx,
+                                     c_rows[a:b], r_rows[a:b], cosine[a:b], sign[a:b],
+                                     sign_nonzero[a:b], top[a:b], defined[a:b])
+            spearman_impl.spearman_groups(offsets[a:b + 1], c_rows.reshape(-1),
+                                          r_rows.reshape(-1), 2, idx, keys, rho[a:b],
+                                          status[a:b])
+
+        def call():
+            _parallel.run(part, n, _parallel.n_threads(threads),
+                          min_items=spearman._MIN_GROUPS_PER_THREAD)
+            return agreement._summarised((n,), cosine, sign, sign_nonzero, rho, top, defined)
+
+        return call
+    return prepare
+
+
 def _request_cases(quick, rng):
     requests, resamples = 1_171, (1_000 if quick else 10_000)
     reference = rng.normal(size=(requests, M))
@@ -161,10 +197,6 @@ def _request_cases(quick, rng):
                threads=(1, 2), key="audit.bootstrap_median", repeats=7,
                bare=_bare_bootstrap(cos_a, cos_b, resamples))
     credit = reference + rng.normal(size=reference.shape)
-    # bare: the Spearman kernel on the centred vectors (alignment's cosines,
-    # signs and top actions are NumPy passes, counted by the ratio)
-    centred = [np.ascontiguousarray(x - x.mean(axis=1, keepdims=True)).reshape(-1)
-               for x in (credit, reference)]
     yield Case("alignment", f"{requests} requests x m={M}",
                lambda backend, threads: fc.alignment(credit, reference, threads=threads,
                                                      backend=backend),
@@ -173,7 +205,7 @@ def _request_cases(quick, rng):
                            lambda: [np.corrcoef(c, r)[0, 1]
                                     for c, r in zip(credit[:100], reference[:100])],
                            scale=requests / 100),
-               repeats=7, bare=_bare_spearman(*centred, np.arange(0, credit.size + 1, M), 2))
+               key="audit.alignment", repeats=7, bare=_bare_alignment(credit, reference))
 
 
 def _bare_shuffle(x, offsets, out):

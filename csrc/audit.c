@@ -441,3 +441,101 @@ int fc_null_worlds(int64_t n, int64_t n_edges, int64_t n_pairs, int64_t n_player
     }
     return FC_OK;
 }
+
+/* x[0..m) with the values within atol of 0 set to 0, then each run of its
+ * sorted values whose gaps are at most atol set to the run's smallest value
+ * (ties chain); NaN stays NaN (its own run). keys and idx: scratch of m. The
+ * runs do not depend on the order among equal keys, so the heap sort
+ * serves. */
+static void tie_values(double *x, int64_t m, double atol, double *keys, int64_t *idx)
+{
+    int64_t i, k = 0, lo, hi;
+    for (i = 0; i < m; i++) {
+        if (fabs(x[i]) <= atol) x[i] = 0.0;
+        if (!isnan(x[i])) {
+            keys[k] = x[i];
+            idx[k++] = i;
+        }
+    }
+    sort_keys(keys, idx, k);
+    for (lo = 0; lo < k; lo = hi)
+        for (hi = lo + 1; hi < k && keys[hi] - keys[hi - 1] <= atol; hi++)
+            x[idx[hi]] = keys[lo];
+}
+
+/* The first index of the largest of x[0..m), or of the first NaN (as
+ * numpy.argmax). Branch-free (selects, no early exit): the values of random
+ * credit rows would mispredict every comparison. */
+static int64_t first_argmax(const double *x, int64_t m)
+{
+    int64_t i, best = 0;
+    double top = x[0];
+    for (i = 1; i < m; i++) {
+        const int up = !(x[i] <= top) & (top == top);   /* a NaN top stays */
+        best = up ? i : best;
+        top = up ? x[i] : top;
+    }
+    return best;
+}
+
+static int sign_of(double x) { return (x > 0.0) - (x < 0.0); }
+
+int fc_alignment_rows(int64_t n, int64_t m, const double *credit, const double *reference,
+                      int center, double atol, double *keys, int64_t *idx, double *c_out,
+                      double *r_out, double *cosine, double *sign, double *sign_nonzero,
+                      uint8_t *top, uint8_t *defined)
+{
+    int64_t g, i;
+    if (n < 0 || m < 2 || !(atol >= 0.0) || isinf(atol)) return FC_EINVAL;
+    if (n > 0 && (!credit || !reference || !keys || !idx || !c_out || !r_out || !cosine ||
+                  !sign || !sign_nonzero || !top || !defined))
+        return FC_EINVAL;
+    for (g = 0; g < n; g++) {
+        const double *cg = credit + g * m, *rg = reference + g * m;
+        double *c = c_out + g * m, *r = r_out + g * m;
+        double mean_c = 0.0, mean_r = 0.0, dot = 0.0, cc = 0.0, rr = 0.0;
+        int64_t same = 0, nonzero = 0, hits = 0;
+        int constant_c = 1, constant_r = 1;
+        if (center) {
+            for (i = 0; i < m; i++) {
+                mean_c += cg[i];
+                mean_r += rg[i];
+            }
+            mean_c /= (double)m;
+            mean_r /= (double)m;
+        }
+        for (i = 0; i < m; i++) {
+            c[i] = cg[i] - mean_c;
+            r[i] = rg[i] - mean_r;
+            dot += c[i] * r[i];
+            cc += c[i] * c[i];
+            rr += r[i] * r[i];
+        }
+        if (atol > 0.0) {
+            tie_values(c, m, atol, keys, idx);
+            tie_values(r, m, atol, keys, idx);
+            for (i = 0; i < m; i++) {
+                constant_c &= c[i] == 0.0;
+                constant_r &= r[i] == 0.0;
+            }
+        } else {
+            constant_c = cc == 0.0;
+            constant_r = rr == 0.0;
+        }
+        defined[g] = !constant_r;
+        cosine[g] = constant_r ? NAN : constant_c ? 0.0 : dot / (sqrt(cc) * sqrt(rr));
+        for (i = 0; i < m; i++) {
+            /* & rather than &&: no branch on the signs of random values */
+            const int agree = (c[i] == c[i]) & (r[i] == r[i]) &
+                              (sign_of(c[i]) == sign_of(r[i]));
+            const int counted = r[i] != 0.0;
+            same += agree;
+            nonzero += counted;
+            hits += agree & counted;
+        }
+        sign[g] = (double)same / (double)m;
+        sign_nonzero[g] = nonzero ? (double)hits / (double)nonzero : NAN;
+        top[g] = first_argmax(c, m) == first_argmax(r, m);
+    }
+    return FC_OK;
+}

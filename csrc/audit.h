@@ -88,6 +88,32 @@ int fc_spearman_groups(const int64_t *offsets, int64_t n_groups, const double *x
                        const double *y, int64_t min_len, int64_t *idx,
                        double *ranks, double *rho, int8_t *status);
 
+/* Per-request agreement of credit with reference credit (fastcredit.alignment).
+ *
+ * Row g of credit and reference, (n, m) row-major, is centred when center
+ * (x - sum(x) / m, summed left to right) into c_out and r_out; with
+ * c, r those rows, dot = sum c_i r_i, cc = sum c_i^2, rr = sum r_i^2 (left
+ * to right). When atol > 0, c and r are then tied in place: a value within
+ * atol of 0 is 0, and each run of sorted values whose gaps are at most atol
+ * takes the run's smallest value (NaN stays NaN); a row is constant when
+ * all its tied values are 0. When atol = 0 a row is constant when its sum of
+ * squares is 0. Then
+ *     cosine[g]       = NaN if r is constant, else 0 if c is, else
+ *                       dot / (sqrt(cc) sqrt(rr)) (of the untied values),
+ *     sign[g]         = #{i : sign c_i = sign r_i} / m (NaN agrees with
+ *                       nothing),
+ *     sign_nonzero[g] = the same count over {i : r_i != 0} / its size (NaN
+ *                       when empty),
+ *     top[g]          = argmax c == argmax r (first index of the largest, or
+ *                       of the first NaN, as numpy.argmax),
+ *     defined[g]      = r is not constant.
+ * keys (double) and idx (int64) are caller scratch of m. Requires m >= 2,
+ * 0 <= atol < inf. */
+int fc_alignment_rows(int64_t n, int64_t m, const double *credit, const double *reference,
+                      int center, double atol, double *keys, int64_t *idx, double *c_out,
+                      double *r_out, double *cosine, double *sign, double *sign_nonzero,
+                      uint8_t *top, uint8_t *defined);
+
 /* Uniform random permutation of each group's values (Fisher-Yates, group g
  * from the stream (seed, first_item + g)): out holds, group by group, the
  * same multiset of values as x, so every group's marginal distribution is

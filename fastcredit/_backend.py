@@ -40,6 +40,7 @@ FASTEST: dict[str, str] = {
     "audit.bootstrap_median": "c",
     "audit.bootstrap_mean_diff": "c",
     "audit.spearman": "c",
+    "audit.alignment": "c",
     "audit.shuffle": "c",
     "audit.derangement": "c",
     "audit.replay_advantage": "c",

@@ -87,6 +87,8 @@ STRICTNESS = {
     "audit.bootstrap_median": BITS,
     "audit.bootstrap_mean_diff": BITS,
     "audit.spearman": BITS,
+    # the same per-row sums in the same order, the same heap sort for the ties
+    "audit.alignment": BITS,
     "audit.shuffle": BITS,
     "audit.derangement": BITS,
     "audit.replay_advantage": BITS,
@@ -775,20 +777,23 @@ def spearman_cases():
     c32 = r.normal(size=(2, 3, 4)).astype(np.float32)
     r32 = r.normal(size=(2, 3, 4))
     alignment_fields = ("cosine", "sign", "sign_nonzero", "spearman", "top")
+    # the integer rows moved by at most 1e-3: tied again by atol = 0.01
+    near = r.uniform(-1e-3, 1e-3, size=c.shape)
+    alignment_inputs = (("ties", (c, rr), 0.0), ("f32_lead", (c32, r32), 0.0),
+                        ("atol", (c + near, rr - near), 0.01))
 
     def call_within(backend):
         return {"rho": fc.within_spearman(x, y, off, min_steps=2, threads=2, backend=backend)}
 
     def call_alignment(backend):
-        return {f"{k}.{f}": getattr(fc.alignment(cc, ri, backend=backend), f)
-                for k, (cc, ri) in (("ties", (c, rr)), ("f32_lead", (c32, r32)))
-                for f in alignment_fields}
+        return {f"{k}.{f}": getattr(fc.alignment(cc, ri, atol=atol, backend=backend), f)
+                for k, (cc, ri), atol in alignment_inputs for f in alignment_fields}
 
     def oracle_alignment():
         out = {}
-        for k, (cc, ri) in (("ties", (c, rr)), ("f32_lead", (c32, r32))):
-            rows = [ref.alignment(ci, rj) for ci, rj in zip(cc.reshape(-1, cc.shape[-1]),
-                                                            ri.reshape(-1, ri.shape[-1]))]
+        for k, (cc, ri), atol in alignment_inputs:
+            rows = [ref.alignment(ci, rj, atol) for ci, rj in zip(cc.reshape(-1, cc.shape[-1]),
+                                                                  ri.reshape(-1, ri.shape[-1]))]
             out |= {f"{k}.{f}": np.array([row[f] for row in rows]).reshape(cc.shape[:-1])
                     for f in alignment_fields}
         return out
@@ -806,8 +811,8 @@ def spearman_cases():
 
     return [Case(("audit.spearman",), "within_spearman-ties-long-groups", call_within,
                  lambda: {"rho": ref.within_spearman(x, y, off, 2)}, rtol=1e-12),
-            Case(("audit.spearman",), "alignment-constant-rows-f32-lead", call_alignment,
-                 oracle_alignment, rtol=1e-12),
+            Case(("audit.spearman", "audit.alignment"), "alignment-constant-rows-f32-lead-atol",
+                 call_alignment, oracle_alignment, rtol=1e-12),
             Case(("audit.spearman", "audit.bootstrap_median"), "spearman_audit", call_audit,
                  oracle_audit, rtol=1e-12)]
 
@@ -877,7 +882,8 @@ def controls_cases():
         Case(("audit.derangement",), "n2-3-10-1000", call_derangement, oracle_derangement, rtol=0),
         Case(controls + ("audit.bootstrap_median",), "audit_controls", call_audit, oracle_audit,
              rtol=1e-12),
-        Case(controls, "alignment_controls", call_alignment, oracle_alignment, rtol=1e-12),
+        Case(controls + ("audit.alignment",), "alignment_controls", call_alignment,
+             oracle_alignment, rtol=1e-12),
     ]
 
 
@@ -938,7 +944,7 @@ def fidelity_case():
                 **{f"size{k}.cosine": np.array([ref.alignment(sa[g, :, k], sr[g, :, k])["cosine"]
                                                 for g in range(7)]) for k in range(4)}}
 
-    return Case(("tables.gather", "tables.size_resolved", "audit.spearman"),
+    return Case(("tables.gather", "tables.size_resolved", "audit.spearman", "audit.alignment"),
                 "evaluator_fidelity", call, oracle, rtol=1e-12)
 
 

@@ -8,6 +8,10 @@ Signatures (float arrays float64, offsets int64 CSR, seeds uint64):
         out (n_groups, resamples); b_values of length 0: the b term is 0
     spearman_groups(offsets, x, y, min_len, idx, ranks, rho, status)
         idx (L,) int64 and ranks (3 L,) scratch, L the longest group; status int8
+    alignment_rows(credit, reference, center, atol, keys, idx, c_out, r_out, cosine, sign,
+                   sign_nonzero, top, defined)
+        (n, m) rows in and centred (tied) rows out; keys (m,), idx (m,) int64 scratch;
+        top, defined bool
     shuffle_groups(offsets, x, seed, first_item, out)
     derangement(n, seed, out)                  out (n,) int64
     replay_advantage(f_offsets, f_values, a_offsets, a_values, alpha,
@@ -28,8 +32,9 @@ from .._constants import (BOOTSTRAP_DRAW_BLOCK, SPEARMAN_CONSTANT, SPEARMAN_COUN
                           SPEARMAN_NONFINITE, SPEARMAN_SHORT, SPEARMAN_VALID)
 from .rng import GOLDEN, below, key, mix64
 
-__all__ = ["bootstrap_median", "bootstrap_mean_diff", "spearman_groups", "shuffle_groups",
-           "derangement", "replay_advantage", "bootstrap_spearman_diff", "null_worlds"]
+__all__ = ["bootstrap_median", "bootstrap_mean_diff", "spearman_groups", "alignment_rows",
+           "shuffle_groups", "derangement", "replay_advantage", "bootstrap_spearman_diff",
+           "null_worlds"]
 
 jit = njit(cache=True, nogil=True)
 
@@ -214,6 +219,97 @@ def spearman_groups(offsets, x, y, min_len, idx, ranks, rho, status):
             sxx += dx * dx
             syy += dy * dy
         rho[g] = sxy / np.sqrt(sxx * syy)
+
+
+@jit
+def _tie_values(x, m, atol, keys, idx):
+    k = 0
+    for i in range(m):
+        if abs(x[i]) <= atol:
+            x[i] = 0.0
+        if not np.isnan(x[i]):
+            keys[k] = x[i]
+            idx[k] = i
+            k += 1
+    _sort_keys(keys, idx, k)
+    lo = 0
+    while lo < k:
+        hi = lo + 1
+        while hi < k and keys[hi] - keys[hi - 1] <= atol:
+            x[idx[hi]] = keys[lo]
+            hi += 1
+        lo = hi
+
+
+@jit
+def _first_argmax(x, m):
+    best = 0
+    top = x[0]
+    for i in range(1, m):
+        up = (not x[i] <= top) & (top == top)       # a NaN top stays
+        best = i if up else best
+        top = x[i] if up else top
+    return best
+
+
+@jit
+def _sign_of(x):
+    return (x > 0.0) - (x < 0.0)
+
+
+@jit
+def alignment_rows(credit, reference, center, atol, keys, idx, c_out, r_out, cosine, sign,
+                   sign_nonzero, top, defined):
+    n, m = credit.shape
+    for g in range(n):
+        cg, rg, c, r = credit[g], reference[g], c_out[g], r_out[g]
+        mean_c = 0.0
+        mean_r = 0.0
+        if center:
+            for i in range(m):
+                mean_c += cg[i]
+                mean_r += rg[i]
+            mean_c /= np.float64(m)
+            mean_r /= np.float64(m)
+        dot = 0.0
+        cc = 0.0
+        rr = 0.0
+        for i in range(m):
+            c[i] = cg[i] - mean_c
+            r[i] = rg[i] - mean_r
+            dot += c[i] * r[i]
+            cc += c[i] * c[i]
+            rr += r[i] * r[i]
+        if atol > 0.0:
+            _tie_values(c, m, atol, keys, idx)
+            _tie_values(r, m, atol, keys, idx)
+            constant_c = True
+            constant_r = True
+            for i in range(m):
+                constant_c &= c[i] == 0.0
+                constant_r &= r[i] == 0.0
+        else:
+            constant_c = cc == 0.0
+            constant_r = rr == 0.0
+        defined[g] = not constant_r
+        if constant_r:
+            cosine[g] = np.nan
+        elif constant_c:
+            cosine[g] = 0.0
+        else:
+            cosine[g] = dot / (np.sqrt(cc) * np.sqrt(rr))
+        same = 0
+        nonzero = 0
+        hits = 0
+        for i in range(m):
+            agree = (c[i] == c[i]) & (r[i] == r[i]) & (_sign_of(c[i]) == _sign_of(r[i]))
+            counted = r[i] != 0.0
+            same += agree
+            nonzero += counted
+            hits += agree & counted
+        sign[g] = np.float64(same) / np.float64(m)
+        sign_nonzero[g] = np.float64(hits) / np.float64(nonzero) if nonzero else np.nan
+        top[g] = _first_argmax(c, m) == _first_argmax(r, m)
 
 
 @jit

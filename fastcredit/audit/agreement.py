@@ -10,10 +10,12 @@ import dataclasses
 
 import numpy as np
 
+from .. import _parallel
+from .._backend import kernels, resolve
 from .._params import ATOL
 from .._validation import check_bool, dense_offsets, float64_array
 from ..tables import size_resolved
-from .spearman import _group_spearman
+from .spearman import _MIN_GROUPS_PER_THREAD
 
 __all__ = ["Alignment", "Fidelity", "alignment", "evaluator_fidelity"]
 
@@ -67,21 +69,6 @@ def _summary(fn, x) -> float:
     """``fn`` over the defined (not NaN) entries of ``x``; NaN if none is."""
     x = x[~np.isnan(x)]
     return float(fn(x)) if x.size else float("nan")
-
-
-def _tied(x, atol):
-    """Each row of ``x`` (n, m) with the values within ``atol`` of 0 set to 0,
-    then each run of its sorted values whose gaps are at most ``atol`` set to
-    the run's smallest value (ties chain: a, a + atol, a + 2 atol are one)."""
-    x = np.where(np.abs(x) <= atol, 0.0, x)
-    order = np.argsort(x, axis=1, kind="stable")
-    s = np.take_along_axis(x, order, axis=1)
-    starts = np.ones(s.shape, dtype=bool)
-    starts[:, 1:] = ~(np.diff(s, axis=1) <= atol)      # NaN and inf are their own runs
-    first = np.maximum.accumulate(np.where(starts, np.arange(s.shape[1]), 0), axis=1)
-    out = np.empty_like(x)
-    np.put_along_axis(out, order, np.take_along_axis(s, first, axis=1), axis=1)
-    return out
 
 
 def alignment(credit, reference, *, center=True, atol=0.0, threads=None,
@@ -164,42 +151,45 @@ def alignment(credit, reference, *, center=True, atol=0.0, threads=None,
     center = check_bool(center, "center")
     atol = ATOL.check(atol)
     lead, m = c.shape[:-1], c.shape[-1]
-    c = c.reshape(-1, m)
-    r = r.reshape(-1, m)
-    if center:
-        c = c - c.mean(axis=1, keepdims=True)
-        r = r - r.mean(axis=1, keepdims=True)
-    norm_c = np.sqrt(np.einsum("ij,ij->i", c, c))
-    norm_r = np.sqrt(np.einsum("ij,ij->i", r, r))
-    dot = np.einsum("ij,ij->i", c, r)
-    if atol > 0:
-        # what is compared (signs, ranks, argmax, constancy) is of the tied
-        # values; the cosine of a non-constant pair stays that of c and r
-        c, r = _tied(c, atol), _tied(r, atol)
-        constant_c, constant_r = ~c.any(axis=1), ~r.any(axis=1)
-    else:
-        constant_c, constant_r = norm_c == 0, norm_r == 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cosine = np.where(constant_c, 0.0, dot / (norm_c * norm_r))
-    cosine[constant_r] = np.nan
-    same = np.sign(c) == np.sign(r)
-    nonzero = r != 0
-    sign = same.mean(axis=1)
-    n_nonzero = nonzero.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sign_nonzero = (same & nonzero).sum(axis=1) / n_nonzero
-    top = np.argmax(c, axis=1) == np.argmax(r, axis=1)
-    rho, _ = _group_spearman(np.ascontiguousarray(c).reshape(-1),
-                             np.ascontiguousarray(r).reshape(-1), dense_offsets(*c.shape), 2,
-                             threads, backend)
+    c = np.ascontiguousarray(c.reshape(-1, m))
+    r = np.ascontiguousarray(r.reshape(-1, m))
+    n = c.shape[0]
+    # the centred (and tied) rows, as the Spearman correlations rank them
+    c_rows, r_rows = np.empty((2, n, m))
+    cosine, sign, sign_nonzero, rho = np.empty((4, n))
+    top, defined = np.empty((2, n), dtype=bool)
+    status = np.empty(n, dtype=np.int8)
+    rows_impl = kernels("audit", resolve("audit.alignment", backend))
+    spearman_impl = kernels("audit", resolve("audit.spearman", backend))
+    offsets = dense_offsets(n, m)
+
+    def part(a, b):
+        # one pass over the rows for everything but the ranks, then the ranks
+        # of the same rows while they are in cache; keys and idx: the
+        # per-thread scratch both kernels ask for (csrc/audit.h)
+        keys, idx = np.empty(3 * m), np.empty(m, dtype=np.int64)
+        rows_impl.alignment_rows(c[a:b], r[a:b], center, atol, keys, idx, c_rows[a:b],
+                                 r_rows[a:b], cosine[a:b], sign[a:b], sign_nonzero[a:b],
+                                 top[a:b], defined[a:b])
+        spearman_impl.spearman_groups(offsets[a:b + 1], c_rows.reshape(-1), r_rows.reshape(-1),
+                                      2, idx, keys, rho[a:b], status[a:b])
+
+    _parallel.run(part, n, _parallel.n_threads(threads), min_items=_MIN_GROUPS_PER_THREAD)
+    return _summarised(lead, cosine, sign, sign_nonzero, rho, top, defined)
+
+
+def _summarised(lead, cosine, sign, sign_nonzero, rho, top, defined) -> Alignment:
+    """The Alignment of the kernels' per-request results (flat, n requests),
+    shaped ``lead``, with their summaries."""
+    n = top.shape[0]
     return Alignment(cosine.reshape(lead), sign.reshape(lead), sign_nonzero.reshape(lead),
                      rho.reshape(lead), top.reshape(lead),
                      median_cosine=_summary(np.median, cosine),
                      mean_sign=_summary(np.mean, sign),
                      mean_sign_nonzero=_summary(np.mean, sign_nonzero),
                      median_spearman=_summary(np.median, rho),
-                     top_rate=_summary(np.mean, top.astype(np.float64)),
-                     n_defined=int(np.count_nonzero(~constant_r)))
+                     top_rate=float(np.count_nonzero(top)) / n if n else float("nan"),
+                     n_defined=int(np.count_nonzero(defined)))
 
 
 @dataclasses.dataclass(frozen=True)
