@@ -117,7 +117,7 @@ def _tree(n_actions, step, utility, features, step_cost, node_state, node_nact, 
     and ``pi`` (max_actions,): the actor's probabilities at the visited
     state (its first n entries)."""
     fns = _callbacks(n_actions, step, utility, features, step_cost, theta.shape[0])
-    # the arrays' dtypes are the engine's own (ptr reads dtype.name: ~1.5 us each)
+    # the arrays' dtypes are the engine's own (ptr looks the dtype up: ~0.5 us each)
     f, i = _F64, _I64
     rc = lib.fc_counterfactual_tree(
         *fns, theta.shape[0], node_child.shape[1], node_state.shape[0], i(node_state),
