@@ -15,6 +15,8 @@ from __future__ import annotations
 import time
 import warnings
 
+import numpy as np
+
 import fastcredit as fc
 from approximators_vs_shapiq import N, table_game
 from common import Alternative, Case
@@ -69,3 +71,23 @@ def cases(quick: bool):
                                   backend=backend, threads=1),
                    alternative=_shapiq(v, name), key=f"approximators.{method}", repeats=5,
                    bare="a loop of draw/fold kernels and memo bookkeeping: no single kernel")
+    yield _spex_case()
+
+
+def _spex_case():
+    """SPEX's BCH decoding (fastcredit.approximators.sparse): 1,000 received
+    words of the n = 16, t = 5 code (BCH(63, 36) shortened to 43 bits), each
+    a random codeword with 0..7 bit errors; no alternative (galois' decoder
+    takes ~40-60 ms a word here, bench/approximators_vs_shapiq.py's SPEX row
+    times shapiq's whole class)."""
+    from fastcredit.approximators.sparse import BCHCode
+    code = BCHCode(N, 5)
+    g = np.random.default_rng(0)
+    messages = (g.random((1000, N)) < 0.2).astype(np.uint8)
+    received = np.concatenate([messages, messages @ code.delay_matrix()[1:].T % 2], axis=1)
+    flips = g.random(received.shape) < g.integers(0, 8, (1000, 1)) / received.shape[1]
+    words = (received ^ flips).astype(np.uint8)
+    return Case("bch_decode", "SPEX's BCH(63, 36) shortened to 43 bits, t = 5, 1,000 words "
+                              "with 0..7 errors",
+                lambda backend, threads: code.decode(words, backend), repeats=5,
+                bare="the public call is the kernel call")
