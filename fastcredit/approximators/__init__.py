@@ -119,6 +119,38 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         layout; NaN for k-SII's orders below k, aggregates of correlated
         estimates), ``n_evals``, ``n_samples`` and ``method``.
 
+    Raises
+    ------
+    ValueError
+        If ``method``, ``index`` or ``coalitions`` is not one of its values,
+        or ``index`` is not one the method estimates; if ``order`` is outside
+        [1, 30], is not 1 for svarm, stratified, owen or index "SV" or "BV",
+        is above 2 for kernelshapiq, or is above m; if ``budget`` is outside
+        [1, 2**62] or does not cover the method's fixed evaluations; if
+        ``anchors`` is given for a method other than owen, or is outside
+        [1, 2**16]; if ``pairing`` or ``sampling_weights`` is given for
+        svarm, stratified or owen; if ``sampling_weights`` is not of shape
+        (m + 1,), finite and non-negative with a positive weight on some size
+        1..m-1, or is given for a stochastic game (shapiq, svarmiq); if
+        ``seed`` is outside [0, 2**64) or ``threads`` below 1; if ``backend``
+        is not None, "c" or "numba" (or is unavailable here, or is "c" for an
+        @njit game); if ``m`` is missing for a function game, below 1 or
+        above 64, or does not match a table; if a table's last axis is not
+        2**m with 1 <= m <= 30; if a function game returns a non-finite value
+        or not one value per coalition; or if the game's whole table (a
+        budget that covers it) or SVARM-IQ's strata need more memory than is
+        available.
+    TypeError
+        If ``order``, ``budget``, ``anchors``, ``seed``, ``m`` or ``threads``
+        is not an integer; if ``pairing`` or ``stderr`` is not a bool; if
+        ``sampling_weights`` or a table does not hold real numbers; or if a
+        function game returns values that are not real numbers, or an @njit
+        game does not compile for uint64 arguments or does not return a real
+        number.
+    RuntimeError
+        If the game raises (a Python game's exception is wrapped, naming the
+        batch it was called on) or an @njit game fails.
+
     Examples
     --------
     >>> import fastcredit as fc, numpy as np

@@ -65,6 +65,23 @@ class InteractionEstimate(Interactions):
         Samples folded in (a memo hit is a sample too).
     method : str
         The estimator.
+
+    Examples
+    --------
+    A budget that covers the 2**4 coalitions buys the exact values; a smaller
+    one, estimates with their standard errors.
+
+    >>> import fastcredit as fc, numpy as np
+    >>> bits = (np.arange(16)[:, None] >> np.arange(4)) & 1
+    >>> v = (bits @ np.array([1., 2., 3., 4.])) ** 2 / 10   # Shapley values 1, 2, 3, 4
+    >>> est = fc.approximate(v, method="svarm", budget=16)
+    >>> est
+    InteractionEstimate(method='svarm', index='SV', order=1, m=4, batch shape (), n_evals=16)
+    >>> est.values[1].round(6), est.stderr[1]
+    (array([1., 2., 3., 4.]), array([0., 0., 0., 0.]))
+    >>> est = fc.approximate(v, method="kernelshap", budget=12)
+    >>> int(est.n_evals), bool((est.stderr[1] > 0).all())
+    (12, True)
     """
 
     stderr: tuple = ()
