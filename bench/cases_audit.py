@@ -146,30 +146,23 @@ def _bare_spearman(x, y, offsets, min_len):
 
 
 def _bare_alignment(credit, reference):
-    """fc_alignment_rows then fc_spearman_groups on the rows it centred, over
-    alignment's split of the requests, into prepared outputs, then the
+    """fc_alignment_rows over alignment's split of the requests, into
+    prepared outputs, then the
     summaries from them (agreement._summarised: medians and means of the
     per-request results, the result the public call computes from the
     kernels', not a check). The validation, conversion and allocation are
     not in the bare call: the ratio counts them."""
     n, m = credit.shape
-    offsets = np.arange(n + 1, dtype=np.int64) * m
-    c_rows, r_rows = np.empty_like(credit), np.empty_like(reference)
     cosine, sign, sign_nonzero, rho = (np.empty(n) for _ in range(4))
-    top, defined, status = (np.empty(n, dtype=t) for t in (bool, bool, np.int8))
+    top, defined = np.empty(n, dtype=bool), np.empty(n, dtype=bool)
 
     def prepare(backend, threads):
-        rows_impl = kernels("audit.alignment", backend)
-        spearman_impl = kernels("audit.spearman", backend)
+        impl = kernels("audit.alignment", backend)
 
         def part(a, b):
-            keys, idx = np.empty(3 * m), np.empty(m, dtype=np.int64)
-            rows_impl.alignment_rows(credit[a:b], reference[a:b], True, 0.0, keys, idx,
-                                     c_rows[a:b], r_rows[a:b], cosine[a:b], sign[a:b],
-                                     sign_nonzero[a:b], top[a:b], defined[a:b])
-            spearman_impl.spearman_groups(offsets[a:b + 1], c_rows.reshape(-1),
-                                          r_rows.reshape(-1), 2, idx, keys, rho[a:b],
-                                          status[a:b])
+            impl.alignment_rows(credit[a:b], reference[a:b], True, 0.0, np.empty(5 * m),
+                                np.empty(m, dtype=np.int64), cosine[a:b], sign[a:b],
+                                sign_nonzero[a:b], rho[a:b], top[a:b], defined[a:b])
 
         def call():
             _parallel.run(part, n, _parallel.n_threads(threads),

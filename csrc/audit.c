@@ -182,52 +182,50 @@ static int average_ranks(const double *x, int64_t n, double *keys, int64_t *idx,
     return keys[0] == keys[n - 1];
 }
 
+/* The Spearman rho of x[0..n) against y[0..n) into *rho (NaN unless
+ * valid), and its FC_SPEARMAN_* status; idx (n) and ranks (3 n) scratch. */
+static int spearman_group(const double *x, const double *y, int64_t n, int64_t min_len,
+                          int64_t *idx, double *ranks, double *rho)
+{
+    double *rx = ranks, *ry = ranks + n, *keys = ranks + 2 * n;
+    double c, sxy = 0.0, sxx = 0.0, syy = 0.0;
+    int64_t i;
+    int finite = 1;
+    *rho = NAN;
+    if (n < min_len) return FC_SPEARMAN_SHORT;
+    for (i = 0; i < n; i++) finite &= isfinite(x[i]) && isfinite(y[i]);
+    if (!finite) return FC_SPEARMAN_NONFINITE;
+    if (average_ranks(y, n, keys, idx, ry)) return FC_SPEARMAN_CONSTANT;
+    if (average_ranks(x, n, keys, idx, rx)) {
+        *rho = 0.0;
+        return FC_SPEARMAN_VALID;
+    }
+    c = 0.5 * (double)(n + 1);
+    for (i = 0; i < n; i++) {
+        const double dx = rx[i] - c, dy = ry[i] - c;
+        sxy += dx * dy;
+        sxx += dx * dx;
+        syy += dy * dy;
+    }
+    *rho = sxy / sqrt(sxx * syy);
+    return FC_SPEARMAN_VALID;
+}
+
 int fc_spearman_groups(const int64_t *offsets, int64_t n_groups, const double *x,
                        const double *y, int64_t min_len, int64_t *idx,
                        double *ranks, double *rho, int8_t *status)
 {
-    int64_t g, i, longest = 0;
+    int64_t g, longest = 0;
     if (!csr_offsets_ok(offsets, n_groups) || min_len < 2 ||
         (n_groups > 0 && (!rho || !status)))
         return FC_EINVAL;
     for (g = 0; g < n_groups; g++)
         if (offsets[g + 1] - offsets[g] > longest) longest = offsets[g + 1] - offsets[g];
     if (longest > 0 && (!x || !y || !idx || !ranks)) return FC_EINVAL;
-    for (g = 0; g < n_groups; g++) {
-        const int64_t n = offsets[g + 1] - offsets[g];
-        const double *xg = x + offsets[g], *yg = y + offsets[g];
-        double *rx = ranks, *ry = ranks + n, *keys = ranks + 2 * n;
-        double c, sxy = 0.0, sxx = 0.0, syy = 0.0;
-        int finite = 1, x_constant;
-        rho[g] = NAN;
-        if (n < min_len) {
-            status[g] = FC_SPEARMAN_SHORT;
-            continue;
-        }
-        for (i = 0; i < n; i++) finite &= isfinite(xg[i]) && isfinite(yg[i]);
-        if (!finite) {
-            status[g] = FC_SPEARMAN_NONFINITE;
-            continue;
-        }
-        if (average_ranks(yg, n, keys, idx, ry)) {
-            status[g] = FC_SPEARMAN_CONSTANT;
-            continue;
-        }
-        status[g] = FC_SPEARMAN_VALID;
-        x_constant = average_ranks(xg, n, keys, idx, rx);
-        if (x_constant) {
-            rho[g] = 0.0;
-            continue;
-        }
-        c = 0.5 * (double)(n + 1);
-        for (i = 0; i < n; i++) {
-            const double dx = rx[i] - c, dy = ry[i] - c;
-            sxy += dx * dy;
-            sxx += dx * dx;
-            syy += dy * dy;
-        }
-        rho[g] = sxy / sqrt(sxx * syy);
-    }
+    for (g = 0; g < n_groups; g++)
+        status[g] = (int8_t)spearman_group(x + offsets[g], y + offsets[g],
+                                           offsets[g + 1] - offsets[g], min_len, idx, ranks,
+                                           &rho[g]);
     return FC_OK;
 }
 
@@ -481,18 +479,18 @@ static int64_t first_argmax(const double *x, int64_t m)
 static int sign_of(double x) { return (x > 0.0) - (x < 0.0); }
 
 int fc_alignment_rows(int64_t n, int64_t m, const double *credit, const double *reference,
-                      int center, double atol, double *keys, int64_t *idx, double *c_out,
-                      double *r_out, double *cosine, double *sign, double *sign_nonzero,
-                      uint8_t *top, uint8_t *defined)
+                      int center, double atol, double *work, int64_t *idx, double *cosine,
+                      double *sign, double *sign_nonzero, double *spearman, uint8_t *top,
+                      uint8_t *defined)
 {
     int64_t g, i;
+    double *c = work, *r = work + m, *ranks = work + 2 * m;
     if (n < 0 || m < 2 || !(atol >= 0.0) || isinf(atol)) return FC_EINVAL;
-    if (n > 0 && (!credit || !reference || !keys || !idx || !c_out || !r_out || !cosine ||
-                  !sign || !sign_nonzero || !top || !defined))
+    if (n > 0 && (!credit || !reference || !work || !idx || !cosine || !sign ||
+                  !sign_nonzero || !spearman || !top || !defined))
         return FC_EINVAL;
     for (g = 0; g < n; g++) {
         const double *cg = credit + g * m, *rg = reference + g * m;
-        double *c = c_out + g * m, *r = r_out + g * m;
         double mean_c = 0.0, mean_r = 0.0, dot = 0.0, cc = 0.0, rr = 0.0;
         int64_t same = 0, nonzero = 0, hits = 0;
         int constant_c = 1, constant_r = 1;
@@ -512,8 +510,8 @@ int fc_alignment_rows(int64_t n, int64_t m, const double *credit, const double *
             rr += r[i] * r[i];
         }
         if (atol > 0.0) {
-            tie_values(c, m, atol, keys, idx);
-            tie_values(r, m, atol, keys, idx);
+            tie_values(c, m, atol, ranks, idx);
+            tie_values(r, m, atol, ranks, idx);
             for (i = 0; i < m; i++) {
                 constant_c &= c[i] == 0.0;
                 constant_r &= r[i] == 0.0;
@@ -536,6 +534,7 @@ int fc_alignment_rows(int64_t n, int64_t m, const double *credit, const double *
         sign[g] = (double)same / (double)m;
         sign_nonzero[g] = nonzero ? (double)hits / (double)nonzero : NAN;
         top[g] = first_argmax(c, m) == first_argmax(r, m);
+        spearman_group(c, r, m, 2, idx, ranks, &spearman[g]);
     }
     return FC_OK;
 }

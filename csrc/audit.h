@@ -91,8 +91,7 @@ int fc_spearman_groups(const int64_t *offsets, int64_t n_groups, const double *x
 /* Per-request agreement of credit with reference credit (fastcredit.alignment).
  *
  * Row g of credit and reference, (n, m) row-major, is centred when center
- * (x - sum(x) / m, summed left to right) into c_out and r_out; with
- * c, r those rows, dot = sum c_i r_i, cc = sum c_i^2, rr = sum r_i^2 (left
+ * (x - sum(x) / m, summed left to right); with c, r those rows, dot = sum c_i r_i, cc = sum c_i^2, rr = sum r_i^2 (left
  * to right). When atol > 0, c and r are then tied in place: a value within
  * atol of 0 is 0, and each run of sorted values whose gaps are at most atol
  * takes the run's smallest value (NaN stays NaN); a row is constant when
@@ -106,13 +105,15 @@ int fc_spearman_groups(const int64_t *offsets, int64_t n_groups, const double *x
  *                       when empty),
  *     top[g]          = argmax c == argmax r (first index of the largest, or
  *                       of the first NaN, as numpy.argmax),
+ *     spearman[g]     = the Spearman rho of c against r (after the ties), as
+ *                       fc_spearman_groups with min_len 2 gives it,
  *     defined[g]      = r is not constant.
- * keys (double) and idx (int64) are caller scratch of m. Requires m >= 2,
- * 0 <= atol < inf. */
+ * work (double, 5 m) and idx (int64, m) are caller scratch. Requires
+ * m >= 2, 0 <= atol < inf. */
 int fc_alignment_rows(int64_t n, int64_t m, const double *credit, const double *reference,
-                      int center, double atol, double *keys, int64_t *idx, double *c_out,
-                      double *r_out, double *cosine, double *sign, double *sign_nonzero,
-                      uint8_t *top, uint8_t *defined);
+                      int center, double atol, double *work, int64_t *idx, double *cosine,
+                      double *sign, double *sign_nonzero, double *spearman, uint8_t *top,
+                      uint8_t *defined);
 
 /* Uniform random permutation of each group's values (Fisher-Yates, group g
  * from the stream (seed, first_item + g)): out holds, group by group, the

@@ -30,25 +30,25 @@ def spearman_groups(offsets, x, y, min_len, idx, ranks, rho, status):
                                  ffi.from_buffer("int8_t[]", status)), "fc_spearman_groups")
 
 
-def _alignment_refused(credit, atol, keys, idx) -> str | None:
+def _alignment_refused(credit, atol, work, idx) -> str | None:
     """What fc_alignment_rows refuses, naming the argument (None: nothing)."""
     if credit.shape[1] < 2:
         return f"credit must have m >= 2 columns, got {credit.shape[1]}"
     if not 0.0 <= atol < float("inf"):
         return f"atol must be finite and >= 0, got {atol}"
-    if keys.shape[0] < credit.shape[1] or idx.shape[0] < credit.shape[1]:
-        return f"keys and idx must hold m = {credit.shape[1]} entries"
+    if work.shape[0] < 5 * credit.shape[1] or idx.shape[0] < credit.shape[1]:
+        return f"work and idx must hold 5 m and m = {credit.shape[1]} entries"
     return None
 
 
-def alignment_rows(credit, reference, center, atol, keys, idx, c_out, r_out, cosine, sign,
-                   sign_nonzero, top, defined):
+def alignment_rows(credit, reference, center, atol, work, idx, cosine, sign, sign_nonzero,
+                   spearman, top, defined):
     check(lib.fc_alignment_rows(credit.shape[0], credit.shape[1], ptr(credit), ptr(reference),
-                                bool(center), atol, ptr(keys), ptr(idx), ptr(c_out), ptr(r_out),
-                                ptr(cosine), ptr(sign), ptr(sign_nonzero),
+                                bool(center), atol, ptr(work), ptr(idx), ptr(cosine), ptr(sign),
+                                ptr(sign_nonzero), ptr(spearman),
                                 ffi.from_buffer("uint8_t[]", top),
                                 ffi.from_buffer("uint8_t[]", defined)),
-          "fc_alignment_rows", lambda: _alignment_refused(credit, atol, keys, idx))
+          "fc_alignment_rows", lambda: _alignment_refused(credit, atol, work, idx))
 
 
 def shuffle_groups(offsets, x, seed, first_item, out):

@@ -8,10 +8,9 @@ Signatures (float arrays float64, offsets int64 CSR, seeds uint64):
         out (n_groups, resamples); b_values of length 0: the b term is 0
     spearman_groups(offsets, x, y, min_len, idx, ranks, rho, status)
         idx (L,) int64 and ranks (3 L,) scratch, L the longest group; status int8
-    alignment_rows(credit, reference, center, atol, keys, idx, c_out, r_out, cosine, sign,
-                   sign_nonzero, top, defined)
-        (n, m) rows in and centred (tied) rows out; keys (m,), idx (m,) int64 scratch;
-        top, defined bool
+    alignment_rows(credit, reference, center, atol, work, idx, cosine, sign, sign_nonzero,
+                   spearman, top, defined)
+        (n, m) rows; work (5 m,) and idx (m,) int64 scratch; top, defined bool
     shuffle_groups(offsets, x, seed, first_item, out)
     derangement(n, seed, out)                  out (n,) int64
     replay_advantage(f_offsets, f_values, a_offsets, a_values, alpha,
@@ -183,42 +182,41 @@ def _average_ranks(x, n, keys, idx, ranks):
 
 
 @jit
+def _spearman_group(xg, yg, n, min_len, idx, ranks):
+    """(rho, status) of one group, as csrc/audit.c's spearman_group."""
+    rx = ranks[:n]
+    ry = ranks[n:2 * n]
+    keys = ranks[2 * n:3 * n]
+    if n < min_len:
+        return np.nan, SPEARMAN_SHORT
+    finite = True
+    for i in range(n):
+        finite &= np.isfinite(xg[i]) and np.isfinite(yg[i])
+    if not finite:
+        return np.nan, SPEARMAN_NONFINITE
+    if _average_ranks(yg, n, keys, idx, ry):
+        return np.nan, SPEARMAN_CONSTANT
+    if _average_ranks(xg, n, keys, idx, rx):
+        return 0.0, SPEARMAN_VALID
+    c = 0.5 * np.float64(n + 1)
+    sxy = 0.0
+    sxx = 0.0
+    syy = 0.0
+    for i in range(n):
+        dx = rx[i] - c
+        dy = ry[i] - c
+        sxy += dx * dy
+        sxx += dx * dx
+        syy += dy * dy
+    return sxy / np.sqrt(sxx * syy), SPEARMAN_VALID
+
+
+@jit
 def spearman_groups(offsets, x, y, min_len, idx, ranks, rho, status):
     for g in range(offsets.shape[0] - 1):
-        n = offsets[g + 1] - offsets[g]
-        xg = x[offsets[g]:offsets[g + 1]]
-        yg = y[offsets[g]:offsets[g + 1]]
-        rx = ranks[:n]
-        ry = ranks[n:2 * n]
-        keys = ranks[2 * n:3 * n]
-        rho[g] = np.nan
-        if n < min_len:
-            status[g] = SPEARMAN_SHORT
-            continue
-        finite = True
-        for i in range(n):
-            finite &= np.isfinite(xg[i]) and np.isfinite(yg[i])
-        if not finite:
-            status[g] = SPEARMAN_NONFINITE
-            continue
-        if _average_ranks(yg, n, keys, idx, ry):
-            status[g] = SPEARMAN_CONSTANT
-            continue
-        status[g] = SPEARMAN_VALID
-        if _average_ranks(xg, n, keys, idx, rx):
-            rho[g] = 0.0
-            continue
-        c = 0.5 * np.float64(n + 1)
-        sxy = 0.0
-        sxx = 0.0
-        syy = 0.0
-        for i in range(n):
-            dx = rx[i] - c
-            dy = ry[i] - c
-            sxy += dx * dy
-            sxx += dx * dx
-            syy += dy * dy
-        rho[g] = sxy / np.sqrt(sxx * syy)
+        rho[g], status[g] = _spearman_group(x[offsets[g]:offsets[g + 1]],
+                                            y[offsets[g]:offsets[g + 1]],
+                                            offsets[g + 1] - offsets[g], min_len, idx, ranks)
 
 
 @jit
@@ -258,11 +256,12 @@ def _sign_of(x):
 
 
 @jit
-def alignment_rows(credit, reference, center, atol, keys, idx, c_out, r_out, cosine, sign,
-                   sign_nonzero, top, defined):
+def alignment_rows(credit, reference, center, atol, work, idx, cosine, sign, sign_nonzero,
+                   spearman, top, defined):
     n, m = credit.shape
+    c, r, ranks = work[:m], work[m:2 * m], work[2 * m:]
     for g in range(n):
-        cg, rg, c, r = credit[g], reference[g], c_out[g], r_out[g]
+        cg, rg = credit[g], reference[g]
         mean_c = 0.0
         mean_r = 0.0
         if center:
@@ -281,8 +280,8 @@ def alignment_rows(credit, reference, center, atol, keys, idx, c_out, r_out, cos
             cc += c[i] * c[i]
             rr += r[i] * r[i]
         if atol > 0.0:
-            _tie_values(c, m, atol, keys, idx)
-            _tie_values(r, m, atol, keys, idx)
+            _tie_values(c, m, atol, ranks, idx)
+            _tie_values(r, m, atol, ranks, idx)
             constant_c = True
             constant_r = True
             for i in range(m):
@@ -310,6 +309,7 @@ def alignment_rows(credit, reference, center, atol, keys, idx, c_out, r_out, cos
         sign[g] = np.float64(same) / np.float64(m)
         sign_nonzero[g] = np.float64(hits) / np.float64(nonzero) if nonzero else np.nan
         top[g] = _first_argmax(c, m) == _first_argmax(r, m)
+        spearman[g] = _spearman_group(c, r, m, 2, idx, ranks)[0]
 
 
 @jit

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _parallel
 from .._backend import kernels, resolve
 from .._params import ATOL
-from .._validation import check_bool, dense_offsets, float64_array
+from .._validation import check_bool, float64_array
 from ..tables import size_resolved
 from .spearman import _MIN_GROUPS_PER_THREAD
 
@@ -154,25 +154,16 @@ def alignment(credit, reference, *, center=True, atol=0.0, threads=None,
     c = np.ascontiguousarray(c.reshape(-1, m))
     r = np.ascontiguousarray(r.reshape(-1, m))
     n = c.shape[0]
-    # the centred (and tied) rows, as the Spearman correlations rank them
-    c_rows, r_rows = np.empty((2, n, m))
     cosine, sign, sign_nonzero, rho = np.empty((4, n))
     top, defined = np.empty((2, n), dtype=bool)
-    status = np.empty(n, dtype=np.int8)
-    rows_impl = kernels("audit", resolve("audit.alignment", backend))
-    spearman_impl = kernels("audit", resolve("audit.spearman", backend))
-    offsets = dense_offsets(n, m)
+    impl = kernels("audit", resolve("audit.alignment", backend))
 
     def part(a, b):
-        # one pass over the rows for everything but the ranks, then the ranks
-        # of the same rows while they are in cache; keys and idx: the
-        # per-thread scratch both kernels ask for (csrc/audit.h)
-        keys, idx = np.empty(3 * m), np.empty(m, dtype=np.int64)
-        rows_impl.alignment_rows(c[a:b], r[a:b], center, atol, keys, idx, c_rows[a:b],
-                                 r_rows[a:b], cosine[a:b], sign[a:b], sign_nonzero[a:b],
-                                 top[a:b], defined[a:b])
-        spearman_impl.spearman_groups(offsets[a:b + 1], c_rows.reshape(-1), r_rows.reshape(-1),
-                                      2, idx, keys, rho[a:b], status[a:b])
+        # one pass over the rows; work and idx: the per-thread scratch
+        # fc_alignment_rows asks for (csrc/audit.h)
+        impl.alignment_rows(c[a:b], r[a:b], center, atol, np.empty(5 * m),
+                            np.empty(m, dtype=np.int64), cosine[a:b], sign[a:b],
+                            sign_nonzero[a:b], rho[a:b], top[a:b], defined[a:b])
 
     _parallel.run(part, n, _parallel.n_threads(threads), min_items=_MIN_GROUPS_PER_THREAD)
     return _summarised(lead, cosine, sign, sign_nonzero, rho, top, defined)
