@@ -29,20 +29,7 @@ from api_page import MODULES, module_names, public_modules  # noqa: E402
 #: Names whose docstrings do not have every section yet (see the module
 #: docstring); a name leaves it when its docstring is complete.
 _PENDING = {
-    "fastcredit.shapiq.KernelSHAP",
-    "fastcredit.shapiq.OwenSamplingSV",
-    "fastcredit.shapiq.SVARM",
-    "fastcredit.shapiq.StratifiedSamplingSV",
-    # shapiq drop-ins published after the list was made, without Examples yet
-    "fastcredit.shapiq.InconsistentKernelSHAPIQ",
-    "fastcredit.shapiq.KernelSHAPIQ",
-    "fastcredit.shapiq.RegressionFBII",
-    "fastcredit.shapiq.RegressionFSII",
-    "fastcredit.shapiq.SHAPIQ",
     "fastcredit.shapiq.SPEX",
-    "fastcredit.shapiq.SVARMIQ",
-    "fastcredit.shapiq.UnbiasedKernelSHAP",
-    "fastcredit.shapiq.kADDSHAP",
 }
 
 #: Functions that cannot raise, so have no Raises section (see the module

@@ -107,6 +107,20 @@ class SVARM(_Adapter, _ShapiqSVARM):
     random_state : int, optional
     pairing_trick, sampling_weights
         shapiq's options; only their defaults (False, None) are supported.
+
+    Examples
+    --------
+    v(S) = (sum of w_i over S)**2 / 10 with w = (1, 2, 3, 4) has the Shapley
+    values w; a budget of 2**4 evaluates every coalition once, so the values
+    are exact.
+
+    >>> import numpy as np
+    >>> from fastcredit.shapiq import SVARM, TableGame
+    >>> bits = (np.arange(16)[:, None] >> np.arange(4)) & 1
+    >>> game = TableGame((bits @ np.array([1., 2., 3., 4.])) ** 2 / 10)
+    >>> sv = SVARM(4, random_state=0).approximate(16, game)
+    >>> sv.values.round(6), sv.estimation_budget, sv.estimated   # v(empty), then phi
+    (array([0., 1., 2., 3., 4.]), 16, False)
     """
 
     _method = "svarm"
@@ -141,6 +155,20 @@ class StratifiedSamplingSV(_Adapter, _ShapiqStratified):
     n : int
         Players, 1 <= n <= 64.
     random_state : int, optional
+
+    Examples
+    --------
+    v(S) = (sum of w_i over S)**2 / 10 with w = (1, 2, 3, 4) has the Shapley
+    values w; a budget of 2**4 evaluates every coalition once, so the values
+    are exact (flagged estimated all the same, as shapiq's).
+
+    >>> import numpy as np
+    >>> from fastcredit.shapiq import StratifiedSamplingSV, TableGame
+    >>> bits = (np.arange(16)[:, None] >> np.arange(4)) & 1
+    >>> game = TableGame((bits @ np.array([1., 2., 3., 4.])) ** 2 / 10)
+    >>> sv = StratifiedSamplingSV(4, random_state=0).approximate(16, game)
+    >>> sv.values.round(6), sv.estimation_budget, sv.estimated   # v(empty), then phi
+    (array([0., 1., 2., 3., 4.]), 16, True)
     """
 
     _method = "stratified"
@@ -169,6 +197,20 @@ class OwenSamplingSV(_Adapter, _ShapiqOwen):
     n_anchor_points : int
         Anchors (default 10, shapiq's), >= 1.
     random_state : int, optional
+
+    Examples
+    --------
+    v(S) = (sum of w_i over S)**2 / 10 with w = (1, 2, 3, 4) has the Shapley
+    values w; a budget of 2**4 evaluates every coalition once, so the values
+    are exact (flagged estimated all the same, as shapiq's).
+
+    >>> import numpy as np
+    >>> from fastcredit.shapiq import OwenSamplingSV, TableGame
+    >>> bits = (np.arange(16)[:, None] >> np.arange(4)) & 1
+    >>> game = TableGame((bits @ np.array([1., 2., 3., 4.])) ** 2 / 10)
+    >>> sv = OwenSamplingSV(4, random_state=0).approximate(16, game)
+    >>> sv.values.round(6), sv.estimation_budget, sv.estimated   # v(empty), then phi
+    (array([0., 1., 2., 3., 4.]), 16, True)
     """
 
     _method = "owen"
@@ -257,6 +299,22 @@ class SHAPIQ(_MonteCarloAdapter, _ShapiqSHAPIQ):
     pairing_trick : bool
         Each drawn coalition with its complement.
     random_state : int, optional
+
+    Examples
+    --------
+    v(S) = (sum of w_i over S)**2 / 10 with w = (1, 2, 3, 4): the SII of
+    player i is w_i (its Shapley value), of a pair 2 w_i w_j / 10. A budget
+    of 2**4 evaluates every coalition once, so the values are exact.
+
+    >>> import numpy as np
+    >>> from fastcredit.shapiq import SHAPIQ, TableGame
+    >>> bits = (np.arange(16)[:, None] >> np.arange(4)) & 1
+    >>> game = TableGame((bits @ np.array([1., 2., 3., 4.])) ** 2 / 10)
+    >>> sii = SHAPIQ(4, max_order=2, index="SII", random_state=0).approximate(16, game)
+    >>> sii.values.round(6)              # v(empty), the players, the pairs (0, 1), (0, 2), ...
+    array([0. , 1. , 2. , 3. , 4. , 0.4, 0.6, 0.8, 1.2, 1.6, 2.4])
+    >>> sii.estimation_budget, sii.estimated
+    (16, False)
     """
 
     _method = "shapiq"
@@ -281,6 +339,20 @@ class UnbiasedKernelSHAP(_MonteCarloAdapter, _ShapiqUnbiasedKernelSHAP):
     pairing_trick : bool
     sampling_weights : array_like (n + 1,), optional
     random_state : int, optional
+
+    Examples
+    --------
+    v(S) = (sum of w_i over S)**2 / 10 with w = (1, 2, 3, 4) has the Shapley
+    values w; a budget of 2**4 evaluates every coalition once, so the values
+    are exact.
+
+    >>> import numpy as np
+    >>> from fastcredit.shapiq import TableGame, UnbiasedKernelSHAP
+    >>> bits = (np.arange(16)[:, None] >> np.arange(4)) & 1
+    >>> game = TableGame((bits @ np.array([1., 2., 3., 4.])) ** 2 / 10)
+    >>> sv = UnbiasedKernelSHAP(4, random_state=0).approximate(16, game)
+    >>> sv.values.round(6), sv.estimation_budget, sv.estimated   # v(empty), then phi
+    (array([0., 1., 2., 3., 4.]), 16, False)
     """
 
     _method = "shapiq"
@@ -310,6 +382,21 @@ class SVARMIQ(_MonteCarloAdapter, _ShapiqSVARMIQ):
     pairing_trick : bool
     sampling_weights : array_like (n + 1,), optional
     random_state : int, optional
+
+    Examples
+    --------
+    v(S) = (sum of w_i over S)**2 / 10 with w = (1, 2, 3, 4) is 2-additive,
+    so its 2-SII are its Moebius coefficients: w_i**2 / 10 for player i,
+    2 w_i w_j / 10 for a pair. A budget of 2**4 evaluates every coalition
+    once, so the values are exact.
+
+    >>> import numpy as np
+    >>> from fastcredit.shapiq import SVARMIQ, TableGame
+    >>> bits = (np.arange(16)[:, None] >> np.arange(4)) & 1
+    >>> game = TableGame((bits @ np.array([1., 2., 3., 4.])) ** 2 / 10)
+    >>> ksii = SVARMIQ(4, max_order=2, random_state=0).approximate(16, game)
+    >>> ksii.index, ksii.values.round(6)   # v(empty), the players, the pairs (0, 1), (0, 2), ...
+    ('k-SII', array([0. , 0.1, 0.4, 0.9, 1.6, 0.4, 0.6, 0.8, 1.2, 1.6, 2.4]))
     """
 
     _method = "svarmiq"
@@ -350,6 +437,21 @@ class KernelSHAPIQ(_RegressionAdapter, _ShapiqKernelSHAPIQ):
     pairing_trick : bool
     sampling_weights : array_like (n + 1,), optional
     random_state : int, optional
+
+    Examples
+    --------
+    v(S) = (sum of w_i over S)**2 / 10 with w = (1, 2, 3, 4) is 2-additive,
+    so its 2-SII are its Moebius coefficients: w_i**2 / 10 for player i,
+    2 w_i w_j / 10 for a pair. A budget of 2**4 evaluates every coalition
+    once, so the values are exact.
+
+    >>> import numpy as np
+    >>> from fastcredit.shapiq import KernelSHAPIQ, TableGame
+    >>> bits = (np.arange(16)[:, None] >> np.arange(4)) & 1
+    >>> game = TableGame((bits @ np.array([1., 2., 3., 4.])) ** 2 / 10)
+    >>> ksii = KernelSHAPIQ(4, max_order=2, random_state=0).approximate(16, game)
+    >>> ksii.index, ksii.values.round(6)   # v(empty), the players, the pairs (0, 1), (0, 2), ...
+    ('k-SII', array([0. , 0.1, 0.4, 0.9, 1.6, 0.4, 0.6, 0.8, 1.2, 1.6, 2.4]))
     """
 
     _method = "kernelshapiq"
@@ -380,6 +482,20 @@ class InconsistentKernelSHAPIQ(_RegressionAdapter, _ShapiqInconsistentKernelSHAP
     pairing_trick : bool
     sampling_weights : array_like (n + 1,), optional
     random_state : int, optional
+
+    Examples
+    --------
+    v(S) = (sum of w_i over S)**2 / 10 with w = (1, 2, 3, 4): the SII of
+    player i is w_i (its Shapley value), of a pair 2 w_i w_j / 10. Over
+    every coalition (a budget of 2**4) the least squares is exact.
+
+    >>> import numpy as np
+    >>> from fastcredit.shapiq import InconsistentKernelSHAPIQ, TableGame
+    >>> bits = (np.arange(16)[:, None] >> np.arange(4)) & 1
+    >>> game = TableGame((bits @ np.array([1., 2., 3., 4.])) ** 2 / 10)
+    >>> approximator = InconsistentKernelSHAPIQ(4, max_order=2, index="SII", random_state=0)
+    >>> approximator.approximate(16, game).values.round(6)   # v(empty), players, pairs
+    array([0. , 1. , 2. , 3. , 4. , 0.4, 0.6, 0.8, 1.2, 1.6, 2.4])
     """
 
     _method = "inconsistent_kernelshapiq"
@@ -420,6 +536,21 @@ class kADDSHAP(_FixedIndexRegression, _ShapiqKADDSHAP):  # noqa: N801  (shapiq's
     pairing_trick : bool
     sampling_weights : array_like (n + 1,), optional
     random_state : int, optional
+
+    Examples
+    --------
+    v(S) = (sum of w_i over S)**2 / 10 with w = (1, 2, 3, 4) is 2-additive,
+    so its 2-additive fit is exact: the Shapley values w for the players,
+    2 w_i w_j / 10 for a pair. A budget of 2**4 evaluates every coalition
+    once.
+
+    >>> import numpy as np
+    >>> from fastcredit.shapiq import TableGame, kADDSHAP
+    >>> bits = (np.arange(16)[:, None] >> np.arange(4)) & 1
+    >>> game = TableGame((bits @ np.array([1., 2., 3., 4.])) ** 2 / 10)
+    >>> kadd = kADDSHAP(4, max_order=2, random_state=0).approximate(16, game)
+    >>> kadd.values.round(6)             # v(empty), the players, the pairs (0, 1), (0, 2), ...
+    array([0. , 1. , 2. , 3. , 4. , 0.4, 0.6, 0.8, 1.2, 1.6, 2.4])
     """
 
     _method, _index = "kaddshap", "kADD-SHAP"
@@ -438,6 +569,21 @@ class RegressionFSII(_FixedIndexRegression, _ShapiqRegressionFSII):
     pairing_trick : bool
     sampling_weights : array_like (n + 1,), optional
     random_state : int, optional
+
+    Examples
+    --------
+    v(S) = (sum of w_i over S)**2 / 10 with w = (1, 2, 3, 4) is 2-additive,
+    so its FSII of order 2 are its Moebius coefficients: w_i**2 / 10 for
+    player i, 2 w_i w_j / 10 for a pair. A budget of 2**4 evaluates every
+    coalition once, so the values are exact.
+
+    >>> import numpy as np
+    >>> from fastcredit.shapiq import RegressionFSII, TableGame
+    >>> bits = (np.arange(16)[:, None] >> np.arange(4)) & 1
+    >>> game = TableGame((bits @ np.array([1., 2., 3., 4.])) ** 2 / 10)
+    >>> fsii = RegressionFSII(4, max_order=2, random_state=0).approximate(16, game)
+    >>> [round(float(fsii[players]), 6) for players in [(0,), (3,), (2, 3)]]
+    [0.1, 1.6, 2.4]
     """
 
     _method, _index = "regression_fsii", "FSII"
@@ -456,6 +602,21 @@ class RegressionFBII(_FixedIndexRegression, _ShapiqRegressionFBII):
     pairing_trick : bool
     sampling_weights : array_like (n + 1,), optional
     random_state : int, optional
+
+    Examples
+    --------
+    v(S) = (sum of w_i over S)**2 / 10 with w = (1, 2, 3, 4) is 2-additive,
+    so its FBII of order 2 are its Moebius coefficients: w_i**2 / 10 for
+    player i, 2 w_i w_j / 10 for a pair. A budget of 2**4 evaluates every
+    coalition once, so the values are exact.
+
+    >>> import numpy as np
+    >>> from fastcredit.shapiq import RegressionFBII, TableGame
+    >>> bits = (np.arange(16)[:, None] >> np.arange(4)) & 1
+    >>> game = TableGame((bits @ np.array([1., 2., 3., 4.])) ** 2 / 10)
+    >>> fbii = RegressionFBII(4, max_order=2, random_state=0).approximate(16, game)
+    >>> [round(float(fbii[players]), 6) for players in [(0,), (3,), (2, 3)]]
+    [0.1, 1.6, 2.4]
     """
 
     _method, _index = "regression_fbii", "FBII"

@@ -49,6 +49,20 @@ class KernelSHAP(_RegressionAdapter, _ShapiqKernelSHAP):
     ----------
     n, max_order, min_order, index, top_order, iteration_cost
         As shapiq's (``iteration_cost`` = 1).
+
+    Examples
+    --------
+    v(S) = (sum of w_i over S)**2 / 10 with w = (1, 2, 3, 4) has the Shapley
+    values w; a budget of 2**4 evaluates every coalition once, so the values
+    are exact.
+
+    >>> import numpy as np
+    >>> from fastcredit.shapiq import KernelSHAP, TableGame
+    >>> bits = (np.arange(16)[:, None] >> np.arange(4)) & 1
+    >>> game = TableGame((bits @ np.array([1., 2., 3., 4.])) ** 2 / 10)
+    >>> sv = KernelSHAP(4, random_state=0).approximate(16, game)
+    >>> sv.values.round(6), sv.estimation_budget, sv.estimated   # v(empty), then phi
+    (array([0., 1., 2., 3., 4.]), 16, False)
     """
 
     _method = "kernelshap"
