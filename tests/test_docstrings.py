@@ -28,9 +28,7 @@ from api_page import MODULES, module_names, public_modules  # noqa: E402
 
 #: Names whose docstrings do not have every section yet (see the module
 #: docstring); a name leaves it when its docstring is complete.
-_PENDING = {
-    "fastcredit.shapiq.SPEX",
-}
+_PENDING: set[str] = set()
 
 #: Functions that cannot raise, so have no Raises section (see the module
 #: docstring), each with the reason.

@@ -651,6 +651,21 @@ class SPEX(_ShapiqSPEX):
     decoder_type : {"soft", "hard"}
     degree_parameter : int
         Errors the BCH code corrects (the degree SPEX looks for), 2..16.
+
+    Examples
+    --------
+    v(S) = 2 [{0, 1} ⊆ S] + [5 ∈ S] on 16 players has five Fourier
+    coefficients, which SPEX recovers from a few hundred of the 2**16
+    coalitions: the FBII of order 2 of this 2-additive game, its Moebius
+    coefficients, exact; every other interaction is zero and left out.
+
+    >>> from fastcredit.shapiq import SPEX
+    >>> game = lambda coalitions: 2.0 * coalitions[:, 0] * coalitions[:, 1] + coalitions[:, 5]
+    >>> fbii = SPEX(n=16, max_order=2, random_state=0).approximate(1000, game)
+    >>> {s: round(float(fbii[s]), 6) for s in sorted(fbii.interaction_lookup, key=len)}
+    {(): 0.0, (5,): 1.0, (0, 1): 2.0}
+    >>> fbii.estimation_budget <= 1000
+    True
     """
 
     def __init__(self, *, n, index="FBII", max_order=None, top_order=False, random_state=None,
