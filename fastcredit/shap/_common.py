@@ -301,7 +301,10 @@ def evaluate_rows(games: list, masks: list) -> None:
     distinct coalitions and counts them, as :meth:`RowGame.values` would.
     Games that fit shap's linearizing weights on f(B) are evaluated one by
     one."""
-    need = [np.unique(np.asarray(mk, dtype=np.uint64)) for mk in masks]
+    need = [np.asarray(mk, dtype=np.uint64) for mk in masks]
+    # sorted and distinct already (the Permutation and Exact explainers' plans)
+    # or made so
+    need = [mk if np.all(mk[1:] > mk[:-1]) else np.unique(mk) for mk in need]
     if not games or any(g.link is not None and g.linearize for g in games):
         for game, mk in zip(games, need):
             game.values(mk)

@@ -82,23 +82,31 @@ def affordable_pairs(k: int, max_evals: int, seed: int) -> tuple[int, np.ndarray
     coalitions (with v({}) and v(N)) fit is taken. Evaluating those in one
     pass lets the model run in few large calls. Pairs that repeat earlier
     coalitions cost less than 2 (k - 1); at most PAIRS_OVER_PLAIN times the
-    pairs the budget buys without repeats are considered.
+    pairs the budget buys without repeats are considered, twice the plain
+    count first, more only when all of those fit (the first pairs' prefixes
+    do not depend on how many are laid out). The masks are sorted.
     """
     plain = (max_evals - 2) // (2 * (k - 1))
-    candidates = min(max_evals, PAIRS_OVER_PLAIN * plain + 1)
-    perms = np.empty((candidates, k), dtype=np.int32)
-    kernels("sampling", BACKEND).permutations(np.uint64(seed), 0, 0, perms)
-    bits = np.left_shift(np.uint64(1), perms.astype(np.uint64))
-    forward = np.bitwise_or.accumulate(bits, axis=1)[:, :-1]
-    backward = np.bitwise_or.accumulate(bits[:, ::-1], axis=1)[:, :-1]
-    prefixes = np.concatenate([forward, backward], axis=1)          # (pairs, 2 (k - 1))
-    distinct, first = np.unique(prefixes.reshape(-1), return_index=True)
-    new_per_pair = np.bincount(first // prefixes.shape[1], minlength=candidates)
-    spent = 2 + np.cumsum(new_per_pair)
-    pairs = int(np.searchsorted(spent, max_evals, side="right"))
+    most = min(max_evals, PAIRS_OVER_PLAIN * plain + 1)
+    candidates = min(most, 2 * plain + 1)
+    while True:
+        perms = np.empty((candidates, k), dtype=np.int32)
+        kernels("sampling", BACKEND).permutations(np.uint64(seed), 0, 0, perms)
+        bits = np.left_shift(np.uint64(1), perms.astype(np.uint64))
+        forward = np.bitwise_or.accumulate(bits, axis=1)[:, :-1]
+        backward = np.bitwise_or.accumulate(bits[:, ::-1], axis=1)[:, :-1]
+        prefixes = np.concatenate([forward, backward], axis=1)      # (pairs, 2 (k - 1))
+        distinct, first = np.unique(prefixes.reshape(-1), return_index=True)
+        new_per_pair = np.bincount(first // prefixes.shape[1], minlength=candidates)
+        spent = 2 + np.cumsum(new_per_pair)
+        pairs = int(np.searchsorted(spent, max_evals, side="right"))
+        if pairs < candidates or candidates == most:
+            break
+        candidates = min(most, 2 * candidates)
     full = np.uint64(2**k - 1) if k < 64 else np.uint64(2**64 - 1)
-    keep = distinct[first // prefixes.shape[1] < pairs]
-    return pairs, np.concatenate([np.array([0, full], dtype=np.uint64), keep])
+    keep = distinct[first // prefixes.shape[1] < pairs]      # never {} or N
+    return pairs, np.concatenate([np.zeros(1, dtype=np.uint64), keep,
+                                  np.array([full], dtype=np.uint64)])
 
 
 def sampled_shapley(game: RowGame, pairs: int, masks: np.ndarray, seed: int):
