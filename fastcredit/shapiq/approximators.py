@@ -52,8 +52,11 @@ __all__ = ["SVARM", "StratifiedSamplingSV", "OwenSamplingSV", "SHAPIQ", "SVARMIQ
            "RegressionFSII", "RegressionFBII"]
 
 
-def _players(n):
-    return check_int(n, "n", lo=1, hi=MAX_MASK_PLAYERS)
+def _players(n, limit=None):
+    """Players: at least 1; the family's coalitions are uint64 masks, so a
+    class estimates n <= 64 itself and hands a larger game to shapiq's own
+    class (``limit``: where no such hand-over exists)."""
+    return check_int(n, "n", lo=1, hi=limit)
 
 
 def _random_state(random_state):
@@ -71,6 +74,8 @@ class _Adapter:
     _always_estimated = True
 
     def _estimate(self, budget, game, **options):
+        if self.n > MAX_MASK_PLAYERS:
+            return super().approximate(budget, game)
         budget = check_budget(budget, self._min_budget)
         if not callable(game):
             raise TypeError(f"game must be callable, got {type(game).__name__}")
@@ -102,7 +107,7 @@ class SVARM(_Adapter, _ShapiqSVARM):
     Parameters
     ----------
     n : int
-        Players, 1 <= n <= 64.
+        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
     index : {"SV", "BV"}
     random_state : int, optional
     pairing_trick, sampling_weights
@@ -153,7 +158,7 @@ class StratifiedSamplingSV(_Adapter, _ShapiqStratified):
     Parameters
     ----------
     n : int
-        Players, 1 <= n <= 64.
+        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
     random_state : int, optional
 
     Examples
@@ -193,7 +198,7 @@ class OwenSamplingSV(_Adapter, _ShapiqOwen):
     Parameters
     ----------
     n : int
-        Players, 1 <= n <= 64.
+        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
     n_anchor_points : int
         Anchors (default 10, shapiq's), >= 1.
     random_state : int, optional
@@ -256,6 +261,8 @@ class _MonteCarloAdapter(_Adapter):
 
     def approximate(self, budget: int, game, *args, **kwargs):
         """Estimate with at most ``budget`` (>= 2) distinct game evaluations."""
+        if self.n > MAX_MASK_PLAYERS:
+            return super().approximate(budget, game, *args, **kwargs)
         budget = check_budget(budget, self._min_budget)
         if not callable(game):
             raise TypeError(f"game must be callable, got {type(game).__name__}")
@@ -286,7 +293,7 @@ class SHAPIQ(_MonteCarloAdapter, _ShapiqSHAPIQ):
     Parameters
     ----------
     n : int
-        Players, 1 <= n <= 64.
+        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
     max_order : int
     index : {"k-SII", "SII", "STII", "FSII", "FBII", "SV", "CHII", "BII", "BV"}
         FSII and FBII estimate the top order only (shapiq's ``top_order``);
@@ -335,7 +342,7 @@ class UnbiasedKernelSHAP(_MonteCarloAdapter, _ShapiqUnbiasedKernelSHAP):
     Parameters
     ----------
     n : int
-        Players, 1 <= n <= 64.
+        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
     pairing_trick : bool
     sampling_weights : array_like (n + 1,), optional
     random_state : int, optional
@@ -374,7 +381,7 @@ class SVARMIQ(_MonteCarloAdapter, _ShapiqSVARMIQ):
     Parameters
     ----------
     n : int
-        Players, 1 <= n <= 64.
+        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
     max_order : int
     index : {"k-SII", "SII", "STII", "FSII", "FBII", "SV", "CHII", "BII", "BV"}
         As :class:`SHAPIQ`.
@@ -429,7 +436,7 @@ class KernelSHAPIQ(_RegressionAdapter, _ShapiqKernelSHAPIQ):
     Parameters
     ----------
     n : int
-        Players, 1 <= n <= 64.
+        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
     max_order : int
         1 or 2 (shapiq's ground-truth weights for orders above 2 are not
         built).
@@ -476,7 +483,7 @@ class InconsistentKernelSHAPIQ(_RegressionAdapter, _ShapiqInconsistentKernelSHAP
     Parameters
     ----------
     n : int
-        Players, 1 <= n <= 64.
+        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
     max_order : int
     index : {"k-SII", "SII", "SV"}
     pairing_trick : bool
@@ -531,7 +538,7 @@ class kADDSHAP(_FixedIndexRegression, _ShapiqKADDSHAP):  # noqa: N801  (shapiq's
     Parameters
     ----------
     n : int
-        Players, 1 <= n <= 64.
+        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
     max_order : int
     pairing_trick : bool
     sampling_weights : array_like (n + 1,), optional
@@ -564,7 +571,7 @@ class RegressionFSII(_FixedIndexRegression, _ShapiqRegressionFSII):
     Parameters
     ----------
     n : int
-        Players, 1 <= n <= 64.
+        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
     max_order : int
     pairing_trick : bool
     sampling_weights : array_like (n + 1,), optional
@@ -597,7 +604,7 @@ class RegressionFBII(_FixedIndexRegression, _ShapiqRegressionFBII):
     Parameters
     ----------
     n : int
-        Players, 1 <= n <= 64.
+        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
     max_order : int
     pairing_trick : bool
     sampling_weights : array_like (n + 1,), optional
@@ -670,7 +677,7 @@ class SPEX(_ShapiqSPEX):
 
     def __init__(self, *, n, index="FBII", max_order=None, top_order=False, random_state=None,
                  decoder_type="soft", degree_parameter=5):
-        n = _players(n)
+        n = _players(n, limit=MAX_MASK_PLAYERS)
         self.transform_type = "fourier"
         self.decoder_type = check_choice(decoder_type, "decoder_type", ("soft", "hard"))
         self.degree_parameter = check_int(degree_parameter, "degree_parameter", lo=2,

@@ -33,7 +33,8 @@ class KernelSHAP(_RegressionAdapter, _ShapiqKernelSHAP):
     Parameters
     ----------
     n : int
-        Number of players, 1 <= n <= 64.
+        Number of players, at least 1 (a game of more than 64 runs on shapiq's
+        own class).
     pairing_trick : bool
         Sample each coalition together with its complement.
     sampling_weights : array_like (n + 1,), optional
