@@ -637,3 +637,45 @@ def test_regression_without_stderr_skips_the_variance_pass_only():
     full = fc.approximate(v, index="FSII", order=2, method="regression_fsii", budget=256,
                           stderr=False)
     assert all(np.all(s == 0) for s in full.stderr)
+
+
+# -- SPEX's BCH decoder (fastcredit.approximators.sparse; against galois in
+# tests/test_shapiq_approximators.py) -------------------------------------------
+
+from fastcredit._c import approximators as capprox  # noqa: E402
+from fastcredit.approximators.sparse import BCHCode  # noqa: E402
+
+
+def test_bch_decode_backends_are_bit_identical_on_any_word():
+    g = np.random.default_rng(3)
+    for n, t in [(5, 2), (16, 5), (30, 7), (64, 16)]:
+        code = BCHCode(n, t)
+        words = (g.random((300, n + code.parity_length)) < g.random((300, 1))).astype(np.uint8)
+        c, numba = code.decode(words, "c"), code.decode(words, "numba")
+        assert np.array_equal(c[0], numba[0]) and np.array_equal(c[1], numba[1])
+        ok = c[1] != -1
+        # a decoded word is a codeword at the reported distance
+        residual = (code.delay_matrix()[1:] @ c[0][ok, :n].T % 2).T
+        assert np.array_equal(residual, c[0][ok, n:])
+        assert np.array_equal((c[0][ok] != words[ok]).sum(axis=1), c[1][ok])
+
+
+def test_bch_decode_refuses_bad_arguments():
+    code = BCHCode(6, 2)
+    words = np.zeros((2, 6 + code.parity_length), np.uint8)
+    out, errors = np.empty_like(words), np.empty(2, np.int64)
+    args = (code.order, code.t, code.gf_exp, code.gf_log)
+    with pytest.raises(ValueError, match="received"):
+        capprox.bch_decode(words.astype(np.int64), *args, out, errors)
+    with pytest.raises(ValueError, match="decoded"):
+        capprox.bch_decode(words, *args, out[:1], errors)
+    with pytest.raises(ValueError, match="n_errors"):
+        capprox.bch_decode(words, *args, out, errors[:1])
+    with pytest.raises(ValueError, match="gf_exp"):
+        capprox.bch_decode(words, *args[:2], code.gf_exp[:3], code.gf_log, out, errors)
+    words[0, 0] = 2
+    with pytest.raises(ValueError):
+        capprox.bch_decode(words, *args, out, errors)
+    with pytest.raises(ValueError):
+        capprox.bch_decode(words[:, :1] * 0, code.order, 0, code.gf_exp, code.gf_log,
+                           out[:, :1], errors)

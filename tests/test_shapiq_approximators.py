@@ -787,42 +787,6 @@ def test_bch_decoder_is_galois_s(n, t):
     assert (expected_errors == -1).any() and (expected_errors > 0).any()
 
 
-def test_bch_decode_backends_are_bit_identical_on_any_word():
-    g = np.random.default_rng(3)
-    for n, t in [(5, 2), (16, 5), (30, 7), (64, 16)]:
-        code = BCHCode(n, t)
-        words = (g.random((300, n + code.parity_length)) < g.random((300, 1))).astype(np.uint8)
-        c, numba = code.decode(words, "c"), code.decode(words, "numba")
-        assert np.array_equal(c[0], numba[0]) and np.array_equal(c[1], numba[1])
-        ok = c[1] != -1
-        # a decoded word is a codeword at the reported distance
-        residual = (code.delay_matrix()[1:] @ c[0][ok, :n].T % 2).T
-        assert np.array_equal(residual, c[0][ok, n:])
-        assert np.array_equal((c[0][ok] != words[ok]).sum(axis=1), c[1][ok])
-
-
-def test_bch_decode_refuses_bad_arguments():
-    from fastcredit._c import approximators as capprox
-    code = BCHCode(6, 2)
-    words = np.zeros((2, 6 + code.parity_length), np.uint8)
-    out, errors = np.empty_like(words), np.empty(2, np.int64)
-    args = (code.order, code.t, code.gf_exp, code.gf_log)
-    with pytest.raises(ValueError, match="received"):
-        capprox.bch_decode(words.astype(np.int64), *args, out, errors)
-    with pytest.raises(ValueError, match="decoded"):
-        capprox.bch_decode(words, *args, out[:1], errors)
-    with pytest.raises(ValueError, match="n_errors"):
-        capprox.bch_decode(words, *args, out, errors[:1])
-    with pytest.raises(ValueError, match="gf_exp"):
-        capprox.bch_decode(words, *args[:2], code.gf_exp[:3], code.gf_log, out, errors)
-    words[0, 0] = 2
-    with pytest.raises(ValueError):
-        capprox.bch_decode(words, *args, out, errors)
-    with pytest.raises(ValueError):
-        capprox.bch_decode(words[:, :1] * 0, code.order, 0, code.gf_exp, code.gf_log,
-                           out[:, :1], errors)
-
-
 def test_spex_recovers_a_fourier_sparse_game_exactly():
     """SPEX's claim: a game with few Fourier coefficients (of degree <= t) is
     recovered exactly, so every index of it is exact."""
@@ -859,6 +823,23 @@ def test_spex_is_shapiq_s_class_and_estimand():
     noisy = v + 0.05 * np.random.default_rng(1).normal(size=v.size)
     exact = np.concatenate(fc.interactions(noisy, "FBII", 2).values[1:])
 
+    class GlobalNumpy:
+        """Subsamples as shapiq's SPEX does, from numpy's global generator."""
+
+        def integers(self, high, size):
+            return np.random.randint(high, size=size)
+    # the same subsampling: the same values as shapiq's, to rounding (our
+    # decoder decodes as galois' does)
+    for s in range(3):
+        np.random.seed(s)
+        mine = SPEX(n=n, max_order=2, random_state=s)
+        mine._rng = GlobalNumpy()
+        a = mine.approximate(2000, TableGame(noisy))
+        np.random.seed(s)
+        b = shapiq.SPEX(n=n, max_order=2, random_state=s).approximate(2000, TableGame(noisy))
+        np.testing.assert_allclose(_spex_entries(a, n), _spex_entries(b, n), rtol=1e-9,
+                                   atol=1e-12)
+
     def mse(cls):
         errors = []
         for s in range(6):
@@ -894,3 +875,27 @@ def test_spex_budget_random_state_and_refusals():
         SPEX(n=n).approximate(3000, None)
     hard = SPEX(n=n, max_order=2, random_state=1, decoder_type="hard")
     assert hard.approximate(3000, table_game(n, 2)).estimation_budget == 3 * 28 * 32
+
+
+# -- a game of more than 64 players: shapiq's own class runs ------------------
+
+@pytest.mark.parametrize("name, args", [
+    ("SVARM", {}), ("KernelSHAP", {}), ("UnbiasedKernelSHAP", {}),
+    ("SHAPIQ", {"max_order": 2}), ("RegressionFSII", {"max_order": 2})])
+def test_more_than_64_players_is_shapiqs_own_estimate(name, args):
+    """The family's coalitions are uint64 masks: at n = 70 a drop-in hands
+    the game to shapiq's class, so the estimate is shapiq's, value for value
+    (same random_state), not a refusal."""
+    import fastcredit.shapiq as ours
+    n = 70
+    w = np.linspace(-1.0, 1.0, n)
+
+    def game(rows):
+        rows = np.asarray(rows, dtype=float)
+        return rows @ w + 0.5 * rows[:, 0] * rows[:, 1]
+
+    mine = getattr(ours, name)(n, random_state=7, **args).approximate(300, game)
+    theirs = getattr(shapiq, name)(n, random_state=7, **args).approximate(300, game)
+    assert mine.estimation_budget == theirs.estimation_budget <= 300
+    assert mine.interaction_lookup == theirs.interaction_lookup
+    np.testing.assert_array_equal(mine.values, theirs.values)

@@ -44,7 +44,7 @@ from .._validation import check_bool, check_choice, check_int
 from ..approximators import approximate
 from ..approximators import sparse as _sparse
 from ..approximators.regression import check_sampling_weights
-from ..games import MAX_MASK_PLAYERS, deterministic
+from ..games import MAX_MASK_PLAYERS, call_value_function, deterministic
 from ._common import check_budget, check_fixed, count_interactions
 
 __all__ = ["SVARM", "StratifiedSamplingSV", "OwenSamplingSV", "SHAPIQ", "SVARMIQ",
@@ -688,7 +688,9 @@ class SPEX(_ShapiqSPEX):
         # compiling itself, ~30 s once per process): its attributes are set
         # above and the base class below is shapiq's Approximator
         _ShapiqApproximator.__init__(
-            self, n=n, max_order=n if max_order is None else max_order, index=index,
+            self, n=n,
+            max_order=n if max_order is None else check_int(max_order, "max_order", lo=1, hi=n),
+            index=index,
             top_order=check_bool(top_order, "top_order"),
             random_state=_random_state(random_state), initialize_dict=False)
 
@@ -697,7 +699,9 @@ class SPEX(_ShapiqSPEX):
         if not callable(game):
             raise TypeError(f"game must be callable, got {type(game).__name__}")
         fourier, used = _sparse.sparse_fourier(
-            lambda rows: game(rows.astype(bool)), self.n, budget, self._rng, self.query_args,
+            lambda rows: call_value_function(game, rows.astype(bool), name="game",
+                                             where="inside SPEX.approximate", finite=True),
+            self.n, budget, self._rng, self.query_args,
             self.decoder_args, self.decoder_type)
         self.degree_parameter = self.query_args["t"]
         result = self._process_moebius(moebius_transform=_fourier_to_moebius(fourier))
