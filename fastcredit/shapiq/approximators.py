@@ -38,7 +38,7 @@ from shapiq.approximator.base import Approximator as _ShapiqApproximator
 from shapiq.approximator.sparse import SPEX as _ShapiqSPEX
 from sparse_transform.qsft.utils.general import fourier_to_mobius as _fourier_to_moebius
 
-from .._constants import BCH_MAX_T
+from .._constants import BCH_MAX_ORDER, BCH_MAX_T
 from .._params import APPROX_ANCHORS, SEED
 from .._validation import check_bool, check_choice, check_int
 from ..approximators import approximate
@@ -649,7 +649,7 @@ class SPEX(_ShapiqSPEX):
     Parameters
     ----------
     n : int
-        Players, 1 <= n <= 64.
+        Players, n >= 1 (no coalition masks: beyond 64 as well).
     index : str
         Any index of shapiq's MoebiusConverter (default "FBII").
     max_order : int, optional
@@ -677,7 +677,9 @@ class SPEX(_ShapiqSPEX):
 
     def __init__(self, *, n, index="FBII", max_order=None, top_order=False, random_state=None,
                  decoder_type="soft", degree_parameter=5):
-        n = _players(n, limit=MAX_MASK_PLAYERS)
+        # no coalition masks on this path: any n a BCH code of ours covers
+        # (shapiq's explainers pick SPEX beyond 64 players at order 2)
+        n = _players(n, limit=BCH_MAX_ORDER)
         self.transform_type = "fourier"
         self.decoder_type = check_choice(decoder_type, "decoder_type", ("soft", "hard"))
         self.degree_parameter = check_int(degree_parameter, "degree_parameter", lo=2,
