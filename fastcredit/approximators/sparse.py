@@ -108,7 +108,7 @@ class BCHCode:
         words = np.ascontiguousarray(words, dtype=np.uint8)
         decoded = np.empty_like(words)
         n_errors = np.empty(words.shape[0], np.int64)
-        kernels("approximators", resolve(backend, None)).bch_decode(
+        kernels("approximators", resolve("approximators.bch_decode", backend)).bch_decode(
             words, self.order, self.t, self.gf_exp, self.gf_log, decoded, n_errors)
         return decoded, n_errors
 
