@@ -44,7 +44,7 @@ from .._validation import check_bool, check_choice, check_int
 from ..approximators import approximate
 from ..approximators import sparse as _sparse
 from ..approximators.regression import check_sampling_weights
-from ..games import MAX_MASK_PLAYERS, call_value_function, deterministic
+from ..games import FUNCTION_PLAYERS, MAX_MASK_PLAYERS, call_value_function, deterministic
 from ._common import check_budget, check_fixed, count_interactions
 
 __all__ = ["SVARM", "StratifiedSamplingSV", "OwenSamplingSV", "SHAPIQ", "SVARMIQ",
@@ -53,10 +53,12 @@ __all__ = ["SVARM", "StratifiedSamplingSV", "OwenSamplingSV", "SHAPIQ", "SVARMIQ
 
 
 def _players(n, limit=None):
-    """Players: at least 1; the family's coalitions are uint64 masks, so a
-    class estimates n <= 64 itself and hands a larger game to shapiq's own
-    class (``limit``: where no such hand-over exists)."""
-    return check_int(n, "n", lo=1, hi=limit)
+    """Players: 1 to 4096 (a game of fastcredit's samplers); the family's
+    coalitions are uint64 masks, so a class estimates n <= 64 itself and
+    hands a larger game to shapiq's own class (``limit``: a lower bound of a
+    class with no such hand-over)."""
+    n = FUNCTION_PLAYERS.check(n, "n")
+    return n if limit is None else check_int(n, "n", hi=limit)
 
 
 def _random_state(random_state):
@@ -107,7 +109,7 @@ class SVARM(_Adapter, _ShapiqSVARM):
     Parameters
     ----------
     n : int
-        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
+        Players, 1 to 4096 (a game of more than 64 runs on shapiq's own class).
     index : {"SV", "BV"}
     random_state : int, optional
     pairing_trick, sampling_weights
@@ -158,7 +160,7 @@ class StratifiedSamplingSV(_Adapter, _ShapiqStratified):
     Parameters
     ----------
     n : int
-        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
+        Players, 1 to 4096 (a game of more than 64 runs on shapiq's own class).
     random_state : int, optional
 
     Examples
@@ -198,7 +200,7 @@ class OwenSamplingSV(_Adapter, _ShapiqOwen):
     Parameters
     ----------
     n : int
-        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
+        Players, 1 to 4096 (a game of more than 64 runs on shapiq's own class).
     n_anchor_points : int
         Anchors (default 10, shapiq's), >= 1.
     random_state : int, optional
@@ -293,7 +295,7 @@ class SHAPIQ(_MonteCarloAdapter, _ShapiqSHAPIQ):
     Parameters
     ----------
     n : int
-        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
+        Players, 1 to 4096 (a game of more than 64 runs on shapiq's own class).
     max_order : int
     index : {"k-SII", "SII", "STII", "FSII", "FBII", "SV", "CHII", "BII", "BV"}
         FSII and FBII estimate the top order only (shapiq's ``top_order``);
@@ -342,7 +344,7 @@ class UnbiasedKernelSHAP(_MonteCarloAdapter, _ShapiqUnbiasedKernelSHAP):
     Parameters
     ----------
     n : int
-        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
+        Players, 1 to 4096 (a game of more than 64 runs on shapiq's own class).
     pairing_trick : bool
     sampling_weights : array_like (n + 1,), optional
     random_state : int, optional
@@ -381,7 +383,7 @@ class SVARMIQ(_MonteCarloAdapter, _ShapiqSVARMIQ):
     Parameters
     ----------
     n : int
-        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
+        Players, 1 to 4096 (a game of more than 64 runs on shapiq's own class).
     max_order : int
     index : {"k-SII", "SII", "STII", "FSII", "FBII", "SV", "CHII", "BII", "BV"}
         As :class:`SHAPIQ`.
@@ -436,7 +438,7 @@ class KernelSHAPIQ(_RegressionAdapter, _ShapiqKernelSHAPIQ):
     Parameters
     ----------
     n : int
-        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
+        Players, 1 to 4096 (a game of more than 64 runs on shapiq's own class).
     max_order : int
         1 or 2 (shapiq's ground-truth weights for orders above 2 are not
         built).
@@ -483,7 +485,7 @@ class InconsistentKernelSHAPIQ(_RegressionAdapter, _ShapiqInconsistentKernelSHAP
     Parameters
     ----------
     n : int
-        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
+        Players, 1 to 4096 (a game of more than 64 runs on shapiq's own class).
     max_order : int
     index : {"k-SII", "SII", "SV"}
     pairing_trick : bool
@@ -538,7 +540,7 @@ class kADDSHAP(_FixedIndexRegression, _ShapiqKADDSHAP):  # noqa: N801  (shapiq's
     Parameters
     ----------
     n : int
-        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
+        Players, 1 to 4096 (a game of more than 64 runs on shapiq's own class).
     max_order : int
     pairing_trick : bool
     sampling_weights : array_like (n + 1,), optional
@@ -571,7 +573,7 @@ class RegressionFSII(_FixedIndexRegression, _ShapiqRegressionFSII):
     Parameters
     ----------
     n : int
-        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
+        Players, 1 to 4096 (a game of more than 64 runs on shapiq's own class).
     max_order : int
     pairing_trick : bool
     sampling_weights : array_like (n + 1,), optional
@@ -604,7 +606,7 @@ class RegressionFBII(_FixedIndexRegression, _ShapiqRegressionFBII):
     Parameters
     ----------
     n : int
-        Players, at least 1 (a game of more than 64 runs on shapiq's own class).
+        Players, 1 to 4096 (a game of more than 64 runs on shapiq's own class).
     max_order : int
     pairing_trick : bool
     sampling_weights : array_like (n + 1,), optional

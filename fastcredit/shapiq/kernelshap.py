@@ -33,7 +33,7 @@ class KernelSHAP(_RegressionAdapter, _ShapiqKernelSHAP):
     Parameters
     ----------
     n : int
-        Number of players, at least 1 (a game of more than 64 runs on shapiq's
+        Number of players, 1 to 4096 (a game of more than 64 runs on shapiq's
         own class).
     pairing_trick : bool
         Sample each coalition together with its complement.
