@@ -2,7 +2,7 @@
 # (editable, C extension compiled) and its test dependencies.
 PYTHON ?= python3
 # Extras to install: the test tools and the light optional integrations
-# ("all": shapiq, Parquet, Dask), so their tests run instead of skipping. The
+# ("all": shapiq, shap, Parquet, Dask, matplotlib), so their tests run instead of skipping. The
 # heavy trainer stack (PyTorch + TRL) is opt-in: EXTRAS=test,all,trl make test.
 EXTRAS ?= test,all
 comma := ,
