@@ -35,13 +35,13 @@ import numpy as np
 
 from .. import tables
 from .._index_weights import derivative_weights, value_weights
-from .._subsets import combinations
+from .._subsets import combinations, subset_masks
 from .._validation import check_memory
 from ..interactions import interactions
 from .base import Design, InteractionEstimate, run_design
 
 __all__ = ["Svarm", "Svarmiq", "Shapiq", "MONTE_CARLO_IQ", "border_sizes", "stochastic_sizes",
-           "subset_masks", "estimate_interactions"]
+           "estimate_interactions"]
 
 
 def border_sizes(m: int, budget: int) -> tuple:
@@ -156,14 +156,6 @@ class Svarm(Design):
 
 
 # --- SVARM-IQ and SHAP-IQ: every order, over the same coalition sampler --------
-
-def subset_masks(m: int, k: int) -> np.ndarray:
-    """uint64 masks of the subsets of k of 0..m-1, in the layout's
-    (lexicographic) order."""
-    players = combinations(m, k).astype(np.uint64)
-    return np.bitwise_or.reduce(np.left_shift(np.uint64(1), players), axis=1,
-                                initial=np.uint64(0))
-
 
 class _MonteCarloIQ(Design):
     r"""shapiq's ``MonteCarlo`` estimators of an index of order k (Fumagalli et
