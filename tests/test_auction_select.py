@@ -1,5 +1,5 @@
 """The Numba auction's selection by extraction and merge of the kept lists:
-the lane intrinsics they stand on (fastcredit/_numba/_simd.py: int64
+the lane intrinsics they stand on (fastcredit/_numba/_simd.py and _simd_lanes.py: int64
 comparisons, selects, sums, loads and stores, lane reductions, masked loads
 and gathers, first_lanes) bit for bit against NumPy, the kept keys of each
 list against a model of select_scalar in csrc/auction.c (both modes, lists
@@ -20,9 +20,9 @@ from numba.extending import intrinsic
 import fastcredit as fc
 import reference as ref
 from fastcredit._numba import auction as nb_auction
-from fastcredit._numba._simd import (bits8, first_lanes, gather8, i64x8, lane, load8,
-                                     load_lanes8, max_lanes, min_lanes, prefetch, select8, splat8,
-                                     store8)
+from fastcredit._numba._simd import (i64x8, lane, load8, prefetch, store8)
+from fastcredit._numba._simd_lanes import (bits8, first_lanes, gather8, load_lanes8, max_lanes,
+                                           min_lanes, select8, splat8)
 
 from conftest import BACKENDS
 

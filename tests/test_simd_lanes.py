@@ -1,4 +1,4 @@
-"""The lane masks, selects and row/lane moves of fastcredit/_numba/_simd.py
+"""The lane masks, selects and row/lane moves of fastcredit/_numba/_simd_lanes.py
 (the Numba projection's lanes) against NumPy doing the same IEEE
 operations one lane at a time, bit for bit (signed zeros and NaN
 included); the C projection's lanes on every processor path against them."""
@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from numba import literally, njit
 
-from fastcredit._numba._simd import (bits8, choose, gather_strided, lanes8, lanes_to_rows, load8,
-                                     opaque, rows_to_lanes, select8, splat8, store8)
+from fastcredit._numba._simd import choose, load8, opaque, store8
+from fastcredit._numba._simd_lanes import (bits8, gather_strided, lanes8, lanes_to_rows,
+                                           rows_to_lanes, select8, splat8)
 
 SPECIALS = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-300, -2.5, 3.0])
 

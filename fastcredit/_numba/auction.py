@@ -1,7 +1,7 @@
 """Numba kernels of the auction family: the algorithm of csrc/auction.c, step
 for step and in the same summation order (see the proofs of the per-action
 cuts there). An action's best ads are selected by extraction from 8-lane
-vectors (_simd) as in C's extract_step, three lists side by side; lists of
+vectors (_simd, _simd_lanes) as in C's extract_step, three lists side by side; lists of
 more than 32 items or more than 8 kept ads by the scalar insertion of C's
 select_scalar. The kept lists are merged as C's merge_lists on AVX-512
 machines (ranks counted by score 8 items at a time, an item's earlier items
@@ -32,9 +32,10 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._constants import MODE_RERUN, PRICING_GSP
-from ._simd import (bits8, choose, first_lanes, gather8, lane, lanes8, load8, load_lanes8,
-                    max_lanes, min_lanes, opaque, prefer_512_bit_vectors, prefetch, select8,
-                    splat8, store_lanes, zeros8)
+from ._simd import (choose, lane, load8, opaque, prefer_512_bit_vectors, prefetch, store_lanes,
+                    zeros8)
+from ._simd_lanes import (bits8, first_lanes, gather8, lanes8, load_lanes8, max_lanes, min_lanes,
+                          select8, splat8)
 from .rng import GOLDEN
 
 __all__ = ["replay"]

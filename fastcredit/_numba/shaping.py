@@ -28,8 +28,8 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .._constants import (PROJECT_EVALUATE_MAX, PROJECT_INSERTION_SORT_MAX, PROJECT_NEWTON_STEPS,
                           TOKEN_SELECT_MAX)
-from ._simd import (bits8, gather_strided, lanes_to_rows, load8, rows_to_lanes, select8, splat8,
-                    store8, zeros8)
+from ._simd import (load8, store8, zeros8)
+from ._simd_lanes import (bits8, gather_strided, lanes_to_rows, rows_to_lanes, select8, splat8)
 
 __all__ = ["project_box", "shape_advantages", "token_advantages"]
 
