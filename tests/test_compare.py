@@ -1102,19 +1102,21 @@ def approximator_cases():
                   approximator_case("stratified"), approximator_case("owen")]
 
 
-def montecarlo_iq_case(method, index, order, pairing):
-    """SHAP-IQ / SVARM-IQ against tests/reference.py's run from the
-    definitions (m = 6, budget 45: the border sizes enumerated, the others
-    drawn)."""
-    g = _rng(96)
-    v = g.normal(size=(2, 1 << 6)) + np.bitwise_count(np.arange(1 << 6)) ** 1.5
+def estimator_run_case(method, index, order, pairing, m, budget, seed, run, rtol):
+    """One run of a sampling method on two tables (m players, each
+    coalition value a normal draw, from the generator keyed by the seed's
+    low byte, plus |S|**1.5) and one float32 table,
+    against ``run``, tests/reference.py's run of the same draws from the
+    definitions."""
+    g = _rng(seed & 0xFF)
+    v = g.normal(size=(2, 1 << m)) + np.bitwise_count(np.arange(1 << m)) ** 1.5
     v32 = v[0].astype(np.float32)
 
     def call(backend):
         out = {}
         for name, table in (("f64", v), ("f32", v32)):
-            est = fc.approximate(table, method=method, index=index, order=order, budget=45,
-                                 seed=2**64 - 11, pairing=pairing, threads=2, backend=backend)
+            est = fc.approximate(table, method=method, index=index, order=order, budget=budget,
+                                 seed=seed, pairing=pairing, threads=2, backend=backend)
             out |= {f"{name}.values": np.concatenate(est.values, axis=-1),
                     f"{name}.stderr": np.concatenate(est.stderr, axis=-1),
                     f"{name}.n_evals": est.n_evals}
@@ -1123,71 +1125,46 @@ def montecarlo_iq_case(method, index, order, pairing):
     def oracle():
         out = {}
         for name, table in (("f64", v), ("f32", v32.astype(np.float64))):
-            flat = table.reshape(-1, 1 << 6)
-            runs = [ref.montecarlo_iq_run(t, method, index, order, 45, 2**64 - 11, game=i,
-                                          pairing=pairing) for i, t in enumerate(flat)]
+            flat = table.reshape(-1, 1 << m)
+            runs = [run(t, method, index, order, budget, seed, game=i, pairing=pairing)
+                    for i, t in enumerate(flat)]
             lead = table.shape[:-1]
-            out |= {f"{name}.{key}": np.array([np.concatenate(r[key]) for r in runs]
+            out |= {f"{name}.{key}": np.array([np.hstack(r[key]) for r in runs]
                                               ).reshape(lead + (-1,))
                     for key in ("values", "stderr")}
             out[f"{name}.n_evals"] = np.array([r["n_evals"] for r in runs]).reshape(lead)
         return out
 
     return Case((f"approximators.{method}",), f"{index}-order{order}-pairing{pairing:d}",
-                call, oracle, rtol=1e-9)
+                call, oracle, rtol=rtol)
 
 
 def montecarlo_iq_cases():
-    return [montecarlo_iq_case("shapiq", "STII", 3, True),
-            montecarlo_iq_case("shapiq", "k-SII", 2, False),
-            montecarlo_iq_case("svarmiq", "k-SII", 2, True),
-            montecarlo_iq_case("svarmiq", "FSII", 2, False)]
-
-
-def regression_case(method, index, order, pairing):
-    """A regression method against tests/reference.py's dense solve from the
-    definitions (m = 7, budget 90: a well-posed sample; the oracle's LU and
-    the kernels' Cholesky of the 1e8-weighted normal equations agree to
-    about 1e-6)."""
-    g = _rng(95)
-    v = g.normal(size=(2, 1 << 7)) + np.bitwise_count(np.arange(1 << 7)) ** 1.5
-    v32 = v[0].astype(np.float32)
-
-    def call(backend):
-        out = {}
-        for name, table in (("f64", v), ("f32", v32)):
-            est = fc.approximate(table, method=method, index=index, order=order, budget=90,
-                                 seed=2**64 - 7, pairing=pairing, threads=2, backend=backend)
-            out |= {f"{name}.values": np.concatenate(est.values, axis=-1),
-                    f"{name}.stderr": np.concatenate(est.stderr, axis=-1),
-                    f"{name}.n_evals": est.n_evals}
-        return out
-
-    def oracle():
-        out = {}
-        for name, table in (("f64", v), ("f32", v32.astype(np.float64))):
-            flat = table.reshape(-1, 1 << 7)
-            runs = [ref.regression_run(t, method, index, order, 90, 2**64 - 7, game=i,
-                                       pairing=pairing) for i, t in enumerate(flat)]
-            lead = table.shape[:-1]
-            out |= {f"{name}.{key}": np.array([r[key] for r in runs]).reshape(lead + (-1,))
-                    for key in ("values", "stderr")}
-            out[f"{name}.n_evals"] = np.array([r["n_evals"] for r in runs]).reshape(lead)
-        return out
-
-    return Case((f"approximators.{method}",), f"{index}-order{order}-pairing{pairing:d}",
-                call, oracle, rtol=2e-5)
+    """SHAP-IQ / SVARM-IQ against the definitions (m = 6, budget 45: the
+    border sizes enumerated, the others drawn)."""
+    return [estimator_run_case(method, index, order, pairing, 6, 45, 2**64 - 11,
+                               ref.montecarlo_iq_run, 1e-9)
+            for method, index, order, pairing in (("shapiq", "STII", 3, True),
+                                                  ("shapiq", "k-SII", 2, False),
+                                                  ("svarmiq", "k-SII", 2, True),
+                                                  ("svarmiq", "FSII", 2, False))]
 
 
 def regression_cases():
-    return [regression_case("kernelshap", "SV", 1, False),
-            regression_case("kernelshap", "SV", 1, True),
-            regression_case("kernelshapiq", "k-SII", 2, False),
-            regression_case("kernelshapiq", "SII", 2, True),
-            regression_case("inconsistent_kernelshapiq", "k-SII", 2, False),
-            regression_case("kaddshap", "kADD-SHAP", 2, True),
-            regression_case("regression_fsii", "FSII", 2, False),
-            regression_case("regression_fbii", "FBII", 2, True)]
+    """The regression methods against a dense solve from the definitions
+    (m = 7, budget 90: a well-posed sample; the oracle's LU and the kernels'
+    Cholesky of the 1e8-weighted normal equations agree to about 1e-6)."""
+    return [estimator_run_case(method, index, order, pairing, 7, 90, 2**64 - 7,
+                               ref.regression_run, 2e-5)
+            for method, index, order, pairing in (
+                ("kernelshap", "SV", 1, False),
+                ("kernelshap", "SV", 1, True),
+                ("kernelshapiq", "k-SII", 2, False),
+                ("kernelshapiq", "SII", 2, True),
+                ("inconsistent_kernelshapiq", "k-SII", 2, False),
+                ("kaddshap", "kADD-SHAP", 2, True),
+                ("regression_fsii", "FSII", 2, False),
+                ("regression_fbii", "FBII", 2, True))]
 
 
 CASES = table_cases() + interactions_cases() + sampling_cases() + auction_cases() + shaping_cases() + trees_cases() \
