@@ -714,29 +714,59 @@ static V4_FN __m512i token_ids16(const int32_t *ta32, const int64_t *ta64, int64
             _mm512_set1_epi64(1))), 1);
 }
 
+/* The 16 tokens from t (the lanes of live) looked up in tab, masked, their
+ * bad ids added to *bad. */
+static V4_FN __m512 token_values16(const int32_t *ta32, const int64_t *ta64, int64_t t,
+                                   __mmask16 live, const uint8_t *mask, __m512 tab,
+                                   __m512 base, __m512i last, __m512i m_ids, __mmask16 *bad)
+{
+    const __m512i k = token_ids16(ta32, ta64, t, live);
+    const __m512 v = _mm512_mask_permutexvar_ps(base, _mm512_cmple_epu32_mask(k, last), k, tab);
+    *bad |= _mm512_mask_cmpgt_epu32_mask(live, k, m_ids);
+    if (mask) {
+        const __m128i keep = _mm_maskz_loadu_epi8(live, mask + t);
+        return _mm512_maskz_mov_ps(_mm_test_epi8_mask(keep, keep), v);
+    }
+    return v;
+}
+
+/* stream: the whole vectors go to memory by non-temporal stores (the
+ * caller's output is larger than the caches, and an ordinary store would
+ * first read each line it writes: 4 bytes of traffic more per token, on a
+ * pass that moves 5 to 13), from the first 64-byte boundary of the row. */
 __attribute__((target("arch=x86-64-v4"))) static int
 token_row_avx512(const int32_t *ta32, const int64_t *ta64, int64_t n_tok, int64_t m,
-                 const uint8_t *mask, const float *table, float *o)
+                 const uint8_t *mask, const float *table, float *o, int stream)
 {
     const int64_t size = (m > FC_TOKEN_SELECT_MAX ? m : FC_TOKEN_SELECT_MAX) + 1;
     const __m512 tab = _mm512_maskz_loadu_ps((__mmask16)((1u << size) - 1), table);
     const __m512 base = _mm512_set1_ps(table[0]);
     const __m512i last = _mm512_set1_epi32((int)(size - 1)), m_ids = _mm512_set1_epi32((int)m);
+    /* tokens before the row's first 64-byte boundary (floats are 4-aligned) */
+    int64_t head = stream ? (int64_t)(((uintptr_t)0 - (uintptr_t)o) / sizeof(float) % 16) : 0;
     __mmask16 bad = 0;
-    int64_t t;
-    for (t = 0; t < n_tok; t += 16) {
+    int64_t t = 0;
+    head = head < n_tok ? head : n_tok;
+    if (head) {
+        const __mmask16 live = (__mmask16)((1u << head) - 1);
+        _mm512_mask_storeu_ps(o, live, token_values16(ta32, ta64, 0, live, mask, tab, base,
+                                                      last, m_ids, &bad));
+        t = head;
+    }
+    if (stream)
+        for (; t + 16 <= n_tok; t += 16)
+            _mm512_stream_ps(o + t, token_values16(ta32, ta64, t, 0xFFFF, mask, tab, base,
+                                                   last, m_ids, &bad));
+    for (; t < n_tok; t += 16) {
         const __mmask16 live = n_tok - t >= 16 ? 0xFFFF : (__mmask16)((1u << (n_tok - t)) - 1);
-        const __m512i k = token_ids16(ta32, ta64, t, live);
-        __m512 v = _mm512_mask_permutexvar_ps(base, _mm512_cmple_epu32_mask(k, last), k, tab);
-        bad |= _mm512_mask_cmpgt_epu32_mask(live, k, m_ids);
-        if (mask) {
-            const __m128i keep = _mm_maskz_loadu_epi8(live, mask + t);
-            v = _mm512_maskz_mov_ps(_mm_test_epi8_mask(keep, keep), v);
-        }
-        _mm512_mask_storeu_ps(o + t, live, v);
+        _mm512_mask_storeu_ps(o + t, live, token_values16(ta32, ta64, t, live, mask, tab, base,
+                                                          last, m_ids, &bad));
     }
     return bad != 0;
 }
+
+/* orders the non-temporal stores before whatever follows the call */
+__attribute__((target("arch=x86-64-v4"))) static void token_fence(void) { _mm_sfence(); }
 #endif
 
 /* One sequence: table[0] = base, table[1 + i] = action i's advantage,
@@ -795,12 +825,13 @@ token_row_avx512(const int32_t *ta32, const int64_t *ta64, int64_t n_tok, int64_
                                   float *work, int64_t *bad)                        \
     {                                                                               \
         int64_t g, i, t;                                                            \
-        int avx512;                                                                 \
+        int avx512, stream;                                                         \
         if (n_seq < 0 || m < 0 || n_tok < 0 || !base || !action_adv ||              \
             !token_action || !out || !work || !bad)                                 \
             return FC_EINVAL;                                                       \
         *bad = -1;                                                                  \
         avx512 = TOKEN_AVX512(m < 16 && (fc_internal_paths() & FC_PATH_AVX512));    \
+        stream = avx512 && (double)n_seq * n_tok * sizeof(float) >= TOKEN_STREAM_BYTES; \
         for (g = 0; g < n_seq; g++) {                                               \
             const INT *ta = token_action + g * n_tok;                               \
             const uint8_t *mk = mask ? mask + g * n_tok : NULL;                     \
@@ -808,15 +839,22 @@ token_row_avx512(const int32_t *ta32, const int64_t *ta64, int64_t n_tok, int64_
             for (i = 0; i < m; i++) work[1 + i] = (float)action_adv[g * m + i];     \
             for (i = m; i < FC_TOKEN_SELECT_MAX; i++) work[1 + i] = 0.0f;           \
             if (avx512 ? TOKEN_AVX512(token_row_avx512(TA32, TA64, n_tok, m, mk,    \
-                                                       work, out + g * n_tok))      \
+                                                       work, out + g * n_tok, stream)) \
                        : token_row_##SFX(ta, n_tok, m, mk, work, out + g * n_tok)) { \
                 for (t = 0; t < n_tok && ta[t] >= -1 && (int64_t)ta[t] < m; t++) {} \
                 *bad = g * n_tok + t;                                               \
-                return FC_EINVAL;                                                   \
+                break;                                                              \
             }                                                                       \
         }                                                                           \
-        return FC_OK;                                                               \
+        if (stream) TOKEN_AVX512((token_fence(), 0));                               \
+        return *bad < 0 ? FC_OK : FC_EINVAL;                                        \
     }
+
+/* Outputs from this size on are written by non-temporal stores on the
+ * AVX-512 path: larger than any x86 core's L2 and a good share of a shared
+ * L3, so unlikely to be in cache when the caller reads them; below it the
+ * ordinary stores leave the output in cache for the caller. */
+#define TOKEN_STREAM_BYTES (8.0 * 1024 * 1024)
 
 /* its argument where the AVX-512 token path is compiled, else 0 */
 #ifdef FC_SHAPING_AVX512

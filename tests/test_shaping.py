@@ -749,6 +749,34 @@ def test_token_twins_write_the_same_bits(rng, m, dtype, path):
             np.testing.assert_array_equal(out, got[first][1], err_msg=str((key, bad)))
 
 
+def test_token_advantages_past_the_streaming_size(rng, path):
+    # An output of 8 MiB or more takes the C kernel's non-temporal stores on
+    # AVX-512 machines, from each row's first 64-byte boundary: rows of an
+    # odd length into an output one float off alignment put the boundary at
+    # every offset; the same bits as the reference and as the twin, and a
+    # bad id in the last row reported at its place with the rows before it
+    # written
+    from fastcredit._backend import kernels
+    G, T, m = 1031, 2053, 5
+    ta = rng.integers(-1, m, size=(G, T)).astype(np.int32)
+    base, adv = rng.normal(size=G), rng.normal(size=(G, m))
+    mask = rng.integers(0, 2, size=(G, T)).astype(np.uint8)
+    want = ref.token_advantages(base, adv, ta, mask)
+    good = ta[-1, 7]
+    ta[-1, 7] = m
+    for b in BACKENDS:
+        buf = np.full(G * T + 1, 9.0, dtype=np.float32)
+        out = buf[1:].reshape(G, T)
+        assert out.nbytes >= 8 * 2**20
+        assert kernels("shaping", b).token_advantages(base, adv, ta, mask, out) == (G - 1) * T + 7
+        np.testing.assert_array_equal(out[:-1], want[:-1], err_msg=b)
+        assert buf[0] == 9.0
+        ta[-1, 7] = good
+        assert kernels("shaping", b).token_advantages(base, adv, ta, mask, out) == -1
+        np.testing.assert_array_equal(out, want, err_msg=b)
+        ta[-1, 7] = m
+
+
 def test_token_advantages_errors(backend):
     base, adv = np.zeros(2), np.zeros((2, 3))
     ta = np.zeros((2, 400000), dtype=np.int64)
