@@ -1,7 +1,7 @@
 """Auction replay on every path the C kernels choose by processor (the `path`
 fixture of conftest.py: "best" and "scalar" on any machine), against the
 oracle of tests/reference.py, on the edges that let mutants of
-csrc/auction.c and fastcredit/_numba/auction.py live (issue 26): an ad
+csrc/auction.c and fastcredit/_numba/_auction_*.py live (issue 26): an ad
 scoring exactly the reserve, prices below zero, the reserve paid by the last
 winner of a coalition that fills its slots. Also the switch itself, and the
 Numba kernels lowered for a processor without AVX-512."""
@@ -147,7 +147,7 @@ def test_ads_scoring_exactly_the_reserve_win(path, backend, capacity, mode, pric
     mutants `score < reserve` changed to `<=` in csrc/auction.c's rank_pool
     (its capacity branch: rerun and filter with capacity; its branch without
     capacity: auction_winners in rerun mode) and in the Numba twin
-    (fastcredit/_numba/auction.py: _capped_pool and _rank_pool), and the
+    (fastcredit/_numba/_auction_merged.py: _capped_pool and _rank_pool), and the
     floors of the per-action cut (select_scalar / extract_load, _select /
     _list_lanes) made strict."""
     for slots in (1, 2, 3):
@@ -169,8 +169,8 @@ def test_gsp_prices_below_zero_by_hand(path, backend, capacity, mode):
     `after` prices (ad 1 would pay min(-1, 0) = -1) and the tail's default
     (ad 2 would pay min(-3, 0) = -3) in ranked_union, the tail of ranked_full
     (filter with capacity) and of rerun_table (rerun with capacity, winners),
-    and the same spots of fastcredit/_numba/auction.py (_replay_union,
-    _ranked_full, _rerun_table)."""
+    and the same spots of fastcredit/_numba/_auction_union.py
+    (replay_union) and _auction_merged.py (_ranked_full, _rerun_table)."""
     pools = _pools(_NEGATIVE)
     y = fc.auction_replay(pools, 2, -5.0, capacity, "gsp", mode, backend=backend)
     assert y.tolist() == [[0.0, -8.0]]
@@ -215,7 +215,7 @@ def test_rerun_gsp_last_winner_of_full_slots_pays_the_reserve(path, backend):
     (on AVX-512 machines the scalar loop ran only for auction_winners, never
     lagged, or past 32,767 entries: the scalar path runs it), and the same
     `<=` made `<` in its 16-bit-lane vector loop (_mm512_cmple_epi16_mask)
-    and in fastcredit/_numba/auction.py's _coalition_sums."""
+    and in fastcredit/_numba/_auction_sums.py's coalition_sums."""
     pools = _pools(_FULL_SLOTS)
     y = fc.auction_replay(pools, 2, 1.0, pricing="gsp", mode="rerun", backend=backend)
     assert y.tolist() == [[0.0, 3.0, 1.0, 4.5]]

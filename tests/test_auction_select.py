@@ -19,7 +19,7 @@ from numba.extending import intrinsic
 
 import fastcredit as fc
 import reference as ref
-from fastcredit._numba import auction as nb_auction
+from fastcredit._numba import _auction_merged, _auction_select
 from fastcredit._numba._simd import (i64x8, lane, load8, prefetch, store8)
 from fastcredit._numba._simd_lanes import (bits8, first_lanes, gather8, load_lanes8, max_lanes,
                                            min_lanes, select8, splat8)
@@ -312,8 +312,9 @@ def _select(ks, ka, kmap, use_map, off, length, floor):
     m = len(off) - 1
     top = np.full(m * length, -7, dtype=np.int64)
     top_n = np.zeros(m, dtype=np.int64)
-    nb_auction._select_lists(ks, ka, kmap if use_map else top, use_map, off, 0, m, length,
-                             floor, top, top_n, np.zeros(length), np.zeros(length, dtype=np.int64))
+    _auction_select.select_lists(ks, ka, kmap if use_map else top, use_map, off, 0, m,
+                                 length, floor, top, top_n, np.zeros(length),
+                                 np.zeros(length, dtype=np.int64))
     return [list(top[i * length:i * length + top_n[i]]) for i in range(m)]
 
 
@@ -399,15 +400,15 @@ def _merge(ad, score, value, top, top_n, length):
     reals = {k: np.full(size, np.nan) for k in ("e_s", "e_w")}
     ks = np.full(size + 7, 3.0)
     ka, rank, ra = (np.full(size + 7, 2, dtype=np.int64) for _ in range(3))
-    n = nb_auction._kept_items(ad, score, len(top_n), length, top, top_n, ints["pick"],
-                               ints["pool"], ks, ka)
-    if n > 64 or not nb_auction._count_ranks(ks, n, rank):
-        nb_auction._rank_by_key(ks, ka, ints["pick"], n, rank)
-    nb_auction._place_ranked(ints["pick"], ints["pool"], ka, rank, n, ints["inst"],
-                             ints["act"], ra, ints["gmask"])
-    nb_auction._merged_entries(score, value, n, ints["inst"], ints["act"], ra, ints["grp"],
-                               ints["gmask"], ints["e_inst"], ints["e_a"], ints["e_p"],
-                               reals["e_s"], reals["e_w"])
+    n = _auction_merged.kept_items(ad, score, len(top_n), length, top, top_n, ints["pick"],
+                                   ints["pool"], ks, ka)
+    if n > 64 or not _auction_select.count_ranks(ks, n, rank):
+        _auction_select.rank_by_key(ks, ka, ints["pick"], n, rank)
+    _auction_merged.place_ranked(ints["pick"], ints["pool"], ka, rank, n, ints["inst"],
+                                 ints["act"], ra, ints["gmask"])
+    _auction_merged.merged_entries(score, value, n, ints["inst"], ints["act"], ra, ints["grp"],
+                                   ints["gmask"], ints["e_inst"], ints["e_a"], ints["e_p"],
+                                   reals["e_s"], reals["e_w"])
     return {k: list(v[:n]) for k, v in {**ints, **reals}.items()}
 
 
