@@ -478,8 +478,7 @@ def _full_regression(v, method, index, order):
 
 @pytest.mark.parametrize("method, index, order", [
     (method, index, order) for method, (index, top) in REGRESSION.items()
-    for order in ([1] if method == "kernelshap" else [1, 2] if method == "kernelshapiq"
-                  else [1, 2, 3])])
+    for order in ([1] if method == "kernelshap" else [1, 2, 3])])
 def test_regression_full_budget_is_exact(method, index, order):
     v = _game(6, order)
     est = fc.approximate(v, method=method, index=index, order=order, budget=1 << 6, seed=3)
@@ -563,9 +562,10 @@ def test_regression_seeds_and_backends(method):
 # are consistent, not unbiased (ratios of sums); the error must shrink with
 # the budget.
 
-@pytest.mark.parametrize("method", REGRESSION)
-def test_regression_stderr_is_the_spread_and_error_shrinks(method):
-    index, order = REGRESSION[method]
+@pytest.mark.parametrize("method, index, order", [(method, *REGRESSION[method])
+                                                   for method in REGRESSION]
+                         + [("kernelshapiq", "SII", 3)])
+def test_regression_stderr_is_the_spread_and_error_shrinks(method, index, order):
     v = _game(8, 1)
     runs = [fc.approximate(v, method=method, index=index, order=order, budget=200, seed=s)
             for s in range(200)]
@@ -598,6 +598,44 @@ def test_regression_pairing_and_sampling_weights():
     assert set(np.bitwise_count(np.array(game.seen, dtype=np.uint64)).tolist()) == {0, 4, 8}
 
 
+# --- KernelSHAP-IQ of order >= 3 (shapiq's: the middle sizes' regression plus
+# SII's own weights on the border coalitions) ----------------------------------
+
+@pytest.mark.parametrize("m, order", [(6, 3), (7, 4), (5, 5)])
+@pytest.mark.parametrize("index", ["SII", "k-SII"])
+def test_kernelshapiq_high_orders_on_every_coalition_are_the_index(m, order, index):
+    """A game passed as stochastic (no memo, no whole-table shortcut) at
+    budget 2**m: the border trick enumerates every size, so the estimator
+    itself runs on every coalition once; its result is the index of every
+    order (to shapiq's 1e8 border weights' 1e-6), stderr 0."""
+    v = _game(m, order)
+    game = Counting(v)
+    est = fc.approximate(game, m, index, order, method="kernelshapiq", budget=1 << m, seed=3)
+    assert est.n_evals == 1 << m == len(set(game.seen))
+    want = fc.interactions(v, index, order).values
+    for got, exact in zip(est.values[1:], want[1:]):
+        np.testing.assert_allclose(got, exact, rtol=1e-6, atol=2e-6)
+    assert est.values[0][0] == v[0] and all(np.all(s == 0) for s in est.stderr)
+
+
+@pytest.mark.parametrize("budget", [150, 40])
+def test_kernelshapiq_order_3_backends_and_drawn_border(budget):
+    """C and Numba bit-identical per seed (values and stderr) at order 3; at
+    budget 40 the border sizes (74 coalitions for m = 8) are drawn, not
+    enumerated: values finite, stderr NaN (their SII-weighted sum is not a
+    score of the variance pass)."""
+    v = _game(8, 2)
+    runs = [fc.approximate(v, method="kernelshapiq", index="k-SII", order=3, budget=budget,
+                           seed=6, backend=be) for be in BACKENDS]
+    first = np.concatenate(runs[0].values + runs[0].stderr)
+    for est in runs:
+        assert est.n_evals == budget
+        assert np.concatenate(est.values + est.stderr).tobytes() == first.tobytes()
+        assert all(np.all(np.isfinite(x)) for x in est.values)
+        stderr = np.concatenate(est.stderr[1:])
+        assert np.all(np.isnan(stderr)) if budget == 40 else np.all(stderr > 0)
+
+
 def test_regression_k_sii_is_sii_aggregated():
     v = _game(7, 2)
     a = fc.approximate(v, method="kernelshapiq", index="SII", order=2, budget=90, seed=4)
@@ -614,7 +652,7 @@ def test_regression_k_sii_is_sii_aggregated():
 @pytest.mark.parametrize("kwargs, name", [
     ({"method": "kernelshap", "index": "FSII"}, "index"),
     ({"method": "kernelshap", "order": 2}, "order"),
-    ({"method": "kernelshapiq", "index": "k-SII", "order": 3}, "order"),
+    ({"method": "kernelshapiq", "index": "k-SII", "order": 7}, "order"),
     ({"method": "regression_fsii", "index": "FSII", "order": 7}, "order"),
     ({"method": "kaddshap", "index": "kADD-SHAP", "budget": 1}, "budget"),
     ({"method": "regression_fbii", "index": "FBII", "sampling_weights": np.ones(6)},

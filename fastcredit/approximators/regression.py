@@ -30,7 +30,14 @@ with B the Bernoulli numbers (B_1 = -1/2), the order-t kernel
 shapiq's large weight 1e8 outside (KernelSHAP's is t = 1: v(empty) and v(N)
 all but fitted exactly). A column whose coefficients are all 0 (the empty
 interaction under SII's) is left out. KernelSHAP-IQ fits order 1, then order
-2 to the residuals with the order-2 kernel (orders above 2 are not built).
+2 to the residuals with the order-2 kernel, and so on; from order t = 3 on,
+as shapiq's, order t's regression takes the residuals of the middle sizes
+t..m-t only (the border's responses set to 0, its weights kept), and the
+border coalitions (sizes below t or above m - t) add their residuals with
+SII's own weights, :math:`\sum_S (-1)^{t-|S \cap T|} r(S) / ((m-t+1)
+\binom{m-t}{|S|-|S \cap T|})` (drawn ones importance-weighted; shapiq's
+sampler counts each distinct one once): the exact SII of the residual game
+on those sizes.
 
 **The sample** is shapiq's ``CoalitionSampler``'s: v(empty) and v(N), then
 the border trick (a size whose expected number of draws, at the budget left,
@@ -61,7 +68,12 @@ with A the estimated normal matrix and :math:`g_u = \sum_{S \in u} w_S\,x(S)\,r(
 the sample's weighted residual scores (KernelSHAP-IQ chains the orders'
 influence functions). It is computed in NumPy after the run from the kept
 samples. 0 for an interaction fitted from enumerated coalitions only; ``inf``
-with fewer than 2 samples. For a stochastic game the enumerated coalitions'
+with fewer than 2 samples. KernelSHAP-IQ of order >= 3: the middle sizes'
+regression is a score row of its own and the border's part a linear map of
+the lower orders; where border coalitions were drawn rather than enumerated
+(a budget below the border's census) the standard errors are NaN, as their
+SII weights depend on the coalition's size, which the compiled score pass
+does not carry. For a stochastic game the enumerated coalitions'
 own noise is not counted.
 """
 from __future__ import annotations
@@ -174,6 +186,11 @@ class Regression(Design):
         self.n_drawn = 0
         self.n_units = 0
         self.kept = []
+        # KernelSHAP-IQ of order >= 3: the coalitions of the border sizes
+        # (below the order or above m minus it) with their values, enumerated
+        # ones and drawn ones apart (SII's own weights apply to them)
+        self.border_top = order if self.staged and order >= 3 else 0
+        self.border = {"census": [], "drawn": []}
 
     # -- the loop's hooks ---------------------------------------------------------
 
@@ -185,9 +202,17 @@ class Regression(Design):
                              self.fold_coef, self.work_x, self.work_i, self.gram[which],
                              self.moment[which])
 
+    def _keep_border(self, which, masks, values):
+        if self.border_top:
+            sizes = np.bitwise_count(masks)
+            at = (sizes < self.border_top) | (sizes > self.m - self.border_top)
+            if at.any():
+                self.border[which].append((masks[at], values[at]))
+
     def fold_fixed(self, impl, masks, values, v0):
         self.impl = impl
         self._fold(impl, 0, self.census_weights, masks, values, v0)
+        self._keep_border("census", masks, values)
 
     def samples_left(self, done):
         return len(self.sizes) > 0
@@ -204,6 +229,7 @@ class Regression(Design):
         flat = np.ascontiguousarray(masks.reshape(-1))
         vals = np.ascontiguousarray(values.reshape(-1))
         self._fold(impl, 1, self.sample_weights, flat, vals, v0)
+        self._keep_border("drawn", flat, vals)
         self.n_drawn += int(self.sampled[np.bitwise_count(flat)].sum())
         self.n_units += len(masks)
         if self.with_stderr:
@@ -233,12 +259,71 @@ class Regression(Design):
         a, h = self._normal()
         blocks = self._blocks()
         phi = np.zeros(len(self.columns))
+        self.plus, self.through = {}, {}
         for t, cols in enumerate(blocks):
             j = t if self.staged else 0
             done = np.concatenate(blocks[:t]) if t else cols[:0]
-            rhs = h[j, cols] - a[j][np.ix_(cols, done)] @ phi[done]
-            phi[cols] = self._solve(a[j][np.ix_(cols, cols)], rhs[None, :])[0]
+            if not self.staged or t < 2:
+                rhs = h[j, cols] - a[j][np.ix_(cols, done)] @ phi[done]
+                phi[cols] = self._solve(a[j][np.ix_(cols, cols)], rhs[None, :])[0]
+                continue
+            # shapiq's KernelSHAP-IQ of order t + 1 >= 3: the regression of
+            # the residuals on the middle sizes (the border's responses set to
+            # 0, its 1e8 weights kept in the normal matrix), plus SII's own
+            # weights on the border coalitions' residuals
+            jm = self._middle_row(t + 1)
+            rhs = h[jm, cols] - a[jm][np.ix_(cols, done)] @ phi[done]
+            self.plus[t] = self._solve(a[j][np.ix_(cols, cols)], rhs[None, :])[0]
+            border, self.through[t] = self._border_sii(t + 1, v0, len(done))
+            phi[cols] = self.plus[t] + border - self.through[t] @ phi[done]
         return self._layout(phi, v0), self._stderr(a, blocks, phi, v0)
+
+    def _middle_row(self, t):
+        """The kernel row of order t's middle sizes (t >= 3; after the k stages)."""
+        return self.order + t - 3
+
+    def _border_sii(self, t, v0, width):
+        """(b, J): order t's SII weights summed over the border coalitions,
+        b = G'(y - v0) and J = G'X with G[S, T] = (-1)^(t - |S∩T|) /
+        ((m - t + 1) C(m - t, |S| - |S∩T|)) (SII's weight of v(S) in T's
+        value) and X the coalitions' regression rows of orders 1..t-1
+        (``width`` columns), so that order t's part from the border is b - J
+        phi_{<t}. Enumerated coalitions count once, drawn ones with their
+        importance weight C(m, s) / (P(s) N) (shapiq's sampler sums each
+        distinct coalition once). NumPy on the kept coalitions: the same
+        operations on the same input on either backend."""
+        m = self.m
+        parts, weights = [], []
+        importance = np.divide(self.sample_weights[0], self.census_weights[0])
+        for which in ("census", "drawn"):
+            for masks, values in self.border[which]:
+                sizes = np.bitwise_count(masks)
+                keep = (sizes < t) | (sizes > m - t)
+                parts.append((masks[keep], values[keep]))
+                weights.append(np.ones(int(keep.sum())) if which == "census" else
+                               importance[sizes[keep]] / max(self.n_drawn, 1))
+        b, through = np.zeros(math.comb(m, t)), np.zeros((math.comb(m, t), width))
+        if not parts:
+            return b, through
+        masks = np.concatenate([x[0] for x in parts])
+        values = np.concatenate([x[1] for x in parts])
+        weights = np.concatenate(weights)
+        members = [_members(m, u) for u in range(t + 1)]
+        sii = _border_weights(m, t)
+        # in chunks of coalitions: G is (chunk, C(m, t))
+        step = max(1, (1 << 22) // max(1, math.comb(m, t) + width))
+        for lo in range(0, len(masks), step):
+            bits = ((masks[lo:lo + step, None] >> np.arange(m, dtype=np.uint64)) & np.uint64(1)
+                    ).astype(np.float64)
+            sizes = bits.sum(axis=1).astype(np.int64)
+            g = sii[sizes[:, None], (bits @ members[t]).astype(np.int64)]
+            g *= weights[lo:lo + step, None]
+            b += g.T @ (values[lo:lo + step] - v0)
+            if width:
+                x = np.concatenate([self.coef[u][(bits @ members[u]).astype(np.int64)]
+                                    for u in range(1, t)], axis=1)
+                through += g.T @ x
+        return b, through
 
     def _solve(self, a, rhs):
         """x with a x = rhs[r] for each row r: the compiled Cholesky solve
@@ -270,32 +355,55 @@ class Regression(Design):
         n_units = len(masks)
         if n_units < 2:
             return np.full(width, np.inf)
-        # stage t's fit in the f basis: f . (M_t' phi_t)
-        k = len(blocks)
-        fit = np.zeros((k, q))
+        if any(len(x[0]) for x in self.border["drawn"]):
+            # order >= 3 from drawn border coalitions: their SII-weighted sum
+            # is not a score of the compiled pass (its weights depend on |S|)
+            return np.full(width, np.nan)
+        # the score rows, each a kernel row and the fit its residual then
+        # loses: stage t (its kernel, phi_t); stage t >= 3 of KernelSHAP-IQ
+        # (the middle sizes' kernel, its regression part; then no kernel, the
+        # border's part, so the next stage sees phi_t's residual)
+        rows_at, kernel_rows, parts = [], [], []
         for t, cols in enumerate(blocks):
             part = np.zeros(p)
-            part[cols] = phi[cols]
-            fit[t] = part if self.transform is None else self.transform.T @ part
+            rows_at.append(len(kernel_rows))
+            if t in self.plus:
+                part[cols] = self.plus[t]
+                kernel_rows.append(self.sample_weights[self._middle_row(t + 1)])
+                parts.append(part)
+                part = np.zeros(p)
+                part[cols] = phi[cols] - self.plus[t]
+                kernel_rows.append(np.zeros(self.m + 1))
+            else:
+                part[cols] = phi[cols]
+                kernel_rows.append(self.sample_weights[t if self.staged else 0])
+            parts.append(part)
+        k = len(kernel_rows)
+        # each row's fit in the f basis: f . (M' part)
+        fit = np.array([part if self.transform is None else self.transform.T @ part
+                        for part in parts])
         scores_sq, scores = np.zeros((k * q, k * q)), np.zeros(k * q)
-        self.impl.fold_scores(masks, values, v0, self.sample_weights, self.fold_columns,
+        self.impl.fold_scores(masks, values, v0, np.array(kernel_rows), self.fold_columns,
                               self.fold_sizes, self.fold_coef, fit, np.empty(k * q),
                               np.empty(k * q, dtype=np.int64), np.empty(k * q), np.empty(k),
                               scores_sq, scores)
         cov = np.triu(scores_sq) + np.triu(scores_sq, 1).T
         cov = (cov - np.outer(scores, scores) / n_units) / (n_units - 1)
-        # influence of the stacked x scores (stage t's block: its M_t g_t), by stage
+        # influence of the stacked x scores (row r's block: its M g_r), by stage
         influence = np.zeros((p, k * p))
         for t, cols in enumerate(blocks):
             j = t if self.staged else 0
             prev = np.concatenate(blocks[:t]) if t else cols[:0]
             rows = np.zeros((len(cols), k * p))
-            rows[:, t * p + cols] = np.eye(len(cols))
-            rows -= a[j][np.ix_(cols, prev)] @ influence[prev]
+            rows[:, rows_at[t] * p + cols] = np.eye(len(cols))
+            jr = self._middle_row(t + 1) if t in self.plus else j
+            rows -= a[jr][np.ix_(cols, prev)] @ influence[prev]
             influence[cols] = self._solve(a[j][np.ix_(cols, cols)], rows.T).T
+            if t in self.plus:       # the border's part: - J phi_{<t}
+                influence[cols] -= self.through[t] @ influence[prev]
         if self.transform is not None:   # to the f scores: x scores = M f scores
-            influence = np.concatenate([influence[:, t * p:(t + 1) * p] @ self.transform
-                                        for t in range(k)], axis=1)
+            influence = np.concatenate([influence[:, r * p:(r + 1) * p] @ self.transform
+                                        for r in range(k)], axis=1)
         influence = self._layout(influence, 0.0)
         var = ((influence @ cov) * influence).sum(axis=1)
         return np.sqrt(np.maximum(var, 0.0) * n_units) / self.n_drawn
@@ -353,7 +461,12 @@ def _layout(design, m, order, budget, weights):
     columns = np.concatenate([_masks(m, t) for t in live])
     column_sizes = np.concatenate([np.full(math.comb(m, t), t, dtype=np.int64) for t in live])
     kernels = range(1, order + 1) if design.staged else (1,)
-    mu = np.array([_kernel(design.method, m, t) for t in kernels])
+    # KernelSHAP-IQ of order t >= 3 (shapiq): a second row of order t's
+    # kernel on the middle sizes t..m-t only (its regression's right-hand
+    # side; the border sizes enter through SII's own weights, _border_sii)
+    mu = np.array([_kernel(design.method, m, t) for t in kernels]
+                  + [np.where(_middle(m, t), _kernel(design.method, m, t), 0.0)
+                     for t in range(3, order + 1) if design.staged])
     # the folds use the sparse basis f_U(S) = [U ⊆ S], |U| <= k (x = M f, so
     # X'WX = M F'WF M'): the work per coalition is the square of its subsets
     # of size <= k, however dense x is
@@ -372,6 +485,34 @@ def _layout(design, m, order, budget, weights):
     arrays = [sizes, cdf, coef, columns, column_sizes, mu, fold_columns, fold_sizes,
               np.eye(order + 1), transform, sample_weights, sampled, fixed]
     return (tuple(computed),) + tuple(None if a is None else frozen(a) for a in arrays)
+
+
+@functools.lru_cache(maxsize=64)
+def _members(m, t):
+    """(m, C(m, t)) 0/1: player i in the t-subset (combinations order)."""
+    out = np.zeros((m, math.comb(m, t)))
+    players = combinations(m, t)
+    for c in range(t):
+        out[players[:, c], np.arange(len(players))] = 1.0
+    return frozen(out)
+
+
+def _border_weights(m, t):
+    """(m + 1, t + 1): SII's weight of v(S) in T's value by |S| and |S∩T|
+    for |T| = t, (-1)^(t - j) / ((m - t + 1) C(m - t, s - j)) (0 where
+    impossible): shapiq's ``_ground_truth_sii_weight``."""
+    out = np.zeros((m + 1, t + 1))
+    for s in range(m + 1):
+        for j in range(max(0, s + t - m), min(s, t) + 1):
+            out[s, j] = (-1.0) ** (t - j) / ((m - t + 1) * math.comb(m - t, s - j))
+    return out
+
+
+def _middle(m, t):
+    """Sizes 0..m of order t's regression (t <= s <= m - t; the others are
+    the border its kernel weighs 1e8)."""
+    s = np.arange(m + 1)
+    return (s >= t) & (s <= m - t)
 
 
 def _basis_change(coef, live, m, order):
@@ -443,7 +584,7 @@ class RegressionFBII(Regression):
 
 #: method -> (design, indices, most orders (None: m))
 REGRESSION = {"kernelshap": (KernelSHAP, ("SV", "SII"), 1),      # SII of order 1 is SV
-              "kernelshapiq": (KernelSHAPIQ, ("SII", "k-SII"), 2),
+              "kernelshapiq": (KernelSHAPIQ, ("SII", "k-SII"), None),
               "inconsistent_kernelshapiq": (InconsistentKernelSHAPIQ, ("SII", "k-SII"), None),
               "kaddshap": (KADDSHAP, ("kADD-SHAP",), None),
               "regression_fsii": (RegressionFSII, ("FSII",), None),

@@ -440,8 +440,9 @@ class KernelSHAPIQ(_RegressionAdapter, _ShapiqKernelSHAPIQ):
     n : int
         Players, 1 to 4096 (a game of more than 64 runs on shapiq's own class).
     max_order : int
-        1 or 2 (shapiq's ground-truth weights for orders above 2 are not
-        built).
+        Any order; from 3 on, as shapiq, order t's regression runs on the
+        middle sizes t..n-t and the border coalitions enter with SII's own
+        weights.
     index : {"k-SII", "SII", "SV"}
     pairing_trick : bool
     sampling_weights : array_like (n + 1,), optional
@@ -469,9 +470,6 @@ class KernelSHAPIQ(_RegressionAdapter, _ShapiqKernelSHAPIQ):
                  pairing_trick: bool = False, sampling_weights=None,
                  random_state: int | None = None):
         n, index, max_order = self._setup(n, index, max_order, pairing_trick, sampling_weights)
-        if max_order > 2:
-            raise ValueError(f"max_order must be at most 2 for fastcredit's KernelSHAPIQ, got "
-                             f"{max_order}")
         super().__init__(n, max_order, index, pairing_trick=self._pairing,
                          sampling_weights=self._weights, random_state=_random_state(random_state))
 
@@ -522,10 +520,14 @@ class _FixedIndexRegression(_RegressionAdapter):
     the index and take ``**kwargs`` for compatibility."""
 
     _index = ""
+    #: further ``index`` values shapiq's explainers pass (and its class ignores)
+    _also = ()
 
     def __init__(self, n: int, max_order: int = 2, *, pairing_trick: bool = False,
                  sampling_weights=None, random_state: int | None = None, **kwargs):
-        check_fixed(kwargs, {"index": self._index}, type(self).__name__)
+        if "index" in kwargs:
+            check_choice(kwargs.pop("index"), "index", (self._index,) + self._also)
+        check_fixed(kwargs, {}, type(self).__name__)
         n, _, max_order = self._setup(n, self._index, max_order, pairing_trick,
                                       sampling_weights)
         super().__init__(n, max_order, pairing_trick=self._pairing,
@@ -629,6 +631,29 @@ class RegressionFBII(_FixedIndexRegression, _ShapiqRegressionFBII):
     """
 
     _method, _index = "regression_fbii", "FBII"
+
+    def approximate(self, budget: int, game, *args, **kwargs):
+        """Estimate with at most ``budget`` (>= 2) distinct game evaluations;
+        ``baseline_value`` is v(empty), as shapiq's, while the ``()`` entry is
+        FBII's own (the fitted intercept, v(empty) included)."""
+        if not callable(game):
+            raise TypeError(f"game must be callable, got {type(game).__name__}")
+        empty = []
+
+        def game_seen_empty(coalitions):
+            values = game(coalitions)
+            at = np.flatnonzero(~np.asarray(coalitions, dtype=bool).any(axis=1))
+            if at.size and not empty:
+                empty.append(float(np.asarray(values, dtype=np.float64).reshape(-1)[at[0]]))
+            return values
+
+        result = super().approximate(budget, game_seen_empty, *args, **kwargs)
+        result.baseline_value = empty[0]
+        return result
+
+    # shapiq's explainers build it for BV (approximator="regression"), the
+    # FBII of order 1
+    _also = ("BV",)
 
 
 # --- sparse transform: SPEX --------------------------------------------------------
