@@ -46,9 +46,10 @@ def _bare_credit(q, pi, offsets, actions):
     return prepare
 
 
-def _bare_allocation(rule, costs, c, c_tok, values, budget):
-    """The bare call of a rule's ``run(lambda a: values[a], budget)`` from a
-    fresh rule (seed 0)."""
+def _bare_allocation(rule, costs, c, c_tok, evaluate, budget):
+    """The bare call of a rule's ``run(evaluate, budget)`` from a fresh rule
+    (seed 0): the kernel's pick, the caller's evaluate and the tallies of
+    each trial."""
     def prepare(backend, threads):
         pick = kernels("trees.allocation", backend).allocation_pick
         counts, sums, seed = np.zeros(ARMS, dtype=np.int64), np.zeros(ARMS), np.uint64(0)
@@ -58,7 +59,7 @@ def _bare_allocation(rule, costs, c, c_tok, values, budget):
             for step in range(budget):
                 a = pick(rule, counts, sums, costs, c, c_tok, seed, step)
                 counts[a] += 1
-                sums[a] += values[a]
+                sums[a] += evaluate(a)
             return counts
 
         return call
@@ -96,18 +97,21 @@ def _allocation_cases(quick, rng):
     budget = 64 if quick else 256
     values = rng.uniform(size=ARMS)
     costs = np.arange(ARMS) * 1.0
+
+    def evaluate(a):
+        return values[a]
+
     for name, make, rule, c, c_tok in [
             ("Uniform", lambda b: fc.Uniform(ARMS, backend=b), ALLOC_UNIFORM, 0.0, 0.0),
             ("UCT", lambda b: fc.UCT(ARMS, backend=b), ALLOC_UCT, math.sqrt(2), 0.0),
             ("AgentUCT", lambda b: fc.AgentUCT(ARMS, costs, c_tok=0.01, backend=b),
              ALLOC_AGENT_UCT, math.sqrt(2), 0.01)]:
         yield Case(name, f"{ARMS} actions, budget {budget} ask/tell",
-                   lambda backend, threads, make=make: make(backend).run(
-                       lambda a: values[a], budget),
+                   lambda backend, threads, make=make: make(backend).run(evaluate, budget),
                    met=lambda r: f"{r.t / budget * 1e6:.1f} us per trial",
                    key="trees.allocation",
                    bare=_bare_allocation(rule, costs if rule == ALLOC_AGENT_UCT else
-                                         np.zeros(ARMS), c, c_tok, values, budget))
+                                         np.zeros(ARMS), c, c_tok, evaluate, budget))
 
 
 def cases(quick: bool):
