@@ -152,6 +152,31 @@ static FC_INLINE v8d reduce8(const v8d *p)
     return __builtin_shuffle(b0, b1, lo3) + __builtin_shuffle(b0, b1, hi3);
 }
 
+/* The sum of the lanes, pairwise. */
+static FC_INLINE double sum_lanes(v8d x)
+{
+    return ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]));
+}
+
+#endif
+
+#ifdef FC_AVX512_PATHS
+#include <immintrin.h>
+/* Batches of small games with at least this many results write them with
+ * non-temporal stores (semivalue_streamed): 1 MiB, about what stays in a
+ * core's L2, beyond which the results would go to memory anyway. */
+#define STREAM_MIN_RESULTS ((int64_t)1 << 17)
+
+/* The first of 8 games of m results each whose results start on a cache
+ * line of out, or 8 if none does (out's offset in the line is not a
+ * multiple of gcd(m, 8) doubles). */
+static int64_t streamed_start(const double *out, int m)
+{
+    int64_t g;
+    for (g = 0; g < 8; g++)
+        if (((uintptr_t)(out + g * m) & 63) == 0) return g;
+    return 8;
+}
 #endif
 
 /* Zeta (sign = +1) or Moebius (sign = -1) transform of one table in place:

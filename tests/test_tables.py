@@ -108,6 +108,29 @@ def test_batches_split_over_threads_give_identical_bits(threads, backend, rng):
     assert np.array_equal(fc.shapley(v, threads=threads, backend=backend), one)
 
 
+@pytest.mark.parametrize("m", [3, 4, 5, 6, 7, 8])
+def test_large_batches_same_bits_on_every_path(m, path, rng):
+    # A batch of small games with >= 2**17 results writes them 8 games (m
+    # cache lines) at a time with non-temporal stores on the avx512 path,
+    # the games before the first whole line and after the last one
+    # ordinarily: the bits are those of the other backend, for outputs at
+    # every offset within a cache line (a NaN game redone by the
+    # definition); the doubles around the result are left alone
+    n = (1 << 17) // m + 13
+    v = rng.normal(size=(n, 1 << m))
+    v[n // 2, 3] = np.nan
+    want = fc.shapley(v, threads=1, backend=fc.available_backends()[-1])
+    assert np.isnan(want[n // 2]).all() and np.isfinite(np.delete(want, n // 2, 0)).all()
+    buf = np.empty(n * m + 16)
+    for offset in range(8):
+        buf[:] = 7.0
+        out = buf[offset:offset + n * m].reshape(n, m)
+        got = fc.shapley(v, out=out, threads=1, backend=fc.available_backends()[0])
+        assert got is out
+        np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64), err_msg=offset)
+        assert (buf[:offset] == 7.0).all() and (buf[offset + n * m:] == 7.0).all()
+
+
 def test_out_is_written_and_returned(backend, rng):
     v = rng.normal(size=(5, 8))
     out = np.full((5, 3), np.nan)

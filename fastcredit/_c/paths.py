@@ -25,6 +25,7 @@ KERNELS = {
     "shaping.tokens": ("avx512",),
     "auction.replay": ("avx512",),
     "synthetic.sponsored_search": ("avx512",),
+    "tables.semivalue": ("avx512",),   # large batches of m <= 8: streamed results
 }
 
 
