@@ -449,15 +449,115 @@ def test_kernel_sampled_budget_and_error():
     np.testing.assert_array_equal(v, again)
 
 
-def test_kernel_refuses_feature_selection(data):
-    """l1_reg that would select fewer features is refused by name; the
-    default num_features(10) selects all of 6 features and runs."""
+@pytest.mark.parametrize("l1_reg", ["num_features(3)", "num_features(1)", "aic", "bic", 0.01,
+                                    0.001])
+def test_kernel_feature_selection_equals_shaps(data, l1_reg):
+    """Every coalition sampled (shap is deterministic there), shap's l1_reg
+    selectors: the same features kept and the same values as shap's
+    KernelExplainer, one output and two (selected per output); the kept
+    features carry f(x) - E f, the others are exactly 0 (all of them where
+    the selector keeps none, as shap's), and num_features(r) keeps r."""
     X, B, w = data
-    explainer = KernelExplainer(linear_pairs(w), B)
-    explainer.shap_values(X[:1], nsamples=20, silent=True)
-    for l1_reg in ("num_features(3)", "aic", 0.01):
-        with pytest.raises(NotImplementedError, match="l1_reg"):
-            explainer.shap_values(X[:1], nsamples=20, l1_reg=l1_reg, silent=True)
+    for model in (linear_pairs(w), two_outputs(w)):
+        ours, theirs = KernelExplainer(model, B), shap.KernelExplainer(model, B)
+        v = ours.shap_values(X, nsamples=2**M, l1_reg=l1_reg, silent=True)
+        u = theirs.shap_values(X, nsamples=2**M, l1_reg=l1_reg, silent=True)
+        np.testing.assert_array_equal(v != 0, u != 0)
+        np.testing.assert_allclose(v, u, atol=1e-9)
+        # efficiency where a feature is kept (a Lasso may keep none: all 0, as shap's)
+        some = (v != 0).any(axis=1)
+        assert some.all() or v.ndim == 3
+        np.testing.assert_allclose((v.sum(1) + ours.expected_value)[some], model(X)[some],
+                                   atol=1e-9)
+        if isinstance(l1_reg, str) and l1_reg.startswith("num_features"):
+            assert np.all((v != 0).sum(1) == int(l1_reg[13:-1]))
+    # the selection changes the values: 3 of 6 features are not the Shapley values
+    all_kept = KernelExplainer(linear_pairs(w), B).shap_values(X, nsamples=2**M, l1_reg=False,
+                                                               silent=True)
+    three = KernelExplainer(linear_pairs(w), B).shap_values(X, nsamples=2**M,
+                                                            l1_reg="num_features(3)", silent=True)
+    assert np.abs(all_kept - three).max() > 0.1
+
+
+def test_kernel_selection_on_a_linear_model_is_exact():
+    """shap's tests/explainers/test_kernel.py::test_linear: f = x0 + 2 x1 on
+    3 features, num_features(2): LARS keeps x0 and x1 and the values are
+    (x - mean x) * (1, 2, 0), x2's exactly 0 (Lundberg and Lee 2017,
+    corollary 1)."""
+    rs = np.random.RandomState(3)
+    x = rs.normal(size=(40, 3))
+    phi = KernelExplainer(lambda z: z[:, 0] + 2.0 * z[:, 1], x)(
+        x, l1_reg="num_features(2)", silent=True).values
+    np.testing.assert_allclose(phi, (x - x.mean(0)) * np.array([1.0, 2.0, 0.0]), atol=1e-12)
+    assert np.all(phi[:, 2] == 0.0)
+
+
+@pytest.mark.parametrize("m, nsamples", [(12, 30), (12, 300), (16, 9000)])
+def test_kernel_sampled_equals_fc_approximate_on_the_row_game(m, nsamples):
+    """No selection, each row's seed drawn from NumPy's global generator:
+    the values are fc.approximate's KernelSHAP (pairing) on the row's game
+    with that seed, to the 1e-6 of its efficiency held by the weight 1e8 on
+    v(N) (here held exactly): the same sample, the same regression. 30
+    samples of 12 features leave some features always drawn together (a
+    singular regression: both give its least-norm solution); 9,000 of 16
+    take more than the loop's first round of draws."""
+    from fastcredit.shap._common import RowGame
+
+    rs = np.random.RandomState(2)
+    X, B, w = rs.randn(2, m), rs.randn(5, m), rs.randn(m)
+    model = linear_pairs(w)
+    np.random.seed(5)
+    v = KernelExplainer(model, B).shap_values(X, nsamples=nsamples, l1_reg=False, silent=True)
+    np.random.seed(5)
+    for i in range(2):
+        seed = int(np.random.randint(0, 2**62))
+        game = RowGame(model, B, X[i], None)
+        est = fc.approximate(fc.games.deterministic(game.values), m, "SV",
+                             method="kernelshap", budget=nsamples + 2, seed=seed, pairing=True)
+        np.testing.assert_allclose(v[i], est.values[1], atol=1e-5)
+
+
+def test_kernel_selection_when_sampled_keeps_the_strong_features():
+    """12 features of which 3 carry almost all the effect, 300 samples: the
+    selected features only are nonzero (at most r for num_features(r)), the
+    strong three among them, and each row sums to f(x) - E f exactly. "auto"
+    is shap's AIC below 20% of the coalitions sampled (deprecated, warned),
+    and no selection at 20% or more: there its values equal l1_reg=False's."""
+    rs = np.random.RandomState(4)
+    X, B = rs.randn(4, 12), rs.randn(6, 12)
+    coef = np.r_[3.0, -4.0, 2.5, 0.01 * rs.randn(9)]
+
+    def model(x):
+        return x @ coef + 0.01 * x[:, 3] * x[:, 4]
+    explainer = KernelExplainer(model, B)
+    for l1_reg, most in (("num_features(4)", 4), ("aic", 12), ("bic", 12), (1e-4, 6)):
+        phi = explainer.shap_values(X, nsamples=300, l1_reg=l1_reg, silent=True)
+        kept = phi != 0
+        assert np.all(kept[:, :3]) and np.all(kept.sum(1) <= most)
+        np.testing.assert_allclose(phi.sum(1) + explainer.expected_value, model(X), atol=1e-9)
+    np.random.seed(1)
+    aic = explainer.shap_values(X, nsamples=300, l1_reg="aic", silent=True)
+    np.random.seed(1)
+    with pytest.warns(DeprecationWarning, match="auto"):
+        auto = explainer.shap_values(X, nsamples=300, l1_reg="auto", silent=True)
+    np.testing.assert_array_equal(auto, aic)
+    small = KernelExplainer(lambda x: x @ coef[:4] + x[:, 0] * x[:, 1], B[:, :4])
+    np.random.seed(1)
+    plain = small.shap_values(X[:, :4], nsamples=10, l1_reg=False, silent=True)
+    np.random.seed(1)
+    with pytest.warns(DeprecationWarning, match="auto"):     # 10 of 14 coalitions
+        auto = small.shap_values(X[:, :4], nsamples=10, l1_reg="auto", silent=True)
+    np.testing.assert_array_equal(auto, plain)
+
+
+@pytest.mark.parametrize("l1_reg, error", [("rank(3)", ValueError), ("num_features(0)", ValueError),
+                                           (-0.5, ValueError), (np.nan, ValueError),
+                                           ([1], TypeError)])
+def test_kernel_bad_l1_reg_names_it(data, l1_reg, error):
+    X, B, w = data
+    with pytest.raises(error, match="l1_reg"):
+        KernelExplainer(linear_pairs(w), B).shap_values(X[:1], nsamples=20, l1_reg=l1_reg,
+                                                        silent=True)
 
 
 # --- errors --------------------------------------------------------------------

@@ -328,23 +328,22 @@ def evaluate_rows(games: list, masks: list) -> None:
 
 class Lookahead:
     """The rows of one explainer call, explained ahead of shap's loop over
-    them: each row's game and ``plan(game) -> (coalitions, data)`` are made
-    in row order, and the coalitions of as many rows as fill one model call
-    (``batch_size`` coalitions) are evaluated together
-    (:func:`evaluate_rows`). ``take(x)`` hands explain_row the next row's
-    (game, (coalitions, data)) when x is that row, else None (explain_row then makes its
-    own). A plan that draws from NumPy's global generator draws in row
-    order, as explain_row would."""
+    them: each row's game (``game(row)``) and ``plan(game) -> (coalitions,
+    data)`` are made in row order, and the coalitions of as many rows as
+    fill one model call (the games' ``batch_size`` coalitions) are evaluated
+    together (:func:`evaluate_rows`). ``take(x)`` hands the explainer the
+    next row's (game, (coalitions, data)) when x is that row, else None (the
+    explainer then makes its own). A plan that draws from NumPy's global
+    generator draws in row order, as row by row."""
 
-    def __init__(self, explainer, rows, batch_size, plan):
-        self.explainer, self.rows = explainer, rows
-        self.batch_size, self.plan = batch_size, plan
+    def __init__(self, rows, game, plan):
+        self.rows, self.game, self.plan = rows, game, plan
         self.at = 0
         self.ready = []
         self.pending = None         # the next row, planned, not yet evaluated
 
     @classmethod
-    def of(cls, explainer, args, batch_size, plan):
+    def of(cls, args, game, plan):
         """A lookahead over one numeric matrix (or DataFrame) of rows; None
         for any other input (shap's loop then runs row by row)."""
         if len(args) != 1:
@@ -354,12 +353,13 @@ class Lookahead:
             rows = rows.to_numpy()
         if not isinstance(rows, np.ndarray) or rows.ndim != 2 or rows.dtype.kind not in "biuf":
             return None
-        return cls(explainer, rows, batch_size, plan)
+        return cls(rows, game, plan)
 
     def take(self, x):
         if not self.ready and (self.at < len(self.rows) or self.pending is not None):
             self._prepare()
-        if self.ready and np.array_equal(self.ready[0][0].x, np.asarray(x, dtype=np.float64)):
+        if self.ready and np.array_equal(self.ready[0][0].x,
+                                         np.asarray(x, dtype=np.float64).reshape(-1)):
             return self.ready.pop(0)
         return None
 
@@ -370,7 +370,7 @@ class Lookahead:
             if self.pending is None:
                 if self.at == len(self.rows):
                     break
-                game = RowGame.of(self.explainer, self.rows[self.at], self.batch_size)
+                game = self.game(self.rows[self.at])
                 self.pending = game, self.plan(game)
                 self.at += 1
             game, plan = self.pending

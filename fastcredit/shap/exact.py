@@ -109,7 +109,7 @@ class ExactExplainer(shap.ExactExplainer):
         batch_size = _auto_batch(batch_size)
         order = _interaction_order(interactions)
         # the rows' coalitions evaluated ahead, several rows per model call
-        self._ahead = Lookahead.of(self, args, batch_size,
+        self._ahead = Lookahead.of(args, lambda row: RowGame.of(self, row, batch_size),
                                    lambda game: (self._coalitions(game, max_evals, order), None))
         try:
             return super().__call__(*args, max_evals=max_evals, main_effects=main_effects,

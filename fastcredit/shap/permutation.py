@@ -214,7 +214,7 @@ class PermutationExplainer(shap.PermutationExplainer):
         self._main_effects = check_bool(main_effects, "main_effects")
         batch_size = _auto_batch(batch_size)
         # the rows' coalitions evaluated ahead, several rows per model call
-        self._ahead = Lookahead.of(self, args, batch_size,
+        self._ahead = Lookahead.of(args, lambda row: RowGame.of(self, row, batch_size),
                                    lambda game: self._plan(game, max_evals))
         try:
             return super().__call__(*args, max_evals=max_evals, main_effects=main_effects,
