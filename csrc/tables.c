@@ -116,8 +116,11 @@ static FC_INLINE void fold(double *x, int bits, double *t)
 #ifdef FC_VECTOR_EXT
 /* The halving fold of fold() on a table of 2^bits entries held as vectors:
  * p[q] += the entries with bit q set, summed over the bits above q (whole
- * vectors for q >= 3, lane masks of the folded first vector for q < 3). */
-static FC_INLINE void fold_vectors(v8d *x, int bits, v8d *p)
+ * vectors for q >= 3, lane masks of the folded first vector for q < 3).
+ * fresh (a constant): p[q] is set to its first term and the rest added, an
+ * addition fewer per partial than adding all to 0 (and the sign of a zero
+ * sum is its terms', where 0 + -0 is +0). */
+static FC_INLINE void fold_vectors(v8d *x, int bits, v8d *p, const int fresh)
 {
     const v8i bit0 = {0, -1, 0, -1, 0, -1, 0, -1}, bit1 = {0, 0, -1, -1, 0, 0, -1, -1},
               bit2 = {0, 0, 0, 0, -1, -1, -1, -1};
@@ -128,13 +131,13 @@ static FC_INLINE void fold_vectors(v8d *x, int bits, v8d *p)
     _Pragma("GCC unroll 8") for (q = bits - 1; q >= 3; q--) {
         const int half = 1 << (q - 3);
         _Pragma("GCC unroll 16") for (k = 0; k < half; k++) {
-            p[q] += x[k + half];
+            p[q] = fresh && k == 0 ? x[half] : p[q] + x[k + half];
             x[k] += x[k + half];
         }
     }
-    p[0] += (v8d)((v8i)x[0] & bit0);
-    p[1] += (v8d)((v8i)x[0] & bit1);
-    p[2] += (v8d)((v8i)x[0] & bit2);
+    p[0] = fresh ? (v8d)((v8i)x[0] & bit0) : p[0] + (v8d)((v8i)x[0] & bit0);
+    p[1] = fresh ? (v8d)((v8i)x[0] & bit1) : p[1] + (v8d)((v8i)x[0] & bit1);
+    p[2] = fresh ? (v8d)((v8i)x[0] & bit2) : p[2] + (v8d)((v8i)x[0] & bit2);
 }
 
 /* Lane q of the result is the sum of the lanes of p[q]. */
@@ -149,6 +152,25 @@ static FC_INLINE v8d reduce8(const v8d *p)
     const v8d a3 = __builtin_shuffle(p[6], p[7], lo1) + __builtin_shuffle(p[6], p[7], hi1);
     const v8d b0 = __builtin_shuffle(a0, a1, lo2) + __builtin_shuffle(a0, a1, hi2);
     const v8d b1 = __builtin_shuffle(a2, a3, lo2) + __builtin_shuffle(a2, a3, hi2);
+    return __builtin_shuffle(b0, b1, lo3) + __builtin_shuffle(b0, b1, hi3);
+}
+
+/* reduce8 where p[5] and p[6] are 0 (m <= 5; neither is read), in 4 vector
+ * operations fewer: lanes 0..4 and 7 have reduce8's bits (the same
+ * additions, some with their operands swapped, which IEEE addition does not
+ * see); lanes 5 and 6 repeat lanes 7 and 4. */
+static FC_INLINE v8d reduce6(const v8d *p)
+{
+    const v8i lo1 = {0, 8, 2, 10, 4, 12, 6, 14}, hi1 = {1, 9, 3, 11, 5, 13, 7, 15};
+    const v8i lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
+    const v8i lo3 = {0, 1, 2, 3, 8, 9, 10, 11}, hi3 = {4, 5, 6, 7, 12, 13, 14, 15};
+    const v8i swap_pairs = {2, 3, 0, 1, 6, 7, 4, 5};
+    const v8d a0 = __builtin_shuffle(p[0], p[1], lo1) + __builtin_shuffle(p[0], p[1], hi1);
+    const v8d a1 = __builtin_shuffle(p[2], p[3], lo1) + __builtin_shuffle(p[2], p[3], hi1);
+    /* reduce8's a2 and a3 with p[5]'s and p[6]'s zero lanes left out */
+    const v8d a23 = __builtin_shuffle(p[4], p[7], lo1) + __builtin_shuffle(p[4], p[7], hi1);
+    const v8d b0 = __builtin_shuffle(a0, a1, lo2) + __builtin_shuffle(a0, a1, hi2);
+    const v8d b1 = a23 + __builtin_shuffle(a23, swap_pairs);
     return __builtin_shuffle(b0, b1, lo3) + __builtin_shuffle(b0, b1, hi3);
 }
 

@@ -125,16 +125,26 @@ def _weigh_vectors(v, start, nv, center, cs, ws, off, x):
 
 
 @jit
-def _fold_level(x, q, s):
+def _fold_level(x, q, s, start=0):
     """One level q >= 3 of fold_vectors in csrc/tables.c: returns s plus
-    the vectors of x with bit q set (in order) and adds them onto the lower
-    half of x[:2**(q+1)]."""
+    the vectors of x with bit q set (in order, from the start-th) and adds
+    them onto the lower half of x[:2**(q+1)]."""
     half = 1 << (q - 3)
-    for k in range(half):
+    for k in range(start, half):
         upper = load8(x, 8 * (k + half))
         s = s + upper
         store8(x, 8 * k, load8(x, 8 * k) + upper)
     return s
+
+
+@jit
+def _fresh_level(x, q):
+    """_fold_level into a fresh partial (fold_vectors' fresh in
+    csrc/tables.c): the first vector with bit q set starts the sum rather
+    than being added to 0."""
+    first = load8(x, 8 << (q - 3))
+    store8(x, 0, load8(x, 0) + first)
+    return _fold_level(x, q, first, 1)
 
 
 @jit
@@ -194,13 +204,14 @@ def _vector_games(v, m, cs, ws, out):
     probe = z
     for g in range(v.shape[0]):
         pb = _weigh_vectors(v, g << M, nv, np.float64(v[g, 0]), cs, ws, 0, x)
-        p7 = _fold_level(x, 7, z) if M > 7 else pb
-        p6 = _fold_level(x, 6, z) if M > 6 else z
-        p5 = _fold_level(x, 5, z) if M > 5 else z
-        p4 = _fold_level(x, 4, z) if M > 4 else z
-        p3 = _fold_level(x, 3, z) if M > 3 else z
+        p7 = _fresh_level(x, 7) if M > 7 else pb
+        p6 = _fresh_level(x, 6) if M > 6 else z
+        p5 = _fresh_level(x, 5) if M > 5 else z
+        p4 = _fresh_level(x, 4) if M > 4 else z
+        p3 = _fresh_level(x, 3) if M > 3 else z
         first = load8(x, 0)
-        r = reduce8(z + keep_bit(first, 0), z + keep_bit(first, 1), z + keep_bit(first, 2),
+        # C's reduce6 for m <= 5 gives reduce8's bits in the lanes stored
+        r = reduce8(keep_bit(first, 0), keep_bit(first, 1), keep_bit(first, 2),
                     p3, p4, p5, p6, p7)
         if M < 8:
             b = lane(r, 7)
