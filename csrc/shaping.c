@@ -846,7 +846,7 @@ __attribute__((target("arch=x86-64-v4"))) static void token_fence(void) { _mm_sf
                 break;                                                              \
             }                                                                       \
         }                                                                           \
-        if (stream) TOKEN_AVX512((token_fence(), 0));                               \
+        if (stream) TOKEN_FENCE();                                                  \
         return *bad < 0 ? FC_OK : FC_EINVAL;                                        \
     }
 
@@ -856,12 +856,16 @@ __attribute__((target("arch=x86-64-v4"))) static void token_fence(void) { _mm_sf
  * ordinary stores leave the output in cache for the caller. */
 #define TOKEN_STREAM_BYTES (8.0 * 1024 * 1024)
 
-/* its argument where the AVX-512 token path is compiled, else 0 */
+/* its argument where the AVX-512 token path is compiled, else 0; the fence
+ * after its non-temporal stores */
 #ifdef FC_SHAPING_AVX512
 #define TOKEN_AVX512(x) (x)
+#define TOKEN_FENCE() token_fence()
 #else
 #define TOKEN_AVX512(x) 0
+#define TOKEN_FENCE() ((void)0)
 #endif
 TOKEN_ROW(i32, int32_t, uint32_t, ta, NULL)
 TOKEN_ROW(i64, int64_t, uint64_t, NULL, ta)
 #undef TOKEN_AVX512
+#undef TOKEN_FENCE
