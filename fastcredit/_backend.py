@@ -28,7 +28,7 @@ BACKENDS = BACKEND.values
 
 #: kernel -> backend that ran fastest on the bench (see bench/ratios.py).
 FASTEST: dict[str, str] = {
-    "tables.semivalue": "numba",
+    "tables.semivalue": "c",
     "tables.gather": "c",
     "tables.size_resolved": "numba",
     "tables.moebius": "numba",
