@@ -1650,7 +1650,8 @@ def montecarlo_iq_run(v, method, index, order, budget, seed, game=0, pairing=Fal
     dict memo, a sample ends the run when its new coalitions pass the budget
     left); SHAP-IQ the census sum plus the mean of the importance-weighted
     draws, SVARM-IQ the stratum means by (S, T & S, |T|); k-SII aggregated
-    from SII with the Bernoulli numbers."""
+    from SII with the Bernoulli numbers (SHAP-IQ: k-SII's own coefficients,
+    the aggregated ones, summed over the draws)."""
     import statistics
     v = np.asarray(v, dtype=np.float64)
     m = len(v).bit_length() - 1
@@ -1691,6 +1692,13 @@ def montecarlo_iq_run(v, method, index, order, budget, seed, game=0, pairing=Fal
     rows = [coef[s][p] for s in range(1, order + 1) for p in range(math.comb(m, s))]
     values, stderr = np.zeros(len(subsets_)), np.zeros(len(subsets_))
     size = [bin(x).count("1") for x in range(1 << m)]
+    # SHAP-IQ estimates k-SII with k-SII's own coefficients (so every order
+    # has its variance): sum over S' ⊇ S of B_{|S'|-|S|} c(S', T)
+    folds_k_sii = index == "k-SII" and method == "shapiq"
+    if folds_k_sii:
+        b = [float(x) for x in _bernoulli_numbers(order)]
+        rows = [sum(b[size[S2] - size[S]] * c2 for S2, c2 in zip(subsets_, rows) if S2 & S == S)
+                for S in subsets_]
     for j, (S, c) in enumerate(zip(subsets_, rows)):
         if method == "shapiq":
             exact = sum(c[T] * (memo[T] - v0) for T in census)
@@ -1716,7 +1724,7 @@ def montecarlo_iq_run(v, method, index, order, budget, seed, game=0, pairing=Fal
         values[j], stderr[j] = total, math.sqrt(se)
     cuts = np.cumsum([math.comb(m, s) for s in range(1, order + 1)])[:-1]
     vals, errs = np.split(values, cuts), np.split(stderr, cuts)
-    if index == "k-SII":
+    if index == "k-SII" and not folds_k_sii:
         b = [float(x) for x in _bernoulli_numbers(order)]
         agg = [x.copy() for x in vals]
         for s in range(1, order):

@@ -71,8 +71,7 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         "k-SII" (any order) and "SV", "BV" (order 1).
     order : int
         1 for the value estimators (svarm, stratified, owen, kernelshap); the
-        interaction order k of the regression methods (kernelshapiq: 1 or 2)
-        and of shapiq and svarmiq (every order 1..k is estimated).
+        interaction order k of the regression methods and of shapiq and svarmiq (every order 1..k is estimated).
     method : str
         The estimator: "svarm", "stratified", "owen", "shapiq", "svarmiq",
         "kernelshap", "kernelshapiq", "inconsistent_kernelshapiq", "kaddshap",
@@ -113,11 +112,14 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     Returns
     -------
     InteractionEstimate
-        :class:`fastcredit.Interactions` (``values[0]`` = v(empty),
-        ``values[1]`` the m values; ``values[k]`` the order-k interactions
-        of the regression methods, shapiq and svarmiq) with ``stderr`` (same
-        layout; NaN for k-SII's orders below k, aggregates of correlated
-        estimates), ``n_evals``, ``n_samples`` and ``method``.
+        :class:`fastcredit.Interactions` (``values[0]`` = v(empty), but for
+        regression_fbii FBII's own empty entry, the fitted intercept, as
+        ``fc.interactions(v, "FBII", k)``; ``values[1]`` the m values;
+        ``values[k]`` the order-k interactions of the regression methods,
+        shapiq and svarmiq) with ``stderr`` (same
+        layout; NaN for svarmiq's k-SII orders below k, sums of estimates
+        each stratified its own way, whose covariances the strata do not
+        give), ``n_evals``, ``n_samples`` and ``method``.
 
     Raises
     ------
@@ -125,7 +127,7 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         If ``method``, ``index`` or ``coalitions`` is not one of its values,
         or ``index`` is not one the method estimates; if ``order`` is outside
         [1, 30], is not 1 for svarm, stratified, owen or index "SV" or "BV",
-        is above 2 for kernelshapiq, or is above m; if ``budget`` is outside
+        or is above m; if ``budget`` is outside
         [1, 2**62] or does not cover the method's fixed evaluations; if
         ``anchors`` is given for a method other than owen, or is outside
         [1, 2**16]; if ``pairing`` or ``sampling_weights`` is given for

@@ -224,15 +224,19 @@ class _MonteCarloIQ(Design):
         full = np.uint64(2**self.m - 1) if self.m < 64 else np.uint64(2**64 - 1)
         return np.stack([masks, masks ^ full], axis=1), None
 
+    #: whether the folds weigh the coalitions by k-SII's own weights (else
+    #: k-SII is SII aggregated after the run)
+    folds_k_sii = False
+
     def _layout(self, flat, v0, errors=False):
         """Entries of orders 0..k (values[0] = v(empty), stderr 0); k-SII
-        aggregated from SII (its lower orders' errors are not estimated:
-        NaN)."""
+        aggregated from SII unless folded as k-SII (the aggregate's lower
+        orders' errors are then not estimated: NaN)."""
         from .regression import aggregate_k_sii
         m, k = self.m, self.order
         cuts = np.cumsum([math.comb(m, s) for s in range(1, k + 1)])[:-1]
         out = [np.array([0.0 if errors else v0])] + np.split(flat, cuts)
-        if self.index == "k-SII":
+        if self.index == "k-SII" and not self.folds_k_sii:
             if errors:
                 out = [x if s in (0, k) else np.full_like(x, np.nan) for s, x in enumerate(out)]
             else:
@@ -319,6 +323,27 @@ class Svarmiq(_MonteCarloIQ):
         return self._layout(values, v0), self._layout(stderr, v0, errors=True)
 
 
+def k_sii_weights(sii, m, k):
+    """W'[u, t, j] = sum_{r <= k - u} B_r sum_a C(t - j, a) C(m - u - t + j, r - a)
+    W[u + r, t, j + a]: k-SII's weight of v(T) (|T| = t, |T ∩ U| = j) in
+    U's value (|U| = u), from SII's W (k + 1, m + 1, k + 1): the supersets
+    U ∪ V of U (|V| = r) meeting T in a more players of V."""
+    from .._index_weights import _bernoulli
+    b = [float(x) for x in _bernoulli(k)]
+
+    def comb(n, r):
+        return math.comb(n, r) if 0 <= r <= n else 0
+
+    out = np.zeros_like(sii)
+    for u in range(1, k + 1):
+        for t in range(m + 1):
+            for j in range(min(u, t) + 1):
+                out[u, t, j] = sum(b[r] * comb(t - j, a) * comb(m - u - t + j, r - a)
+                                   * sii[u + r, t, j + a]
+                                   for r in range(k - u + 1) for a in range(r + 1))
+    return out
+
+
 class Shapiq(_MonteCarloIQ):
     r"""SHAP-IQ (Fumagalli, Muschalik, Kolpaczki, Hüllermeier & Hammer 2023;
     shapiq's ``SHAPIQ``), no stratification: the enumerated sizes exactly,
@@ -333,13 +358,21 @@ class Shapiq(_MonteCarloIQ):
 
     .. math:: \widehat{\mathrm{se}} = \sqrt{U}\, s_y / N,
 
-    s_y the sample standard deviation of the U units' summed terms."""
+    s_y the sample standard deviation of the U units' summed terms. k-SII,
+    :math:`\sum_{T \supseteq S,\, |T| \le k} B_{|T|-|S|}\, \mathrm{SII}(T)`, is such
+    a sum too, with weights by (|S|, |T_d|, |T_d ∩ S|) alone
+    (:func:`k_sii_weights`): folded with them, every order's estimate has
+    its own standard error (the aggregate of the SII estimates, the same
+    values, would not: they are correlated)."""
 
     kernel = "approximators.shapiq"
+    folds_k_sii = True
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         m = self.m
+        if self.index == "k-SII":
+            self.standard = k_sii_weights(self.standard, m, self.order)
         per = np.array([math.comb(m, t) for t in range(m + 1)], dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             scale = np.where(self.probs > 0, per / self.probs, 0.0)

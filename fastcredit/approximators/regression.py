@@ -191,6 +191,16 @@ class Regression(Design):
         # ones and drawn ones apart (SII's own weights apply to them)
         self.border_top = order if self.staged and order >= 3 else 0
         self.border = {"census": [], "drawn": []}
+        # the enumerated coalitions some kernel weighs 1e8 (v(empty), v(N),
+        # KernelSHAP-IQ's border) are folded in the x basis, in NumPy: in
+        # the f basis their 1e8 terms cancel in X'WX = M F'WF M' only to
+        # 1e8 x rounding, which swamps the other coalitions' terms of the
+        # columns that vanish on them (a rank-deficient sample then got an
+        # arbitrary solution instead of shapiq's least-norm one)
+        self.heavy_sizes = np.any(self.census_weights >= BIG_M, axis=0)
+        q = len(self.columns)
+        self.heavy_gram = np.zeros((k, q, q))
+        self.heavy_moment = np.zeros((k, q))
 
     # -- the loop's hooks ---------------------------------------------------------
 
@@ -211,8 +221,24 @@ class Regression(Design):
 
     def fold_fixed(self, impl, masks, values, v0):
         self.impl = impl
-        self._fold(impl, 0, self.census_weights, masks, values, v0)
         self._keep_border("census", masks, values)
+        sizes = np.bitwise_count(masks)
+        heavy = self.heavy_sizes[sizes]
+        if heavy.any():
+            self._fold_heavy(masks[heavy], sizes[heavy], values[heavy] - v0)
+            masks, values = np.ascontiguousarray(masks[~heavy]), \
+                np.ascontiguousarray(values[~heavy])
+        self._fold(impl, 0, self.census_weights, masks, values, v0)
+
+    def _fold_heavy(self, masks, sizes, y):
+        """X'WX and X'Wy of the coalitions a kernel weighs 1e8, in the x basis
+        (x_T(S) = c(|T|, |T ∩ S|), exact zeros where it vanishes)."""
+        x = self.coef[self.column_sizes[None, :],
+                      np.bitwise_count(masks[:, None] & self.columns[None, :])]
+        for j, kernel in enumerate(self.census_weights):
+            wx = kernel[sizes][:, None] * x
+            self.heavy_gram[j] += x.T @ wx
+            self.heavy_moment[j] += wx.T @ y
 
     def samples_left(self, done):
         return len(self.sizes) > 0
@@ -246,8 +272,8 @@ class Regression(Design):
         gram = np.triu(gram) + np.transpose(np.triu(gram, 1), (0, 2, 1))
         if self.transform is not None:
             t = self.transform
-            return t @ gram @ t.T, moment @ t.T
-        return gram, moment
+            gram, moment = t @ gram @ t.T, moment @ t.T
+        return gram + self.heavy_gram, moment + self.heavy_moment
 
     def _blocks(self):
         """Column positions of each fitted stage (all columns, or one order each)."""
