@@ -190,15 +190,17 @@ def _available_memory() -> int | None:
     return None
 
 
-def check_memory(nbytes: int, what: str) -> None:
+def check_memory(nbytes: int, what) -> None:
     """Refuse, before allocating, an array of ``nbytes`` that cannot fit in
-    the memory available now; ``what`` names the argument and the array.
-    Arrays under 1 MiB are not checked: reading the system's figure costs
-    more than most small calls (NumPy's MemoryError still stands)."""
+    the memory available now; ``what`` names the argument and the array (or
+    is a function giving that text, when making it costs). Arrays under 1 MiB
+    are not checked: reading the system's figure costs more than most small
+    calls (NumPy's MemoryError still stands)."""
     if nbytes < 1 << 20:
         return
     available = _available_memory()
     if available is not None and nbytes > available:
+        what = what() if callable(what) else what
         raise ValueError(f"{what} needs {nbytes / 2**30:.1f} GiB, more than the "
                          f"{available / 2**30:.1f} GiB of memory available")
 
@@ -292,8 +294,9 @@ def output(out, shape: tuple, name: str = "out", dtype=np.float64, *, inputs=())
     disjoint from ``out`` while the caller's buffer, which the contract says
     is never modified, is not."""
     if out is None:
-        check_memory(math.prod(shape) * np.dtype(dtype).itemsize,
-                     f"the result ({np.dtype(dtype).name}, shape {tuple(shape)})")
+        dtype = np.dtype(dtype)
+        check_memory(math.prod(shape) * dtype.itemsize,   # dtype.name took ~4 us a call
+                     lambda: f"the result ({dtype.name}, shape {tuple(shape)})")
         return np.empty(shape, dtype=dtype)
     if not isinstance(out, np.ndarray):
         raise TypeError(f"{name} must be a numpy array, got {type(out).__name__}")
