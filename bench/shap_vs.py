@@ -133,25 +133,30 @@ class Clocked:
         return out
 
 
-def gradient_boosting(rows: int = 100) -> None:
+def gradient_boosting(rows: int = 100, repeats: int = 3) -> None:
     from sklearn.ensemble import GradientBoostingRegressor
 
     model, X, masker = scenario(2000, seed=1)
     gbr = GradientBoostingRegressor(n_estimators=100, random_state=0).fit(X, model(X))
     X = X[:rows]
-    print(f"\nGradientBoosting (100 trees), {rows} rows: time in the model and outside it")
+    print(f"\nGradientBoosting (100 trees), {rows} rows: time in the model and outside it "
+          f"(the run of least total time of {repeats}, shap's and ours alternately)")
     print(f"{'explainer':<26}{'who':>6}{'total s':>10}{'model s':>10}{'outside':>10}")
     for name, make in [
             ("Permutation 500", lambda lib, f: lambda: lib.PermutationExplainer(
                 f, masker, seed=0)(X, max_evals=500, silent=True)),
             ("Exact", lambda lib, f: lambda: lib.ExactExplainer(f, masker)(X, silent=True))]:
-        for who, lib in (("shap", shap), ("ours", fs)):
-            clocked = Clocked(gbr.predict)
-            t = time.perf_counter()
-            make(lib, clocked)()
-            total = time.perf_counter() - t
-            print(f"{name:<26}{who:>6}{total:>10.3f}{clocked.seconds:>10.3f}"
-                  f"{1 - clocked.seconds / total:>9.1%}")
+        best = {}
+        for _ in range(repeats):
+            for who, lib in (("shap", shap), ("ours", fs)):
+                clocked = Clocked(gbr.predict)
+                t = time.perf_counter()
+                make(lib, clocked)()
+                total = time.perf_counter() - t
+                if who not in best or total < best[who][0]:
+                    best[who] = (total, clocked.seconds)
+        for who, (total, seconds) in best.items():
+            print(f"{name:<26}{who:>6}{total:>10.3f}{seconds:>10.3f}{1 - seconds / total:>9.1%}")
 
 
 FIRST_CALL = """
@@ -178,5 +183,5 @@ if __name__ == "__main__":
     args = parser.parse_args()
     speed(args.rows, args.repeats)
     accuracy()
-    gradient_boosting()
+    gradient_boosting(repeats=args.repeats)
     first_call()

@@ -8,7 +8,7 @@ import shap
 
 from .._validation import check_bool
 from ..interactions import interactions as exact_interactions
-from ._common import MAX_EVALS, Lookahead, RowGame, output_names
+from ._common import MAX_EVALS, Lookahead, RowGame, background_of, output_names
 from .permutation import (BACKEND, MAX_OWEN_FEATURES, _auto_batch, exact_shapley, owen_cost,
                           owen_needs, owen_values)
 
@@ -109,8 +109,10 @@ class ExactExplainer(shap.ExactExplainer):
         batch_size = _auto_batch(batch_size)
         order = _interaction_order(interactions)
         # the rows' coalitions evaluated ahead, several rows per model call
-        self._ahead = Lookahead.of(args, lambda row: RowGame.of(self, row, batch_size),
-                                   lambda game: (self._coalitions(game, max_evals, order), None))
+        self._ahead = Lookahead.of(
+            args, lambda row, varying: RowGame.of(self, row, batch_size, varying),
+            lambda game: (self._coalitions(game, max_evals, order), None),
+            background=background_of(self))
         try:
             return super().__call__(*args, max_evals=max_evals, main_effects=main_effects,
                                     error_bounds=error_bounds, batch_size=batch_size,

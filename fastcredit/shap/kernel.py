@@ -328,22 +328,26 @@ class KernelExplainer(shap.KernelExplainer):
 
     def shap_values(self, X: Any, **kwargs: Any):
         # the rows' coalitions planned and evaluated ahead, several rows per model call
-        self._ahead = (None if self.keep_index else
-                       Lookahead.of((X,), self._row_game, lambda game: self._plan(game, kwargs)))
+        background = self._background()
+        self._ahead = (None if self.keep_index else Lookahead.of(
+            (X,), self._row_game, lambda game: self._plan(game, kwargs),
+            background=background if background.dtype.kind in "biuf" else None,
+            equal_nan=True))
         try:
             return super().shap_values(X, **kwargs)
         finally:
             self._ahead = None
 
-    def _row_game(self, x) -> RowGame:
+    def _row_game(self, x, varying=None) -> RowGame:
         """The game of a row x (m,) or (1, m), dense or sparse as given,
-        over its varying features."""
+        over its varying features (found here unless given)."""
         row = x.reshape(1, -1)
         # keep_index: the model takes DataFrames with the data's column names
         columns = list(self.data.group_names) if self.keep_index else None
         return RowGame(self.model.f, self._background(), dense(row).reshape(-1), None,
                        link=legacy_link(self.link), weights=self.data.weights,
-                       varying=legacy_varying(self, row), columns=columns)
+                       varying=legacy_varying(self, row) if varying is None else varying,
+                       columns=columns)
 
     def _background(self) -> np.ndarray:
         """The background data, dense, converted once per data object."""

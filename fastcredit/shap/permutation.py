@@ -13,7 +13,7 @@ from .._validation import check_bool
 from ..games import deterministic
 from ..sampling import _UNLIMITED as UNLIMITED, permutation_shapley
 from ..tables import owen, owen_coalitions, shapley
-from ._common import MAX_EVALS, Lookahead, RowGame, output_names
+from ._common import MAX_EVALS, Lookahead, RowGame, background_of, output_names
 
 __all__ = ["PermutationExplainer"]
 
@@ -214,8 +214,9 @@ class PermutationExplainer(shap.PermutationExplainer):
         self._main_effects = check_bool(main_effects, "main_effects")
         batch_size = _auto_batch(batch_size)
         # the rows' coalitions evaluated ahead, several rows per model call
-        self._ahead = Lookahead.of(args, lambda row: RowGame.of(self, row, batch_size),
-                                   lambda game: self._plan(game, max_evals))
+        self._ahead = Lookahead.of(
+            args, lambda row, varying: RowGame.of(self, row, batch_size, varying),
+            lambda game: self._plan(game, max_evals), background=background_of(self))
         try:
             return super().__call__(*args, max_evals=max_evals, main_effects=main_effects,
                                     error_bounds=error_bounds, batch_size=batch_size,
