@@ -148,36 +148,38 @@ def _fresh_level(x, q):
 
 
 @jit
-def _fold_vectors(x, bits, p):
-    """fold_vectors of csrc/tables.c: row q of p (8 lanes) += the entries of
-    x with bit q set, summed over the bits above q (whole vectors for
-    q >= 3, lane masks of the folded first vector for q < 3)."""
-    for q in range(bits - 1, 2, -1):
-        store8(p, 8 * q, _fold_level(x, q, load8(p, 8 * q)))
-    first = load8(x, 0)
-    for q in range(3):
-        store8(p, 8 * q, load8(p, 8 * q) + keep_bit(first, q))
-
-
-@jit
 def _lane_blocks(v, g, m, cs, ws, center, start, stop, acc):
     """The blocked pass for m >= TABLE_BLOCK_BITS in the order of the vector
     path of csrc/tables.c: per-player 8-lane partials (row q of p, row m for
-    B) accumulate across blocks and are reduced (pairwise) once at the end."""
+    B) accumulate across blocks and are reduced (pairwise) once at the end.
+    The partials of a block's own bits (TABLE_BLOCK_BITS = 8: p0 .. p7) and
+    of B are values rather than rows of p, so that no store to p comes
+    between a block's stores to x and its loads of them, which LLVM then
+    forwards (it cannot tell p from x)."""
     p = np.zeros((m + 1) * 8)
     x = np.empty(_BLOCK)
     row = g * v.shape[1]
+    p0 = p1 = p2 = p3 = p4 = p5 = p6 = p7 = pb = zeros8()
     for base in range(start, stop, _BLOCK):
         blk = base >> TABLE_BLOCK_BITS
         off = _popcount(blk) << TABLE_BLOCK_BITS
-        pb = _weigh_vectors(v, row + base, _BLOCK >> 3, center, cs, ws, off, x)
-        store8(p, 8 * m, load8(p, 8 * m) + pb)
-        _fold_vectors(x, TABLE_BLOCK_BITS, p)
+        pb = pb + _weigh_vectors(v, row + base, _BLOCK >> 3, center, cs, ws, off, x)
+        p7 = _fold_level(x, 7, p7)
+        p6 = _fold_level(x, 6, p6)
+        p5 = _fold_level(x, 5, p5)
+        p4 = _fold_level(x, 4, p4)
+        p3 = _fold_level(x, 3, p3)
         total = load8(x, 0)
+        p0 = p0 + keep_bit(total, 0)
+        p1 = p1 + keep_bit(total, 1)
+        p2 = p2 + keep_bit(total, 2)
         for i in range(m - TABLE_BLOCK_BITS):
             if (blk >> i) & 1:
                 q = 8 * (TABLE_BLOCK_BITS + i)
                 store8(p, q, load8(p, q) + total)
+    for q, pq in enumerate((p0, p1, p2, p3, p4, p5, p6, p7)):
+        store8(p, 8 * q, pq)
+    store8(p, 8 * m, pb)
     for q in range(m + 1):
         acc[q] += _sum8(p[8 * q:8 * q + 8])
 
