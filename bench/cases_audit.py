@@ -248,19 +248,23 @@ def _bare_derangement(n):
 
 
 def _bare_mean_diff(vals, obs, resamples):
-    """fc_bootstrap_mean_diff (seed 0) over contrastive._bootstrap_effects'
-    split of the steps (rows of ``vals``) into prepared replicates."""
+    """fc_bootstrap_mean_diff (seed 0) and fc_percentile_interval (level
+    0.95) over contrastive._bootstrap_effects' split of the steps (rows of
+    ``vals``) into prepared replicates and intervals."""
     def prepare(backend, threads):
         impl = kernels("audit.bootstrap_mean_diff", backend)
         flat, steps = vals.reshape(-1), vals.shape[0]
         offsets = np.arange(steps + 1, dtype=np.int64) * vals.shape[1]
-        reps = np.empty((steps, resamples))
+        reps, low, high = np.empty((steps, resamples)), np.empty(steps), np.empty(steps)
+
+        def part(a, c):
+            impl.bootstrap_mean_diff(offsets[a:c + 1], flat, obs, resamples, np.uint64(0),
+                                     np.uint64(a), reps[a:c])
+            impl.percentile_interval(reps[a:c], 0.0, 0.025, 0.975, low[a:c], high[a:c])
 
         def call():
-            _parallel.run(lambda a, c: impl.bootstrap_mean_diff(
-                offsets[a:c + 1], flat, obs, resamples, np.uint64(0), np.uint64(a), reps[a:c]),
-                steps, _parallel.n_threads(threads))
-            return reps
+            _parallel.run(part, steps, _parallel.n_threads(threads))
+            return low, high
 
         return call
     return prepare

@@ -109,6 +109,154 @@ int fc_bootstrap_mean_diff(const int64_t *offsets, const double *a_values,
     return FC_OK;
 }
 
+/* Heap sort of x[0..n) ascending: the selection's fallback. */
+static void heap_sort(double *x, int64_t n)
+{
+    int64_t i, end, root, j;
+    for (i = n / 2 - 1, end = n; end > 1; ) {
+        double v;
+        if (i >= 0) {
+            root = i--;
+        } else {
+            v = x[0];
+            x[0] = x[--end];
+            x[end] = v;
+            root = 0;
+        }
+        v = x[root];
+        while ((j = 2 * root + 1) < end) {
+            if (j + 1 < end && x[j + 1] > x[j]) j++;
+            if (x[j] <= v) break;
+            x[root] = x[j];
+            root = j;
+        }
+        x[root] = v;
+    }
+}
+
+/* Moves the values below p in x[lo..hi) first (or, with upto, those <= p),
+ * branch-free: every value is swapped with the boundary's. Returns the
+ * boundary. */
+static FC_CLONES int64_t partition_by(double *x, int64_t lo, int64_t hi, double p, int upto)
+{
+    int64_t i, store = lo;
+    if (upto) {
+        for (i = lo; i < hi; i++) {
+            const double v = x[i];
+            x[i] = x[store];
+            x[store] = v;
+            store += v <= p;
+        }
+    } else {
+        for (i = lo; i < hi; i++) {
+            const double v = x[i];
+            x[i] = x[store];
+            x[store] = v;
+            store += v < p;
+        }
+    }
+    return store;
+}
+
+/* Upper bounds of the partitions a row's selections leave, kept for its
+ * next query (more are dropped: a bound only narrows the next range). */
+#define SELECT_BOUNDS 64
+
+/* Puts the k-th smallest of x[lo..hi) (no NaN) at k, the smaller ones
+ * before it and the larger after. Each round partitions around the median
+ * of three into < p, == p, > p (the second pass only when k is not below
+ * p), so ties cannot stall it; past `rounds` rounds the rest is sorted.
+ * Each upper end the range shrinks to (above k) is pushed on
+ * bounds[0..depth), which decrease: everything from a bound on is at least
+ * everything before it. Returns the new depth. */
+static int select_kth(double *x, int64_t lo, int64_t hi, int64_t k, int rounds,
+                      int64_t *bounds, int depth)
+{
+    while (hi - lo > 1) {
+        const double a = x[lo], b = x[lo + (hi - lo) / 2], c = x[hi - 1];
+        const double p = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        int64_t below;
+        if (rounds-- == 0) {
+            heap_sort(x + lo, hi - lo);
+            break;
+        }
+        below = partition_by(x, lo, hi, p, 0);
+        if (k < below) {
+            hi = below;
+            if (depth < SELECT_BOUNDS) bounds[depth++] = below;
+            continue;
+        }
+        lo = partition_by(x, below, hi, p, 1);
+        if (k < lo) {
+            /* k in the run equal to p: its end bounds the next query */
+            if (lo < hi && depth < SELECT_BOUNDS) bounds[depth++] = lo;
+            break;
+        }
+    }
+    return depth;
+}
+
+/* Puts the k-th smallest of row x[0..n) in place, for queries k that
+ * increase: the range searched starts after the last query's k (*done) or
+ * at the highest bound at most k, and ends at the lowest bound above k. */
+static void order_stat(double *x, int64_t n, int64_t k, int rounds, int64_t *bounds,
+                       int *depth, int64_t *done)
+{
+    int64_t lo = *done;
+    while (*depth > 0 && bounds[*depth - 1] <= k) lo = bounds[--*depth];
+    *depth = select_kth(x, lo, *depth > 0 ? bounds[*depth - 1] : n, k, rounds, bounds, *depth);
+    *done = k + 1;
+}
+
+/* numpy's _lerp */
+static double lerp(double a, double b, double t)
+{
+    const double d = b - a;
+    return t >= 0.5 ? b - d * (1.0 - t) : a + d * t;
+}
+
+int fc_percentile_interval(double *reps, int64_t n_rows, int64_t n, double shift,
+                           double q_low, double q_high, double *low, double *high)
+{
+    int64_t g, i;
+    int rounds = 8;
+    if (n_rows < 0 || n < 1 || !(0.0 <= q_low && q_low <= q_high && q_high <= 1.0) ||
+        (n_rows > 0 && (!reps || !low || !high)))
+        return FC_EINVAL;
+    for (i = n; i > 1; i >>= 1) rounds += 2;
+    for (g = 0; g < n_rows; g++) {
+        double *x = reps + g * n;
+        const double q[2] = {q_low, q_high};
+        double res[2];
+        int64_t bounds[SELECT_BOUNDS], done = 0, last = -1, s;
+        int depth = 0, nan = 0;
+        for (i = 0; i < n; i++) {
+            x[i] -= shift;
+            nan |= x[i] != x[i];
+        }
+        for (s = 0; s < 2 && !nan; s++) {
+            const double v = (double)(n - 1) * q[s];
+            const double j = floor(v);
+            /* at v >= n - 1 numpy takes the largest twice, with t = v + 1 */
+            const int64_t at = v >= (double)(n - 1) ? n - 1 : (int64_t)j;
+            const int64_t next = at + 1 < n ? at + 1 : n - 1;
+            const double t = v >= (double)(n - 1) ? v + 1.0 : v - j;
+            double a;
+            /* a position up to the last one queried is in place: the
+             * queries go at, at + 1 (or n - 1 twice), and the high
+             * quantile's at is at least the low one's */
+            if (at > last) order_stat(x, n, at, rounds, bounds, &depth, &done);
+            a = x[at];
+            if (next > at && next > last) order_stat(x, n, next, rounds, bounds, &depth, &done);
+            last = next;
+            res[s] = lerp(a, x[next], t);
+        }
+        low[g] = nan ? NAN : res[0];
+        high[g] = nan ? NAN : res[1];
+    }
+    return FC_OK;
+}
+
 /* Restores the max-heap order of (keys, idx)[root..end) below root. */
 static void sift_down(double *keys, int64_t *idx, int64_t root, int64_t end)
 {

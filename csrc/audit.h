@@ -61,6 +61,23 @@ int fc_bootstrap_mean_diff(const int64_t *offsets, const double *a_values,
                            int64_t resamples, uint64_t seed, uint64_t first_item,
                            double *out);
 
+/* Percentile intervals of rows of replicates, as numpy.quantile(reps -
+ * shift, [q_low, q_high], axis=1) (method "linear") computes them, bit for
+ * bit.
+ *
+ * Row g is reps[g*n .. g*n + n), overwritten by x_i = reps_i - shift and
+ * then reordered (caller scratch). For q in {q_low, q_high}: with
+ * v = (n - 1) * q (float64), the order statistics x_(j), x_(j+1) at
+ * j = floor(v) are interpolated with t = v - j as
+ *     d = x_(j+1) - x_(j);  x_(j) + d * t,  or  x_(j+1) - d * (1 - t) when t >= 0.5;
+ * at v >= n - 1 both are the largest x and t = v + 1 (numpy's own index
+ * clipping). A row holding a NaN gets NaN for both. The order statistics
+ * come from a deterministic selection (median-of-three pivots, branch-free
+ * partitions, a heap sort past 2 log2(n) + 8 rounds), O(n) expected.
+ * Requires n >= 1, 0 <= q_low <= q_high <= 1. */
+int fc_percentile_interval(double *reps, int64_t n_rows, int64_t n, double shift,
+                           double q_low, double q_high, double *low, double *high);
+
 /* fc_spearman_groups status codes: what rho[g] is. */
 #define FC_SPEARMAN_VALID 0      /* a correlation (rho = 0 when x is constant: a
                                   * constant signal ranks nothing, so it scores

@@ -2,7 +2,7 @@
 fastcredit._numba.audit."""
 from . import check, ffi, lib, ptr
 
-__all__ = ["bootstrap_median", "bootstrap_mean_diff", "spearman_groups", "alignment_rows",
+__all__ = ["bootstrap_median", "bootstrap_mean_diff", "percentile_interval", "spearman_groups", "alignment_rows",
            "shuffle_groups", "derangement", "replay_advantage", "bootstrap_spearman_diff",
            "null_worlds"]
 
@@ -22,6 +22,11 @@ def bootstrap_mean_diff(offsets, a_values, b_values, resamples, seed, first_item
     check(lib.fc_bootstrap_mean_diff(ptr(offsets), ptr(a_values), offsets.shape[0] - 1,
                                      _opt(b_values), b_values.shape[0], resamples, int(seed),
                                      int(first_item), ptr(out)), "fc_bootstrap_mean_diff")
+
+
+def percentile_interval(reps, shift, q_low, q_high, low, high):
+    check(lib.fc_percentile_interval(ptr(reps), reps.shape[0], reps.shape[1], shift, q_low,
+                                     q_high, ptr(low), ptr(high)), "fc_percentile_interval")
 
 
 def spearman_groups(offsets, x, y, min_len, idx, ranks, rho, status):

@@ -6,6 +6,8 @@ Signatures (float arrays float64, offsets int64 CSR, seeds uint64):
         counts (n,) int32 scratch; out (stop - start,); unpaired when sorted_b has length 0
     bootstrap_mean_diff(offsets, a_values, b_values, resamples, seed, first_item, out)
         out (n_groups, resamples); b_values of length 0: the b term is 0
+    percentile_interval(reps, shift, q_low, q_high, low, high)
+        reps (n_rows, n) scratch, overwritten; low, high (n_rows,)
     spearman_groups(offsets, x, y, min_len, idx, ranks, rho, status)
         idx (L,) int64 and ranks (3 L,) scratch, L the longest group; status int8
     alignment_rows(credit, reference, center, atol, work, idx, cosine, sign, sign_nonzero,
@@ -31,7 +33,7 @@ from .._constants import (BOOTSTRAP_DRAW_BLOCK, SPEARMAN_CONSTANT, SPEARMAN_COUN
                           SPEARMAN_NONFINITE, SPEARMAN_SHORT, SPEARMAN_VALID)
 from .rng import GOLDEN, below, key, mix64
 
-__all__ = ["bootstrap_median", "bootstrap_mean_diff", "spearman_groups", "alignment_rows",
+__all__ = ["bootstrap_median", "bootstrap_mean_diff", "percentile_interval", "spearman_groups", "alignment_rows",
            "shuffle_groups", "derangement", "replay_advantage", "bootstrap_spearman_diff",
            "null_worlds"]
 
@@ -113,6 +115,136 @@ def bootstrap_mean_diff(offsets, a_values, b_values, resamples, seed, first_item
                 mb, state = _resampled_mean(b_values, state)
                 ma -= mb
             out[g, r] = ma
+
+
+@jit
+def _heap_sort(x, lo, hi):
+    n = hi - lo
+    i = n // 2 - 1
+    end = n
+    while end > 1:
+        if i >= 0:
+            root = i
+            i -= 1
+        else:
+            end -= 1
+            v = x[lo]
+            x[lo] = x[lo + end]
+            x[lo + end] = v
+            root = 0
+        v = x[lo + root]
+        while 2 * root + 1 < end:
+            j = 2 * root + 1
+            if j + 1 < end and x[lo + j + 1] > x[lo + j]:
+                j += 1
+            if x[lo + j] <= v:
+                break
+            x[lo + root] = x[lo + j]
+            root = j
+        x[lo + root] = v
+
+
+@jit
+def _partition_by(x, lo, hi, p, upto):
+    store = lo
+    for i in range(lo, hi):
+        v = x[i]
+        x[i] = x[store]
+        x[store] = v
+        store += (v <= p) if upto else (v < p)
+    return store
+
+
+# upper bounds of the partitions kept for a row's next query (see csrc/audit.c)
+_SELECT_BOUNDS = 64
+
+
+@jit
+def _select_kth(x, lo, hi, k, rounds, bounds, depth):
+    while hi - lo > 1:
+        a, b, c = x[lo], x[lo + (hi - lo) // 2], x[hi - 1]
+        if a < b:
+            p = b if b < c else (c if a < c else a)
+        else:
+            p = a if a < c else (c if b < c else b)
+        if rounds == 0:
+            _heap_sort(x, lo, hi)
+            break
+        rounds -= 1
+        below = _partition_by(x, lo, hi, p, False)
+        if k < below:
+            hi = below
+            if depth < _SELECT_BOUNDS:
+                bounds[depth] = below
+                depth += 1
+            continue
+        lo = _partition_by(x, below, hi, p, True)
+        if k < lo:
+            if lo < hi and depth < _SELECT_BOUNDS:
+                bounds[depth] = lo
+                depth += 1
+            break
+    return depth
+
+
+@jit
+def _order_stat(x, k, rounds, bounds, depth, done):
+    """(depth, done) after putting the k-th smallest in place."""
+    lo = done
+    while depth > 0 and bounds[depth - 1] <= k:
+        depth -= 1
+        lo = bounds[depth]
+    hi = bounds[depth - 1] if depth > 0 else x.shape[0]
+    return _select_kth(x, lo, hi, k, rounds, bounds, depth), k + 1
+
+
+@jit
+def _lerp(a, b, t):
+    d = b - a
+    return b - d * (1.0 - t) if t >= 0.5 else a + d * t
+
+
+@jit
+def percentile_interval(reps, shift, q_low, q_high, low, high):
+    n = reps.shape[1]
+    rounds = 8
+    i = n
+    while i > 1:
+        rounds += 2
+        i >>= 1
+    bounds = np.empty(_SELECT_BOUNDS, dtype=np.int64)
+    for g in range(reps.shape[0]):
+        x = reps[g]
+        nan = False
+        for i in range(n):
+            x[i] -= shift
+            nan |= x[i] != x[i]
+        if nan:
+            low[g] = np.nan
+            high[g] = np.nan
+            continue
+        done = 0
+        last = -1
+        depth = 0
+        for s in range(2):
+            v = np.float64(n - 1) * (q_low if s == 0 else q_high)
+            j = np.floor(v)
+            top = v >= np.float64(n - 1)
+            at = n - 1 if top else np.int64(j)
+            nxt = at + 1 if at + 1 < n else n - 1
+            t = v + 1.0 if top else v - j
+            # a position up to the last one queried is in place (see C)
+            if at > last:
+                depth, done = _order_stat(x, at, rounds, bounds, depth, done)
+            a = x[at]
+            if nxt > at and nxt > last:
+                depth, done = _order_stat(x, nxt, rounds, bounds, depth, done)
+            last = nxt
+            r = _lerp(a, x[nxt], t)
+            if s == 0:
+                low[g] = r
+            else:
+                high[g] = r
 
 
 @jit

@@ -12,7 +12,7 @@ from .._constants import RNG_MAX_RANGE
 from .._params import COMMITMENT_RULE, EFFECT_KIND, SEED
 from .._validation import check_open_unit, ragged_rows
 from ._data import check_rng_rows, real_float64
-from .bootstrap import _percentile_interval, check_resamples
+from .bootstrap import check_resamples
 from .intervals import _newcombe, _wilson
 
 __all__ = ["ContrastiveEffects", "contrastive_effects"]
@@ -57,19 +57,25 @@ class ContrastiveEffects:
 def _bootstrap_effects(vals, off, obs, resamples, level, seed, threads, backend):
     """Percentile-bootstrap interval per step of mean(resampled) - mean(obs),
     both arms resampled (step k from the RNG stream (seed, k)); a scalar
-    ``obs`` is a known outcome and only shifts the interval."""
+    ``obs`` is a known outcome and only shifts the interval. The interval is
+    numpy.quantile's (method "linear") of the replicates, selected by the
+    kernels in the same pass over the steps."""
     n_steps = off.shape[0] - 1
     resamples = check_resamples(resamples, n_steps)
     seed = np.uint64(SEED.check(seed))
     b = np.ascontiguousarray(obs.reshape(-1)) if obs.ndim else np.empty(0)
+    shift = float(obs) if obs.ndim == 0 else 0.0
+    q_low, q_high = (1 - level) / 2, (1 + level) / 2
     reps = np.empty((n_steps, resamples))
+    low, high = np.empty(n_steps), np.empty(n_steps)
     impl = kernels("audit", resolve("audit.bootstrap_mean_diff", backend))
-    _parallel.run(lambda a, c: impl.bootstrap_mean_diff(off[a:c + 1], vals, b, resamples,
-                                                        seed, np.uint64(a), reps[a:c]),
-                  n_steps, _parallel.n_threads(threads))
-    if obs.ndim == 0:
-        reps -= float(obs)
-    return _percentile_interval(reps, level, axis=1)
+
+    def part(a, c):
+        impl.bootstrap_mean_diff(off[a:c + 1], vals, b, resamples, seed, np.uint64(a), reps[a:c])
+        impl.percentile_interval(reps[a:c], shift, q_low, q_high, low[a:c], high[a:c])
+
+    _parallel.run(part, n_steps, _parallel.n_threads(threads))
+    return low, high
 
 
 def contrastive_effects(resampled, observed, *, offsets=None, kind="auto", level=0.95,
