@@ -396,27 +396,38 @@ def interactions(v, index: str = "SII", order: int = 2, *, penalty=None, backend
                         values=tuple(val.reshape(lead + (val.shape[1],)) for val in values))
 
 
+@functools.lru_cache(maxsize=256)
+def _plan(index, m, order):
+    """What _exact needs of an index at (m, order), made once (its arrays
+    are cached and never written to): whether the sums read the Moebius
+    transform, the sizes in the order they are computed (the empty set, one
+    direct sum, last, so that threads splitting the sizes each get whole
+    transforms), each size's (up, down) weight rows and subset masks (size
+    0 when the empty set has its own), the subsets' counts per size, and
+    whether the empty set has its own weights (else it is v(∅))."""
+    source, up, down, own_empty = weight_tables(index, m, order)
+    sizes = tuple(range(1, order + 1)) + ((0,) if own_empty else ())
+    no_down = np.zeros(0)
+    rows = tuple((up[s], no_down if down is None else down[s]) for s in range(order + 1))
+    masks = tuple(_subset_masks(m, s) if s in sizes else None for s in range(order + 1))
+    counts = tuple(math.comb(m, s) for s in range(order + 1))
+    return source == "moebius", sizes, rows, masks, counts, own_empty
+
+
 def _exact(flat, m, index, order, nt, backend):
     """The values of every size, (n_games, C(m, s)) each."""
-    source, up, down, own_empty = weight_tables(index, m, order)
+    moebius, sizes, rows, masks, counts, own_empty = _plan(index, m, order)
     graded = kernels("interactions", resolve("interactions.graded", backend)).graded_sums
     to_moebius = (kernels("tables", resolve("tables.moebius", backend)).moebius
-                  if source == "moebius" else None)
+                  if moebius else None)
 
     n_games = flat.shape[0]
-    counts = [math.comb(m, s) for s in range(order + 1)]
     busy = min(nt, max(n_games, order + 1))     # threads that get work, each a scratch
     scratch = (1 << m) * 8 * (busy + (1 if to_moebius else 0))
     check_memory(n_games * sum(counts) * 8 + scratch,
                  f"interactions of v ({n_games:,} games of m = {m} players up to order "
                  f"{order})")
     values = [np.empty((n_games, c)) for c in counts]
-    # the empty set (one direct sum) last, so that threads splitting the sizes
-    # each get whole transforms
-    sizes = list(range(1, order + 1)) + ([0] if own_empty else [])
-    masks = {s: _subset_masks(m, s) for s in sizes}
-    no_down = np.zeros(0)
-    rows = [(up[s], no_down if down is None else down[s]) for s in range(order + 1)]
     if not own_empty:
         values[0][:, 0] = flat[:, 0]
 
