@@ -248,6 +248,39 @@ def test_permutation_sampled_within_its_error_bars():
     assert not np.array_equal(est.values, other.values)
 
 
+@pytest.mark.parametrize("k, max_evals", [(3, 6), (5, 40), (10, 500), (16, 400), (30, 200)])
+def test_affordable_pairs_is_the_plain_walk_over_pairs(k, max_evals):
+    """The pairs each seed affords, found for several seeds at once (by a
+    table of first appearances at k = 3..10, by a sort beyond), equal a
+    plain walk: the sampler's pairs one at a time, each adding the distinct
+    prefixes of its order and its reverse, while the coalitions seen (with
+    {} and N) stay within max_evals, at most PAIRS_OVER_PLAIN times the
+    pairs that fit without repeats (+1)."""
+    from fastcredit._backend import kernels
+    from fastcredit.shap.permutation import PAIRS_OVER_PLAIN, affordable_pairs
+
+    seeds = [1, 2, 3, 2**61 + 5, 99]
+    full = 2**k - 1
+    most = min(max_evals, PAIRS_OVER_PLAIN * ((max_evals - 2) // (2 * (k - 1))) + 1)
+    for seed, (pairs, masks) in zip(seeds, affordable_pairs(k, max_evals, seeds)):
+        seen, walked = {0, full}, 0
+        while walked < most:
+            order = np.empty((1, k), dtype=np.int32)
+            kernels("sampling", "c").permutations(np.uint64(seed), 0, walked, order)
+            prefixes = set()
+            for walk in (order[0], order[0][::-1]):
+                mask = 0
+                for player in walk[:-1]:
+                    mask |= 1 << int(player)
+                    prefixes.add(mask)
+            if len(seen | prefixes) > max_evals:
+                break
+            seen |= prefixes
+            walked += 1
+        assert pairs == walked >= 1
+        np.testing.assert_array_equal(masks, np.array(sorted(seen), dtype=np.uint64))
+
+
 def test_permutation_budget_counts_distinct_coalitions(data):
     """The model sees each coalition of a row once, never more than
     max_evals of them, in calls of at most batch_size coalitions."""

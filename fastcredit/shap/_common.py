@@ -22,6 +22,8 @@ failed call is kept.
 """
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import shap
 
@@ -392,29 +394,32 @@ def evaluate_rows(games: list, masks: list) -> None:
 
 class Lookahead:
     """The rows of one explainer call, explained ahead of shap's loop over
-    them: each row's game (``game(row)``) and ``plan(game) -> (coalitions,
-    data)`` are made in row order, and the coalitions of as many rows as
+    them: the games of up to PLANNED rows at a time (``game(row,
+    varying)``) and their plans (``plans(games)``, each ``(coalitions,
+    data)``) are made in row order, and the coalitions of as many rows as
     fill one model call (the games' ``batch_size`` coalitions) are evaluated
     together (:func:`evaluate_rows`). ``take(x)`` hands the explainer the
     next row's (game, (coalitions, data)) when x is that row, else None (the
     explainer then makes its own). A plan that draws from NumPy's global
     generator draws in row order, as row by row."""
 
+    #: Rows whose games and plans are made at once.
+    PLANNED = 64
     #: Most values (rows x background rows x features) compared at once when
     #: the rows' varying features are found (:func:`differs`).
     COMPARED = 1 << 20
 
-    def __init__(self, rows, game, plan, background=None, equal_nan=False):
-        self.rows, self.game, self.plan = rows, game, plan
+    def __init__(self, rows, game, plans, background=None, equal_nan=False):
+        self.rows, self.game, self.plans = rows, game, plans
         self.background, self.equal_nan = background, equal_nan
         self.at = 0
         self.varies = np.empty((0, rows.shape[1]), dtype=bool)   # of rows[varies_at:]
         self.varies_at = 0
         self.ready = []
-        self.pending = None         # the next row, planned, not yet evaluated
+        self.pending = collections.deque()      # rows planned, not yet evaluated
 
     @classmethod
-    def of(cls, args, game, plan, background=None, equal_nan=False):
+    def of(cls, args, game, plans, background=None, equal_nan=False):
         """A lookahead over one numeric matrix (or DataFrame) of rows; None
         for any other input (shap's loop then runs row by row). With a
         ``background`` (n_b, m), the rows' varying features are found for
@@ -427,7 +432,7 @@ class Lookahead:
             rows = rows.to_numpy()
         if not isinstance(rows, np.ndarray) or rows.ndim != 2 or rows.dtype.kind not in "biuf":
             return None
-        return cls(rows, game, plan, background, equal_nan)
+        return cls(rows, game, plans, background, equal_nan)
 
     def _varying(self, i: int):
         """Row i's varying features (None without a background)."""
@@ -442,7 +447,7 @@ class Lookahead:
         return np.flatnonzero(self.varies[i - self.varies_at])
 
     def take(self, x):
-        if not self.ready and (self.at < len(self.rows) or self.pending is not None):
+        if not self.ready and (self.at < len(self.rows) or self.pending):
             self._prepare()
         if self.ready and np.array_equal(self.ready[0][0].x,
                                          np.asarray(x, dtype=np.float64).reshape(-1)):
@@ -453,20 +458,21 @@ class Lookahead:
         games, plans = [], []
         filled = 0
         while True:
-            if self.pending is None:
+            if not self.pending:
                 if self.at == len(self.rows):
                     break
-                game = self.game(self.rows[self.at], self._varying(self.at))
-                self.pending = game, self.plan(game)
-                self.at += 1
-            game, plan = self.pending
+                stop = min(len(self.rows), self.at + self.PLANNED)
+                made = [self.game(self.rows[i], self._varying(i)) for i in range(self.at, stop)]
+                self.pending.extend(zip(made, self.plans(made)))
+                self.at = stop
+            game, plan = self.pending[0]
             # whole rows while they fit one call (a row larger than a call alone)
             if games and filled + len(plan[0]) > game.batch_size:
                 break
             games.append(game)
             plans.append(plan)
             filled += len(plan[0])
-            self.pending = None
+            self.pending.popleft()
         evaluate_rows(games, [coalitions for coalitions, _ in plans])
         self.ready = list(zip(games, plans))
 

@@ -111,7 +111,7 @@ class ExactExplainer(shap.ExactExplainer):
         # the rows' coalitions evaluated ahead, several rows per model call
         self._ahead = Lookahead.of(
             args, lambda row, varying: RowGame.of(self, row, batch_size, varying),
-            lambda game: (self._coalitions(game, max_evals, order), None),
+            lambda games: [(self._coalitions(game, max_evals, order), None) for game in games],
             background=background_of(self))
         try:
             return super().__call__(*args, max_evals=max_evals, main_effects=main_effects,

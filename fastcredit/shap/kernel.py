@@ -330,7 +330,7 @@ class KernelExplainer(shap.KernelExplainer):
         # the rows' coalitions planned and evaluated ahead, several rows per model call
         background = self._background()
         self._ahead = (None if self.keep_index else Lookahead.of(
-            (X,), self._row_game, lambda game: self._plan(game, kwargs),
+            (X,), self._row_game, lambda games: [self._plan(game, kwargs) for game in games],
             background=background if background.dtype.kind in "biuf" else None,
             equal_nan=True))
         try:
