@@ -56,6 +56,11 @@ def _row_name(flat_index: int, lead: tuple) -> str:
 
 def _per_row(x, name: str, lead: tuple):
     """A scalar or a lead-shaped array as (values float64 1-d, stride)."""
+    if isinstance(x, float) or (type(x) is int and abs(x) <= 1 << 53):
+        # a Python or NumPy float64 scalar, or an int it holds exactly: one
+        # array made, not four NumPy calls (each costs microseconds, more
+        # after a kernel has flushed the caches: issue 33)
+        return np.array([float(x)]), 0
     arr = real_array(x, name, dtypes=(np.float64, np.float32))
     if np.ndim(x) == 0:
         return arr.astype(np.float64).reshape(1), 0
@@ -86,8 +91,8 @@ def _bounds(kappa, lower, upper, shape):
         if lower is not None or upper is not None:
             raise ValueError("give either kappa or lower/upper, not both")
         k, stride = _per_row(kappa, "kappa", lead)
-        bad = np.flatnonzero(~(k >= 0))
-        if bad.size:
+        bad = np.flatnonzero(~(k >= 0)) if stride or not k[0] >= 0 else ()
+        if len(bad):
             where = _row_name(int(bad[0]), lead) if stride else "scalar"
             raise ValueError(f"kappa must be >= 0 (and not NaN), got {k[bad[0]]} ({where})")
         return -k, k, stride, 0
@@ -112,6 +117,14 @@ def _check_feasible(lo, hi, brs, bcs, w, wrs, total, n_rows, m, lead):
     """sum_{w>0} w lower <= total <= sum_{w>0} w upper on every row. Rows
     whose bounds and weights are shared are checked once."""
     n = n_rows if brs or wrs else 1
+    if n == 1 and w is None and bcs == 0 and total.size == 1:
+        # one bound pair and total for every row (a scalar kappa): the same
+        # test in Python floats, the NumPy path below only for the error
+        lo_sum, hi_sum, tot = m * float(lo[0]), m * float(hi[0]), float(total[0])
+        slack = _FEASIBILITY_RTOL * (abs(lo_sum) + abs(hi_sum) if math.isfinite(lo_sum) and
+                                     math.isfinite(hi_sum) else 0.0) + 1e-300
+        if lo_sum - slack <= tot <= hi_sum + slack:
+            return
     rows = np.arange(n)[:, None] * brs
     with np.errstate(invalid="ignore"):
         if w is None and bcs == 0:
@@ -214,7 +227,7 @@ def project_zero_sum(u, kappa=None, total=0.0, *, lower=None, upper=None, weight
     n_rows = math.prod(lead)
     lo, hi, brs, bcs = _bounds(kappa, lower, upper, shape)
     tot, ts = _per_row(total, "total", lead)
-    if not np.isfinite(tot).all():
+    if not (math.isfinite(tot[0]) if tot.size == 1 else np.isfinite(tot).all()):
         raise ValueError(f"total must be finite, got {tot[~np.isfinite(tot)][0]}")
     w, wrs = None, 0
     if weights is not None:
