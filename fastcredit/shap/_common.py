@@ -23,6 +23,7 @@ failed call is kept.
 from __future__ import annotations
 
 import collections
+import functools
 
 import numpy as np
 import shap
@@ -36,6 +37,9 @@ from .._validation import check_bool
 #: NumPy model on 65,536 rows of 10 features ran 13x slower per row than on
 #: 2,500-40,000, measured on AMD EPYC Zen 4: fresh pages for every temporary).
 AUTO_BATCH_ROWS = 1 << 14
+#: Most entries (2**k coalitions x n_b m values) of a cached table of
+#: RowGame.wide_keep (one byte each).
+WIDE_TABLE = 1 << 22
 #: Most features of a row that may vary: coalitions are uint64 masks.
 MAX_VARYING = 64
 
@@ -74,6 +78,20 @@ def model_function(model):
             out = out.cpu().detach().numpy()
         return out
     return call
+
+
+@functools.lru_cache(maxsize=16)
+def wide_table(varying: tuple, m: int, n_b: int) -> np.ndarray:
+    """RowGame.wide_keep of every coalition (2**k, n_b m) of the varying
+    features, read-only (one per varying set, background size)."""
+    k = len(varying)
+    masks = np.arange(2**k, dtype=np.uint64)
+    bits = ((masks[:, None] >> np.arange(k, dtype=np.uint64)) & np.uint64(1)) != 0
+    keep = np.zeros((2**k, m), dtype=bool)
+    keep[:, list(varying)] = bits
+    table = np.tile(keep, n_b)
+    table.flags.writeable = False
+    return table
 
 
 def link_function(link):
@@ -277,9 +295,23 @@ class RowGame:
         keep[:, self.varying] = bits
         return keep
 
+    def wide_keep(self, masks: np.ndarray) -> np.ndarray:
+        """Which values (c, n_b m) of the n_b masked rows of coalitions
+        ``masks`` (sorted, distinct) come from x: :meth:`keep` tiled over the
+        background rows, read from a table of every coalition of the varying
+        features where that table is small (:func:`wide_table`; all 2**k
+        coalitions: the table itself, read-only)."""
+        n_b = len(self.background)
+        if (n_b * self.m) << self.k <= WIDE_TABLE:
+            table = wide_table(tuple(self.varying.tolist()), self.m, n_b)
+            if len(masks) == len(table):
+                return table
+            return np.take(table, masks.astype(np.intp), axis=0)
+        return np.tile(self.keep(masks), n_b)
+
     def _outputs(self, masks: np.ndarray) -> np.ndarray:
         """Model outputs (c, n_b) + output shape of the coalitions' masked rows."""
-        return model_outputs(self, self.keep(masks), self.x, f"model call "
+        return model_outputs(self, self.wide_keep(masks), self.x, f"model call "
                              f"{self.model_calls + 1} of this row")
 
     def _reduce(self, out: np.ndarray) -> np.ndarray:
@@ -312,17 +344,17 @@ class RowGame:
         return full
 
 
-def masked_rows(background: np.ndarray, keep: np.ndarray, x: np.ndarray,
+def masked_rows(background: np.ndarray, wide: np.ndarray, x: np.ndarray,
                 owner: np.ndarray | None = None) -> np.ndarray:
     """The masked rows (c n_b, m) of c coalitions: coalition i's n_b rows
     are the background's, with x's values (x[owner[i]] when x holds several
-    rows' values, owner sorted) where keep[i]. Laid out (c, n_b m) for
-    np.where, so its inner loop runs over n_b m contiguous values, not m
+    rows' values, owner sorted) where ``wide[i]`` (c, n_b m: which values of
+    the n_b rows come from x, :meth:`RowGame.wide_keep`). Laid out (c, n_b m)
+    for np.where, so its inner loop runs over n_b m contiguous values, not m
     (half the time of the broadcast (c, n_b, m) form at 10 features and 10
     background rows, measured on AMD EPYC Zen 4)."""
     n_b, m = background.shape
     flat = background.reshape(-1)
-    wide = np.tile(keep, n_b)
     cuts = None if owner is None else np.flatnonzero(owner[1:] != owner[:-1]) + 1
     if cuts is not None and not len(cuts):
         x, cuts = x[owner[0]], None
@@ -333,13 +365,13 @@ def masked_rows(background: np.ndarray, keep: np.ndarray, x: np.ndarray,
                            for a, part in zip(starts, np.split(wide, cuts))]).reshape(-1, m)
 
 
-def model_outputs(game: RowGame, keep: np.ndarray, x: np.ndarray, which: str,
+def model_outputs(game: RowGame, wide: np.ndarray, x: np.ndarray, which: str,
                   owner: np.ndarray | None = None) -> np.ndarray:
     """Model outputs (c, n_b) + output shape of c masked rows of ``game``'s
     model and background (:func:`masked_rows`)."""
     n_b, m = game.background.shape
-    c = len(keep)
-    rows = masked_rows(game.background, keep, x, owner)
+    c = len(wide)
+    rows = masked_rows(game.background, wide, x, owner)
     inputs = rows
     if game.columns is not None:
         import pandas as pd
@@ -377,14 +409,15 @@ def evaluate_rows(games: list, masks: list) -> None:
         return
     owner = np.repeat(np.arange(len(games)), [len(mk) for mk in need])
     flat = np.concatenate(need)
-    keep = np.concatenate([g.keep(mk) for g, mk in zip(games, need)])
+    wide = (games[0].wide_keep(need[0]) if len(games) == 1 else
+            np.concatenate([g.wide_keep(mk) for g, mk in zip(games, need)]))
     xs = np.stack([g.x for g in games])
     size = games[0].batch_size
     parts = []
     for a in range(0, len(flat), size):
         b = min(a + size, len(flat))
         rows = f"rows {owner[a]}-{owner[b - 1]} of this batch of {len(games)}"
-        parts.append(games[0]._reduce(model_outputs(games[0], keep[a:b], xs, rows,
+        parts.append(games[0]._reduce(model_outputs(games[0], wide[a:b], xs, rows,
                                                     owner[a:b])))
     vals = np.split(np.concatenate(parts), np.cumsum([len(mk) for mk in need[:-1]]))
     for game, mk, v in zip(games, need, vals):
