@@ -692,77 +692,78 @@ SHAPE_ADVANTAGES(f64, double, credit, NULL)
 SHAPE_ADVANTAGES(f32, float, NULL, credit)
 
 #ifdef FC_SHAPING_AVX512
-/* token_row_* for m < 16 on AVX-512 machines: the table (m + 1 <= 16 floats)
- * in one register and 16 tokens looked up by one permute, rather than a
- * compare and select for each of FC_TOKEN_SELECT_MAX ids (what the portable
- * loop vectorises to), which left the masked pass compute-bound on Zen 4.
- * The same bits as token_row_*: an id beyond the table (k = id + 1 above
- * max(m, FC_TOKEN_SELECT_MAX), unsigned) takes table[0]. ta32 or ta64 (the
- * other NULL) holds the ids. */
+/* token_row_* for m < 16 on AVX-512 machines: the advantages (lanes 0..m-1)
+ * and the base (lane 15) in one register, and 16 tokens looked up by one
+ * permute of their ids' low four bits (-1 is lane 15), zeroed where the mask
+ * is 0 by the same instruction, rather than a compare and select for each of
+ * FC_TOKEN_SELECT_MAX ids (what the portable loop vectorises to), which left
+ * the masked pass compute-bound on Zen 4. The ids' range is checked by a
+ * running minimum and maximum (no compare into a mask register per vector);
+ * a row with a bad id is flagged and the caller writes it again with the
+ * portable loop, whose bits the twins share. ta32 or ta64 (the other NULL)
+ * holds the ids. */
 static V4_FN __m512i token_ids16(const int32_t *ta32, const int64_t *ta64, int64_t t,
                                  __mmask16 live)
 {
-    if (ta32) return _mm512_add_epi32(_mm512_maskz_loadu_epi32(live, ta32 + t),
-                                      _mm512_set1_epi32(1));
-    /* k = id + 1 in 64 bits, narrowed with unsigned saturation so that an
-     * id beyond 32 bits stays beyond the table */
+    if (ta32) return _mm512_maskz_loadu_epi32(live, ta32 + t);
+    /* narrowed with signed saturation: an id beyond 32 bits stays out of
+     * range */
     return _mm512_inserti64x4(
-        _mm512_castsi256_si512(_mm512_cvtusepi64_epi32(_mm512_add_epi64(
-            _mm512_maskz_loadu_epi64((__mmask8)live, ta64 + t), _mm512_set1_epi64(1)))),
-        _mm512_cvtusepi64_epi32(_mm512_add_epi64(
-            _mm512_maskz_loadu_epi64((__mmask8)(live >> 8), ta64 + t + 8),
-            _mm512_set1_epi64(1))), 1);
+        _mm512_castsi256_si512(_mm512_cvtsepi64_epi32(
+            _mm512_maskz_loadu_epi64((__mmask8)live, ta64 + t))),
+        _mm512_cvtsepi64_epi32(_mm512_maskz_loadu_epi64((__mmask8)(live >> 8), ta64 + t + 8)),
+        1);
 }
 
-/* The 16 tokens from t (the lanes of live) looked up in tab, masked, their
- * bad ids added to *bad. */
+/* The 16 tokens from t (the lanes of live) looked up in tab and masked;
+ * their ids folded into the running *lo and *hi. */
 static V4_FN __m512 token_values16(const int32_t *ta32, const int64_t *ta64, int64_t t,
                                    __mmask16 live, const uint8_t *mask, __m512 tab,
-                                   __m512 base, __m512i last, __m512i m_ids, __mmask16 *bad)
+                                   __m512i *lo, __m512i *hi)
 {
     const __m512i k = token_ids16(ta32, ta64, t, live);
-    const __m512 v = _mm512_mask_permutexvar_ps(base, _mm512_cmple_epu32_mask(k, last), k, tab);
-    *bad |= _mm512_mask_cmpgt_epu32_mask(live, k, m_ids);
+    __mmask16 keep = live;
+    *lo = _mm512_mask_min_epi32(*lo, live, *lo, k);
+    *hi = _mm512_mask_max_epi32(*hi, live, *hi, k);
     if (mask) {
-        const __m128i keep = _mm_maskz_loadu_epi8(live, mask + t);
-        return _mm512_maskz_mov_ps(_mm_test_epi8_mask(keep, keep), v);
+        const __m128i bytes = _mm_maskz_loadu_epi8(live, mask + t);
+        keep = _mm_test_epi8_mask(bytes, bytes);
     }
-    return v;
+    return _mm512_maskz_permutexvar_ps(keep, k, tab);
 }
 
 /* stream: the whole vectors go to memory by non-temporal stores (the
  * caller's output is larger than the caches, and an ordinary store would
  * first read each line it writes: 4 bytes of traffic more per token, on a
- * pass that moves 5 to 13), from the first 64-byte boundary of the row. */
+ * pass that moves 5 to 13), from the first 64-byte boundary of the row.
+ * Returns whether an id is outside [-1, m) (the row is then to be written
+ * again). */
 __attribute__((target("arch=x86-64-v4"))) static int
 token_row_avx512(const int32_t *ta32, const int64_t *ta64, int64_t n_tok, int64_t m,
                  const uint8_t *mask, const float *table, float *o, int stream)
 {
-    const int64_t size = (m > FC_TOKEN_SELECT_MAX ? m : FC_TOKEN_SELECT_MAX) + 1;
-    const __m512 tab = _mm512_maskz_loadu_ps((__mmask16)((1u << size) - 1), table);
-    const __m512 base = _mm512_set1_ps(table[0]);
-    const __m512i last = _mm512_set1_epi32((int)(size - 1)), m_ids = _mm512_set1_epi32((int)m);
+    const __m512 tab = _mm512_mask_blend_ps(
+        (__mmask16)0x8000, _mm512_maskz_loadu_ps((__mmask16)((1u << m) - 1), table + 1),
+        _mm512_set1_ps(table[0]));
+    __m512i lo = _mm512_set1_epi32(-1), hi = _mm512_set1_epi32(-1);
     /* tokens before the row's first 64-byte boundary (floats are 4-aligned) */
     int64_t head = stream ? (int64_t)(((uintptr_t)0 - (uintptr_t)o) / sizeof(float) % 16) : 0;
-    __mmask16 bad = 0;
     int64_t t = 0;
     head = head < n_tok ? head : n_tok;
     if (head) {
         const __mmask16 live = (__mmask16)((1u << head) - 1);
-        _mm512_mask_storeu_ps(o, live, token_values16(ta32, ta64, 0, live, mask, tab, base,
-                                                      last, m_ids, &bad));
+        _mm512_mask_storeu_ps(o, live, token_values16(ta32, ta64, 0, live, mask, tab, &lo, &hi));
         t = head;
     }
     if (stream)
         for (; t + 16 <= n_tok; t += 16)
-            _mm512_stream_ps(o + t, token_values16(ta32, ta64, t, 0xFFFF, mask, tab, base,
-                                                   last, m_ids, &bad));
+            _mm512_stream_ps(o + t, token_values16(ta32, ta64, t, 0xFFFF, mask, tab, &lo, &hi));
     for (; t < n_tok; t += 16) {
         const __mmask16 live = n_tok - t >= 16 ? 0xFFFF : (__mmask16)((1u << (n_tok - t)) - 1);
-        _mm512_mask_storeu_ps(o + t, live, token_values16(ta32, ta64, t, live, mask, tab, base,
-                                                          last, m_ids, &bad));
+        _mm512_mask_storeu_ps(o + t, live, token_values16(ta32, ta64, t, live, mask, tab,
+                                                          &lo, &hi));
     }
-    return bad != 0;
+    return _mm512_reduce_min_epi32(lo) < -1 || _mm512_reduce_max_epi32(hi) >= m;
 }
 
 /* orders the non-temporal stores before whatever follows the call */
@@ -841,6 +842,8 @@ __attribute__((target("arch=x86-64-v4"))) static void token_fence(void) { _mm_sf
             if (avx512 ? TOKEN_AVX512(token_row_avx512(TA32, TA64, n_tok, m, mk,    \
                                                        work, out + g * n_tok, stream)) \
                        : token_row_##SFX(ta, n_tok, m, mk, work, out + g * n_tok)) { \
+                /* a bad row: as the portable loop writes it (the twins' bits) */ \
+                if (avx512) token_row_##SFX(ta, n_tok, m, mk, work, out + g * n_tok); \
                 for (t = 0; t < n_tok && ta[t] >= -1 && (int64_t)ta[t] < m; t++) {} \
                 *bad = g * n_tok + t;                                               \
                 break;                                                              \
