@@ -15,9 +15,10 @@ batched model calls:
   :func:`fastcredit.interactions`); with a Partition masker's cluster tree,
   the Owen values (:func:`fastcredit.owen`), as the Permutation explainer
   gives them when its budget covers the table;
-- :class:`KernelExplainer`: KernelSHAP's regression, compiled
-  (:func:`fastcredit.approximate` with ``method="kernelshap"``), shap's
-  legacy API;
+- :class:`KernelExplainer`: KernelSHAP on :func:`fastcredit.approximate`'s
+  ``method="kernelshap"`` sample, shap's ``l1_reg`` feature selection
+  (scikit-learn's selectors, as shap calls them) and the constrained
+  regression solved compiled, shap's legacy API;
 - :class:`SamplingExplainer` (IME): antithetic walks over all varying
   features at once, one background row per pair, shap's legacy API.
 
