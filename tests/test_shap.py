@@ -512,6 +512,20 @@ def test_kernel_feature_selection_equals_shaps(data, l1_reg):
     assert np.abs(all_kept - three).max() > 0.1
 
 
+def test_kernel_default_l1_reg_beyond_ten_features_is_shaps():
+    """12 varying features, every coalition sampled, l1_reg left at shap's
+    default "num_features(10)": LARS keeps 10 of them in each row, the same
+    10 as shap's, with shap's values (it was refused before)."""
+    rs = np.random.RandomState(1)
+    X, B, w = rs.randn(2, 12), rs.randn(5, 12), rs.randn(12)
+    model = linear_pairs(w)
+    v = KernelExplainer(model, B).shap_values(X, nsamples=2**12, silent=True)
+    u = shap.KernelExplainer(model, B).shap_values(X, nsamples=2**12, silent=True)
+    assert np.all((v != 0).sum(1) == 10)
+    np.testing.assert_array_equal(v != 0, u != 0)
+    np.testing.assert_allclose(v, u, atol=1e-9)
+
+
 def test_kernel_selection_on_a_linear_model_is_exact():
     """shap's tests/explainers/test_kernel.py::test_linear: f = x0 + 2 x1 on
     3 features, num_features(2): LARS keeps x0 and x1 and the values are
