@@ -425,8 +425,8 @@ def _exact(flat, m, index, order, nt, backend):
     busy = min(nt, max(n_games, order + 1))     # threads that get work, each a scratch
     scratch = (1 << m) * 8 * (busy + (1 if to_moebius else 0))
     check_memory(n_games * sum(counts) * 8 + scratch,
-                 f"interactions of v ({n_games:,} games of m = {m} players up to order "
-                 f"{order})")
+                 lambda: f"interactions of v ({n_games:,} games of m = {m} players up to "
+                         f"order {order})")
     values = [np.empty((n_games, c)) for c in counts]
     if not own_empty:
         values[0][:, 0] = flat[:, 0]

@@ -233,8 +233,8 @@ class _Allocator:
         n_actions = check_int(n_actions, "n_actions", lo=1, hi=2**32)
         self._seed = SEED.check(seed)
         self._key = np.uint64(self._seed)   # the kernel's argument, made once
-        check_memory(24 * n_actions, f"n_actions = {n_actions:,} (a count, a sum and a cost "
-                                     f"per action)")
+        check_memory(24 * n_actions, lambda: f"n_actions = {n_actions:,} (a count, a sum and "
+                                             f"a cost per action)")
         self._counts = np.zeros(n_actions, dtype=np.int64)
         self._sums = np.zeros(n_actions)
         self._costs = np.zeros(n_actions)
