@@ -327,6 +327,54 @@ def test_rows_share_model_calls_and_give_each_row_its_own_values(data, cls, kwar
         np.testing.assert_array_equal(together.base_values[r], row.base_values[0])
 
 
+@pytest.mark.parametrize("which", ["permutation", "kernel"])
+def test_more_rows_than_planned_at_once_give_each_row_its_own_values(which):
+    """70 rows, more than the 64 a call plans at once: a few model calls in
+    all, and each row's values those of explaining it alone (its seed drawn
+    in row order from NumPy's global generator, as row by row)."""
+    rs = np.random.RandomState(8)
+    X, B, w = rs.randn(70, 8), rs.randn(4, 8), rs.randn(8)
+    model = Counting(linear_pairs(w))
+    if which == "permutation":
+        together = PermutationExplainer(model, B, seed=3)(X, max_evals=60, silent=True).values
+        one = PermutationExplainer(linear_pairs(w), B, seed=3)
+        alone = [one(X[r:r + 1], max_evals=60, silent=True).values for r in range(len(X))]
+    else:
+        np.random.seed(3)
+        together = KernelExplainer(model, B).shap_values(X, nsamples=60, l1_reg=False,
+                                                         silent=True)
+        np.random.seed(3)
+        one = KernelExplainer(linear_pairs(w), B)
+        alone = [one.shap_values(X[r:r + 1], nsamples=60, l1_reg=False, silent=True)
+                 for r in range(len(X))]
+    np.testing.assert_array_equal(together, np.concatenate(alone))
+    assert len(model.calls) <= 5
+
+
+def test_a_model_returning_torch_like_tensors(data):
+    """shap's Model wrapper converts a torch tensor's output (cpu, detach,
+    numpy); fastcredit.shap calls the model without the wrapper and converts
+    it the same way: the values are those of the plain NumPy model."""
+    X, B, w = data
+
+    class Tensor:
+        def __init__(self, values):
+            self.values = values
+
+        def cpu(self):
+            return self
+
+        def detach(self):
+            return self
+
+        def numpy(self):
+            return self.values
+
+    model = linear_pairs(w)
+    wrapped = ExactExplainer(lambda x: Tensor(model(x)), B)(X, silent=True)
+    np.testing.assert_array_equal(wrapped.values, ExactExplainer(model, B)(X, silent=True).values)
+
+
 def test_permutation_main_effects_and_multi_output(data):
     X, B, w = data
     model = two_outputs(w)
