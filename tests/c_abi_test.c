@@ -306,6 +306,28 @@ static void check_spearman(void)
     expect(all_equal(rho, 8, SENTINEL), "spearman: nothing written on error");
 }
 
+static void check_percentile_interval(void)
+{
+    /* numpy.quantile([3, 1, 4, 1, 5] - 1, [0.25, 0.8]) = [0, 3.2]: sorted
+     * 0, 0, 2, 3, 4; v = 1 gives x(1) = 0; v = 3.2 gives 3 + 0.2 * (4 - 3);
+     * a row of one value gives it twice; a row holding NaN gives NaN */
+    double reps[11] = {3, 1, 4, 1, 5, 7, 7, 7, 7, 7, 0};
+    double one[1] = {2}, low[2], high[2];
+    reps[10] = NAN;
+    expect(fc_percentile_interval(reps, 1, 5, 1.0, 0.25, 0.8, low, high) == FC_OK &&
+           low[0] == 0.0 && fabs(high[0] - 3.2) < 1e-15, "percentile interval: 0 and 3.2");
+    expect(fc_percentile_interval(one, 1, 1, 0.5, 0.0, 1.0, low, high) == FC_OK &&
+           low[0] == 1.5 && high[0] == 1.5, "percentile interval: one replicate");
+    expect(fc_percentile_interval(reps + 5, 1, 6, 0.0, 0.1, 0.9, low, high) == FC_OK &&
+           isnan(low[0]) && isnan(high[0]), "percentile interval: NaN row");
+    fill(low, 2, SENTINEL);
+    expect(fc_percentile_interval(reps, 1, 0, 0.0, 0.1, 0.9, low, high) == FC_EINVAL &&
+           fc_percentile_interval(reps, 1, 5, 0.0, 0.9, 0.1, low, high) == FC_EINVAL &&
+           fc_percentile_interval(reps, 1, 5, 0.0, 0.1, 1.5, low, high) == FC_EINVAL &&
+           fc_percentile_interval(NULL, 1, 5, 0.0, 0.1, 0.9, low, high) == FC_EINVAL &&
+           all_equal(low, 2, SENTINEL), "percentile interval: refusals write nothing");
+}
+
 static void check_resampling(void)
 {
     double out[6], ref[6];
@@ -967,6 +989,7 @@ int main(void)
     check_replay_advantage();
     check_spearman();
     check_resampling();
+    check_percentile_interval();
     check_sampling();
     check_projection();
     check_tokens();

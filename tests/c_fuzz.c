@@ -1212,6 +1212,76 @@ static void fuzz_replay(void)
     free(res);
 }
 
+/* numpy.quantile(x, q) (method "linear") of x[0..n) without NaN (sorts x) */
+static double ref_quantile(double *x, int64_t n, double q)
+{
+    const double v = (double)(n - 1) * q, j = floor(v);
+    const int64_t at = v >= (double)(n - 1) ? n - 1 : (int64_t)j;
+    const int64_t next = at + 1 < n ? at + 1 : n - 1;
+    const double t = v >= (double)(n - 1) ? v + 1.0 : v - j;
+    double d;
+    qsort(x, (size_t)n, sizeof *x, by_value);
+    d = x[next] - x[at];
+    return t >= 0.5 ? x[next] - d * (1.0 - t) : x[at] + d * t;
+}
+
+static void fuzz_percentile_interval(void)
+{
+    const int64_t n_rows = irange(0, 4), n = chance(20) ? irange(100, 600) : irange(1, 12);
+    const int specials = chance(30);
+    double *reps = doubles(n_rows * n, specials), *work = NEW(double, n_rows * n + 1);
+    double *low = NEW(double, n_rows + 1), *high = NEW(double, n_rows + 1);
+    double *x = NEW(double, n);
+    const double shift = chance(20) ? 0.0 : value(0);
+    double q_low = unit(), q_high = unit();
+    int64_t g, i;
+    if (q_low > q_high) { const double t = q_low; q_low = q_high; q_high = t; }
+    if (chance(20)) q_low = 0.0;
+    if (chance(20)) q_high = 1.0;
+    memcpy(work, reps, (size_t)(n_rows * n) * sizeof(double));
+    CALL("fc_percentile_interval");
+    CHECK(fc_percentile_interval(work, n_rows, n, shift, q_low, q_high, low, high) == FC_OK,
+          "valid call refused");
+    for (g = 0; g < n_rows; g++) {
+        int nan = 0;
+        for (i = 0; i < n; i++) {
+            x[i] = reps[g * n + i] - shift;
+            nan |= isnan(x[i]);
+        }
+        CHECK(same_multiset(x, work + g * n, n), "a row's values are not its shifted replicates");
+        if (nan) {
+            CHECK(isnan(low[g]) && isnan(high[g]), "a row with NaN not NaN");
+            continue;
+        }
+        CHECK(same(low[g], ref_quantile(x, n, q_low)), "low != numpy's linear quantile");
+        CHECK(same(high[g], ref_quantile(x, n, q_high)), "high != numpy's linear quantile");
+    }
+    poison(low, (size_t)(n_rows + 1) * sizeof(double));
+    switch (u64() % 3) {
+    case 0:
+        REFUSED(fc_percentile_interval(work, n_rows + 1, chance(50) ? 0 : -irange(1, 5), shift,
+                                       q_low, q_high, low, high),
+                low, (size_t)(n_rows + 1) * sizeof(double), "n < 1");
+        break;
+    case 1:
+        REFUSED(fc_percentile_interval(work, n_rows + 1, n, shift, chance(50) ? -0.5 : q_high,
+                                       chance(50) ? 1.5 : q_low - 0.25, low, high),
+                low, (size_t)(n_rows + 1) * sizeof(double), "quantiles out of order or range");
+        break;
+    default: {
+        const int which = chance(50);
+        REFUSED(fc_percentile_interval(which ? NULL : work, n_rows + 1, n, shift, q_low, q_high,
+                                       low, which ? high : NULL),
+                low, (size_t)(n_rows + 1) * sizeof(double), "NULL reps or high");
+    }
+    }
+    free(reps);
+    free(work);
+    free(low);
+    free(high);
+    free(x);
+}
+
 static void fuzz_audit(void)
 {
     fuzz_bootstrap_median();
@@ -1220,6 +1290,7 @@ static void fuzz_audit(void)
     fuzz_shuffle();
     fuzz_derangement();
     fuzz_replay();
+    fuzz_percentile_interval();
 }
 
 /* ---- sampling ------------------------------------------------------------------------ */
