@@ -9,6 +9,8 @@ alternately in one process. Also the bare ``fc.approximate`` on the table
 (no shapiq game in between).
 
     .venv/bin/python bench/approximators_vs_shapiq.py [--seeds 10] [--classes KernelSHAP ...]
+
+A row ``Class@k`` runs the class at ``max_order=k`` (``KernelSHAPIQ@3``).
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from fastcredit import shapiq as fcs
 N, BUDGET = 16, 20_000
 CLASSES = ("SVARM", "StratifiedSamplingSV", "OwenSamplingSV", "KernelSHAP", "KernelSHAPIQ",
            "InconsistentKernelSHAPIQ", "kADDSHAP", "RegressionFSII", "RegressionFBII",
-           "SHAPIQ", "SVARMIQ", "SPEX")
+           "SHAPIQ", "SVARMIQ", "SPEX", "KernelSHAPIQ@3")
 METHOD = {"SVARM": "svarm", "StratifiedSamplingSV": "stratified", "OwenSamplingSV": "owen",
           "KernelSHAP": "kernelshap", "KernelSHAPIQ": "kernelshapiq",
           "InconsistentKernelSHAPIQ": "inconsistent_kernelshapiq", "kADDSHAP": "kaddshap",
@@ -38,22 +40,23 @@ METHOD = {"SVARM": "svarm", "StratifiedSamplingSV": "stratified", "OwenSamplingS
 INDEX = {"KernelSHAPIQ": ("k-SII", 2), "InconsistentKernelSHAPIQ": ("k-SII", 2),
          "kADDSHAP": ("kADD-SHAP", 2), "RegressionFSII": ("FSII", 2),
          "RegressionFBII": ("FBII", 2), "SHAPIQ": ("k-SII", 2), "SVARMIQ": ("k-SII", 2),
-         "SPEX": ("FBII", 2)}
+         "SPEX": ("FBII", 2), "KernelSHAPIQ@3": ("k-SII", 3)}
 
 
 def _make(cls, name, seed):
-    """The class at its defaults (SPEX's arguments are keywords; order 2)."""
+    """The class at its defaults (SPEX's arguments are keywords; order 2),
+    or at the row's order (``Class@k``)."""
     if name == "SPEX":
         return cls(n=N, max_order=2, random_state=seed)
+    if "@" in name:
+        return cls(N, max_order=INDEX[name][1], random_state=seed)
     return cls(N, random_state=seed)
 
 
 def _entries(iv, order):
     """The orders 1..order of a shapiq InteractionValues, in fc's layout."""
-    parts = [iv.get_n_order_values(1)]
-    if order == 2:
-        parts.append(iv.get_n_order_values(2)[np.triu_indices(N, 1)])
-    return np.concatenate(parts)
+    return np.concatenate([iv.get_n_order_values(1)] + [
+        iv.get_n_order_values(k)[tuple(fc.subset_players(N, k).T)] for k in range(2, order + 1)])
 
 
 def table_game(n: int, seed: int = 0) -> np.ndarray:
@@ -83,10 +86,11 @@ def main() -> None:
     print(f"{'class':<22} {'ours s/call':>11} {'shapiq s/call':>13} {'speed-up':>9} "
           f"{'ours RMSE':>10} {'shapiq RMSE':>11} {'bare fc.approximate s':>22}")
     for name in args.classes:
-        ours_cls, theirs_cls = getattr(fcs, name), getattr(shapiq, name)
+        cls_name = name.split("@")[0]
+        ours_cls, theirs_cls = getattr(fcs, cls_name), getattr(shapiq, cls_name)
         index, order = INDEX.get(name, ("SV", 1))
         if name == "InconsistentKernelSHAPIQ":   # not consistent: RMSE to its own limit
-            limit = fc.approximate(v, index=index, order=order, method=METHOD[name],
+            limit = fc.approximate(v, index=index, order=order, method=METHOD[cls_name],
                                    budget=1 << N)
             exact = np.concatenate(limit.values[1:])
         else:
@@ -101,8 +105,8 @@ def main() -> None:
                 np.random.seed(s)      # shapiq's SPEX subsamples with numpy's global generator
                 b = _make(theirs_cls, name, s).approximate(BUDGET, game)
                 t2 = time.perf_counter()
-            if name in METHOD:         # SPEX is the drop-in alone (no fc.approximate method)
-                fc.approximate(v, index=index, order=order, method=METHOD[name],
+            if cls_name in METHOD:     # SPEX is the drop-in alone (no fc.approximate method)
+                fc.approximate(v, index=index, order=order, method=METHOD[cls_name],
                                budget=BUDGET, seed=s)
             t3 = time.perf_counter()
             t_ours.append(t1 - t0)
@@ -113,7 +117,8 @@ def main() -> None:
         to, tt = statistics.median(t_ours), statistics.median(t_theirs)
         print(f"{name:<22} {to:>11.4f} {tt:>13.3f} {tt / to:>8.0f}x "
               f"{np.sqrt(np.mean(e_ours)):>10.4f} {np.sqrt(np.mean(e_theirs)):>11.4f} "
-              + (f"{statistics.median(t_bare):>22.4f}" if name in METHOD else f"{'-':>22}"),
+              + (f"{statistics.median(t_bare):>22.4f}" if cls_name in METHOD
+                 else f"{'-':>22}"),
               flush=True)
 
 

@@ -51,10 +51,14 @@ its kernel weight; a drawn one weighs :math:`\mu(s)\binom{m}{s} / (P(s)\,N)`
 per draw (N the draws of sampled sizes, complements included), shapiq's
 importance weights. The normal equations :math:`X^\top W X` (upper
 triangle) and :math:`X^\top W y` are accumulated by the compiled kernel
-``fold_regression`` (C and Numba, the same operations in the same order);
-the small system is solved by ``numpy.linalg.solve`` (``lstsq`` when
-singular, as shapiq), the same call on bit-identical input on either backend,
-so the estimates are bit-identical per seed.
+``fold_regression`` (C and Numba, the same operations in the same order)
+in the basis :math:`[U \subseteq S]` (a coalition of more than m/2 players
+as its complement, :math:`[U \subseteq N \setminus S]`), mapped to x by
+each basis's change; the coalitions a kernel weighs 1e8 are folded in x
+itself (NumPy), where their terms do not cancel. The small system is solved
+by the compiled Cholesky (``lstsq`` when not numerically positive definite,
+as shapiq falls back to it), the same call on bit-identical input on either
+backend, so the estimates are bit-identical per seed.
 
 **Budget** = game evaluations: the enumerated coalitions, then draws until
 the next new coalition would pass the budget (a deterministic game's repeated
@@ -176,11 +180,18 @@ class Regression(Design):
         self.pairing = pairing
         (self.computed, self.sizes, self.cdf, self.coef, self.columns, self.column_sizes,
          self.census_weights, self.fold_columns, self.fold_sizes, self.fold_coef,
-         self.transform, self.sample_weights, self.sampled, self.fixed_masks) = _layout(
+         self.transform, self.sample_weights, self.sampled, self.fixed_masks,
+         self.complement_transform, *sparse) = _layout(
             type(self), m, order, budget, None if weights is None else tuple(weights))
+        # the basis changes' nonzeros, row by row (None: the identity)
+        self.sparse = [None if sparse[j] is None else (sparse[j], sparse[j + 1])
+                       for j in (0, 2)]
         p, k = len(self.fold_columns), len(self.census_weights)
-        self.gram = [np.zeros((k, p, p)), np.zeros((k, p, p))]      # census, samples
-        self.moment = [np.zeros((k, p)), np.zeros((k, p))]
+        # census, samples; then the same for the coalitions of more than m/2
+        # players, folded as their complements (a coalition of 14 of 16 has
+        # 470 subsets of size <= 3, its complement 4)
+        self.gram = [np.zeros((k, p, p)) for _ in range(4)]
+        self.moment = [np.zeros((k, p)) for _ in range(4)]
         self.work_x = np.empty(p)
         self.work_i = np.empty(p, dtype=np.int64)
         self.n_drawn = 0
@@ -208,9 +219,21 @@ class Regression(Design):
         return self.fixed_masks.copy()
 
     def _fold(self, impl, which, weights, masks, values, v0):
-        impl.fold_regression(masks, values, v0, weights, self.fold_columns, self.fold_sizes,
-                             self.fold_coef, self.work_x, self.work_i, self.gram[which],
-                             self.moment[which])
+        large = 2 * np.bitwise_count(masks) > self.m
+        full = np.uint64((1 << self.m) - 1)
+        for part, at, ws in ((which, ~large, weights),
+                             (which + 2, large, np.ascontiguousarray(weights[:, ::-1]))):
+            if at.all():
+                fold_masks, fold_values = masks, values
+            else:
+                fold_masks, fold_values = (np.ascontiguousarray(masks[at]),
+                                           np.ascontiguousarray(values[at]))
+            if part > 1:
+                fold_masks = fold_masks ^ full
+            if len(fold_masks):
+                impl.fold_regression(fold_masks, fold_values, v0, ws, self.fold_columns,
+                                     self.fold_sizes, self.fold_coef, self.work_x,
+                                     self.work_i, self.gram[part], self.moment[part])
 
     def _keep_border(self, which, masks, values):
         if self.border_top:
@@ -265,15 +288,19 @@ class Regression(Design):
 
     def _normal(self):
         """(A (k, p, p) symmetric, h (k, p)): the estimated normal equations."""
-        gram, moment = self.gram[0].copy(), self.moment[0].copy()
-        if self.n_drawn:
-            gram += self.gram[1] / self.n_drawn
-            moment += self.moment[1] / self.n_drawn
-        gram = np.triu(gram) + np.transpose(np.triu(gram, 1), (0, 2, 1))
-        if self.transform is not None:
-            t = self.transform
-            gram, moment = t @ gram @ t.T, moment @ t.T
-        return gram + self.heavy_gram, moment + self.heavy_moment
+        a, h = self.heavy_gram.copy(), self.heavy_moment.copy()
+        for first, t in ((0, self.sparse[0]), (2, self.sparse[1])):
+            gram, moment = self.gram[first].copy(), self.moment[first].copy()
+            if self.n_drawn:
+                gram += self.gram[first + 1] / self.n_drawn
+                moment += self.moment[first + 1] / self.n_drawn
+            gram = np.triu(gram) + np.transpose(np.triu(gram, 1), (0, 2, 1))
+            if t is not None:
+                gram = np.stack([_rows_times(t, _rows_times(t, g).T) for g in gram])
+                moment = _rows_times(t, moment.T).T
+            a += gram
+            h += moment
+        return a, h
 
     def _blocks(self):
         """Column positions of each fitted stage (all columns, or one order each)."""
@@ -500,6 +527,10 @@ def _layout(design, m, order, budget, weights):
     fold_sizes = np.concatenate([np.full(math.comb(m, t), t, dtype=np.int64)
                                  for t in range(order + 1)])
     transform = _basis_change(coef, live, m, order)
+    # the complements' basis: x_T(S) = c(t, t - |T ∩ (N \ S)|)
+    flipped = np.array([[coef[t, t - j] if j <= t else 0.0 for j in range(order + 1)]
+                        for t in range(order + 1)])
+    complement_transform = _basis_change(flipped, live, m, order)
     sampled = np.zeros(m + 1, dtype=bool)
     sampled[sizes] = True
     per = np.array([math.comb(m, s) for s in range(m + 1)], dtype=np.float64)
@@ -509,7 +540,10 @@ def _layout(design, m, order, budget, weights):
         sample_weights = np.where(sampled[None, :], mu * per / prob, 0.0)
     fixed = np.concatenate([_masks(m, s) for s in computed])
     arrays = [sizes, cdf, coef, columns, column_sizes, mu, fold_columns, fold_sizes,
-              np.eye(order + 1), transform, sample_weights, sampled, fixed]
+              np.eye(order + 1), transform, sample_weights, sampled, fixed,
+              complement_transform]
+    for t in (transform, complement_transform):
+        arrays += [None, None] if t is None else list(_padded_rows(t))
     return (tuple(computed),) + tuple(None if a is None else frozen(a) for a in arrays)
 
 
@@ -541,12 +575,34 @@ def _middle(m, t):
     return (s >= t) & (s <= m - t)
 
 
+def _rows_times(sparse, b):
+    """M @ b for M in the padded row form of :func:`_basis_change` ((p, w)
+    column indices, (p, w) values; each row of M has at most 2**k nonzeros,
+    so M G M' costs 2**k p q, not the dense p q**2)."""
+    cols, vals = sparse
+    out = vals[:, :1] * b[cols[:, 0]]
+    for r in range(1, cols.shape[1]):
+        out += vals[:, r:r + 1] * b[cols[:, r]]
+    return out
+
+
+def _padded_rows(dense):
+    """(column indices, values) of each row's nonzeros, padded with zeros."""
+    width = max(1, int((dense != 0).sum(axis=1).max()))
+    cols = np.zeros((len(dense), width), dtype=np.int64)
+    vals = np.zeros((len(dense), width))
+    for i, row in enumerate(dense):
+        nz = np.flatnonzero(row)
+        cols[i, :len(nz)], vals[i, :len(nz)] = nz, row[nz]
+    return cols, vals
+
+
 def _basis_change(coef, live, m, order):
     """M (p, q) with x_T(S) = sum_U M[T, U] [U ⊆ S]: the columns T of the
     orders ``live``, U every subset of T (orders 0..k), M[T, U] =
     d(|T|, |U|), d(t, u) = sum_{j<=u} (-1)^(u-j) C(u, j) c(t, j) (Moebius
     inversion of c over the subsets of T); None when M is the identity."""
-    d = np.zeros_like(coef)
+    d = np.zeros_like(coef, dtype=np.float64)
     for t in range(order + 1):
         for u in range(t + 1):
             d[t, u] = sum((-1) ** (u - j) * math.comb(u, j) * coef[t, j] for j in range(u + 1))
