@@ -752,3 +752,20 @@ def test_pair_order_matches_combinations():
     the interaction matrix relies on (np.triu_indices)."""
     i, j = np.triu_indices(5, 1)
     assert list(zip(i.tolist(), j.tolist())) == list(itertools.combinations(range(5), 2))
+
+
+@pytest.mark.parametrize("varying", [[], [2], [0, 3, 4], [0, 1, 2, 3, 4]])
+def test_all_coalition_rows_are_the_masked_rows_of_every_coalition(varying):
+    """The doubling copies that lay out every coalition's masked rows give,
+    bit for bit, np.where over which values come from x (infinities and NaN
+    among the values), in mask order."""
+    from fastcredit.shap._common import RowGame, all_coalition_rows, masked_rows
+    rs = np.random.RandomState(len(varying))
+    background, x = rs.randn(3, 5), rs.randn(5)
+    background[0, 1], x[3] = np.nan, np.inf
+    game = RowGame(None, background, x, None, varying=varying)
+    masks = np.arange(2 ** len(varying), dtype=np.uint64)
+    np.testing.assert_array_equal(all_coalition_rows(background, x, game.varying),
+                                  masked_rows(background, game.wide_keep(masks), x))
+    np.testing.assert_array_equal(game.masked(masks)[len(background):],
+                                  masked_rows(background, game.wide_keep(masks[1:]), x))

@@ -314,9 +314,17 @@ class RowGame:
             return np.take(table, masks.astype(np.intp), axis=0)
         return np.tile(self.keep(masks), n_b)
 
+    def masked(self, masks: np.ndarray) -> np.ndarray:
+        """The masked rows (c n_b, m) of coalitions ``masks`` (sorted,
+        distinct): all 2**k coalitions by :func:`all_coalition_rows`, others
+        by :func:`masked_rows`."""
+        if len(masks) == 1 << self.k:
+            return all_coalition_rows(self.background, self.x, self.varying)
+        return masked_rows(self.background, self.wide_keep(masks), self.x)
+
     def _outputs(self, masks: np.ndarray) -> np.ndarray:
         """Model outputs (c, n_b) + output shape of the coalitions' masked rows."""
-        return model_outputs(self, self.wide_keep(masks), self.x, f"model call "
+        return model_outputs(self, self.masked(masks), f"model call "
                              f"{self.model_calls + 1} of this row")
 
     def _reduce(self, out: np.ndarray) -> np.ndarray:
@@ -368,13 +376,28 @@ def masked_rows(background: np.ndarray, wide: np.ndarray, x: np.ndarray,
     return np.where(wide, np.take(np.tile(x, n_b), owner, axis=0), flat).reshape(-1, m)
 
 
-def model_outputs(game: RowGame, wide: np.ndarray, x: np.ndarray, which: str,
-                  owner: np.ndarray | None = None) -> np.ndarray:
-    """Model outputs (c, n_b) + output shape of c masked rows of ``game``'s
-    model and background (:func:`masked_rows`)."""
+def all_coalition_rows(background: np.ndarray, x: np.ndarray, varying: np.ndarray) -> np.ndarray:
+    """The masked rows (2**k n_b, m) of every coalition of the k varying
+    features, in mask order, as :func:`masked_rows` makes them: the
+    coalitions holding feature varying[i] (bit i) are those without it with
+    x's value written in its column, so the table doubles k times from the
+    background by copies (a third of np.where's time at 10 features and 10
+    background rows, 33 vs 90 us, AMD EPYC Zen 4)."""
+    n_b, m = background.shape
+    rows = np.empty((1 << len(varying), n_b, m))
+    rows[0] = background
+    for i, feature in enumerate(varying.tolist()):
+        half = 1 << i
+        rows[half:2 * half] = rows[:half]
+        rows[half:2 * half, :, feature] = x[feature]
+    return rows.reshape(-1, m)
+
+
+def model_outputs(game: RowGame, rows: np.ndarray, which: str) -> np.ndarray:
+    """Model outputs (c, n_b) + output shape of the masked rows (c n_b, m)
+    of c coalitions of ``game``'s model and background."""
     n_b, m = game.background.shape
-    c = len(wide)
-    rows = masked_rows(game.background, wide, x, owner)
+    c = len(rows) // n_b
     inputs = rows
     if game.columns is not None:
         import pandas as pd
@@ -426,15 +449,17 @@ def evaluate_rows(games: list, masks: list) -> None:
         return
     owner = np.repeat(np.arange(len(games)), [len(mk) for mk in need])
     flat = np.concatenate(need)
-    wide = (games[0].wide_keep(need[0]) if len(games) == 1 else wide_keep_of(games, need))
-    xs = np.stack([g.x for g in games])
     size = games[0].batch_size
+    if len(games) > 1:
+        wide = wide_keep_of(games, need)
+        xs = np.stack([g.x for g in games])
     parts = []
     for a in range(0, len(flat), size):
         b = min(a + size, len(flat))
-        rows = f"rows {owner[a]}-{owner[b - 1]} of this batch of {len(games)}"
-        parts.append(games[0]._reduce(model_outputs(games[0], wide[a:b], xs, rows,
-                                                    owner[a:b])))
+        rows = (games[0].masked(flat[a:b]) if len(games) == 1 else
+                masked_rows(games[0].background, wide[a:b], xs, owner[a:b]))
+        which = f"rows {owner[a]}-{owner[b - 1]} of this batch of {len(games)}"
+        parts.append(games[0]._reduce(model_outputs(games[0], rows, which)))
     vals = np.split(np.concatenate(parts), np.cumsum([len(mk) for mk in need[:-1]]))
     for game, mk, v in zip(games, need, vals):
         game.keys, game.vals = mk, v
