@@ -644,11 +644,12 @@ class RegressionFBII(_FixedIndexRegression, _ShapiqRegressionFBII):
             values = game(coalitions)
             at = np.flatnonzero(~np.asarray(coalitions, dtype=bool).any(axis=1))
             if at.size and not empty:
-                empty.append(float(np.asarray(values, dtype=np.float64).reshape(-1)[at[0]]))
+                # as returned: the checks of the values are the estimator's
+                empty.append(np.asarray(values).reshape(-1)[at[0]])
             return values
 
         result = super().approximate(budget, game_seen_empty, *args, **kwargs)
-        result.baseline_value = empty[0]
+        result.baseline_value = float(empty[0])
         return result
 
     # shapiq's explainers build it for BV (approximator="regression"), the
