@@ -55,8 +55,10 @@ def run(fn, n_items: int, threads: int, *, grain: int = 1, min_items: int = 1) -
     """Call ``fn(start, stop)`` on chunks covering range(n_items) and return
     the results in chunk order. Runs inline when one thread is asked for or
     the work is smaller than ``min_items`` per extra thread."""
-    threads = max(1, min(threads, n_items // max(min_items, 1)))
-    parts = chunks(n_items, threads, grain)
+    min_items = max(min_items, 1)
+    if threads <= 1 or n_items < 2 * min_items:   # one chunk, as below, without building it
+        return [fn(0, n_items)]
+    parts = chunks(n_items, min(threads, n_items // min_items), grain)
     if len(parts) == 1:
         return [fn(*parts[0])]
     futures = [_executor().submit(fn, a, b) for a, b in parts[1:]]

@@ -392,8 +392,18 @@ def interactions(v, index: str = "SII", order: int = 2, *, penalty=None, backend
     values = _exact(flat, m, index, order, nt, backend)
     if penalty is not None and m >= 2 and flat.shape[0]:
         _penalise(values, flat, m, index, order, penalty, nt, backend)
-    return Interactions(index=index, order=order, m=m,
-                        values=tuple(val.reshape(lead + (val.shape[1],)) for val in values))
+    return Interactions(index=index, order=order, m=m, values=_with_lead(values, lead))
+
+
+def _with_lead(values, lead):
+    """The (n_games, C(m, k)) arrays with the input's leading shape (one
+    game: row 0; a batch of one axis: as they are; reshape costs ~0.6 us an
+    array, a sixth of a small call's overhead)."""
+    if len(lead) == 1:
+        return tuple(values)
+    if not lead:
+        return tuple(val[0] for val in values)
+    return tuple(val.reshape(lead + (val.shape[1],)) for val in values)
 
 
 @functools.lru_cache(maxsize=256)
