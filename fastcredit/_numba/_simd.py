@@ -21,6 +21,11 @@ with these rounds as its C twin does.
                       into an int64 one)
     store_lanes(a, i, x, n)  a[i:i+n] = the first n lanes of x (0 <= n <= 8;
                       nothing beyond a[i+n-1] is touched)
+    stream8(a, i, x)  store8 as a non-temporal store (to memory, past the
+                      caches, without reading the line first); a[i:i+8]
+                      must fill one 64-byte cache line (the caller checks)
+    store_fence()     the non-temporal stores before it are visible to
+                      every later load and store (C's _mm_sfence)
     zeros8()          the vector of +0.0
     x + y, x - y, x * y  lane by lane; either side may be a float scalar
                       (x + y, x - y also on I64x8, wrapping, with integer
@@ -31,6 +36,9 @@ with these rounds as its C twin does.
                       += sign * lane l - 2**q (the subset transform of
                       subset_transform in csrc/tables.c within a vector)
     reduce8(p0, .., p7)  lane q = ((pq0 + pq1) + (pq2 + pq3)) + ((pq4 + pq5) + (pq6 + pq7))
+    reduce6(p0, .., p4, p7)  reduce8 with p5 = p6 = 0, in 4 vector operations
+                      fewer: reduce8's bits in lanes 0 .. 4 and 7 (lanes 5, 6
+                      repeat 7 and 4), as reduce6 in csrc/tables.c
     prefer_512_bit_vectors()  LLVM may vectorise the calling function's
                       loops at 512 bits
     choose(take, a, b)   (scalars) the float a where the int64 take is all
@@ -191,6 +199,44 @@ def store_lanes(typingctx, a, i, x, n):
 
 
 @intrinsic
+def stream8(typingctx, a, i, x):
+    """a[i + l] = lane l of x, l < 8, with LLVM's ``!nontemporal`` store
+    (``vmovntpd`` on x86, as _mm512_stream_pd in csrc/tables_real.inc):
+    the line goes to memory through write-combining, not read into the
+    cache first. Aligned to 64 bytes, which the caller guarantees (an
+    unaligned address faults); store_fence() before the results are read
+    by another thread."""
+    if not (_contiguous(a, (types.float64,)) and x == f64x8 and isinstance(i, types.Integer)):
+        return None
+    sig = types.void(a, types.intp, x)
+
+    def codegen(context, builder, sig, args):
+        ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
+        store = builder.store(args[2], ptr, align=64)
+        store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(_I32, 1)]))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def store_fence(typingctx):
+    """x86's ``sfence`` (non-temporal stores are weakly ordered there, and
+    the ``fence`` instruction of LLVM's memory model does not order them);
+    elsewhere a sequentially consistent ``fence``."""
+    def codegen(context, builder, sig, args):
+        if builder.module.triple.split("-")[0] in ("x86_64", "i386", "i686"):
+            sfence = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), []), "llvm.x86.sse.sfence")
+            builder.call(sfence, [])
+        else:
+            builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+@intrinsic
 def zeros8(typingctx):
     def codegen(context, builder, sig, args):
         return ir.Constant(_VEC, [0.0] * _LANES)
@@ -292,17 +338,41 @@ def reduce8(typingctx, p0, p1, p2, p3, p4, p5, p6, p7):
     sig = f64x8(*([f64x8] * _LANES))
 
     def codegen(context, builder, sig, args):
-        # Pairs of lanes, then pairs of pairs, then halves: the order of the
-        # transposing reduction reduce8 in csrc/tables.c.
-        stages = (((0, 8, 2, 10, 4, 12, 6, 14), (1, 9, 3, 11, 5, 13, 7, 15)),
+        # the order of the transposing reduction reduce8 in csrc/tables.c
+        level = list(args)
+        for stage in range(len(_REDUCE_STAGES)):
+            level = [_fold_pair(builder, a, b, stage) for a, b in zip(level[0::2], level[1::2])]
+        return level[0]
+
+    return sig, codegen
+
+
+#: the stages of reduce8: pairs of lanes, then pairs of pairs, then halves
+_REDUCE_STAGES = (((0, 8, 2, 10, 4, 12, 6, 14), (1, 9, 3, 11, 5, 13, 7, 15)),
                   ((0, 1, 8, 9, 4, 5, 12, 13), (2, 3, 10, 11, 6, 7, 14, 15)),
                   ((0, 1, 2, 3, 8, 9, 10, 11), (4, 5, 6, 7, 12, 13, 14, 15)))
-        level = list(args)
-        for lo, hi in stages:
-            level = [builder.fadd(builder.shuffle_vector(a, b, _lane_indices(lo)),
-                                  builder.shuffle_vector(a, b, _lane_indices(hi)))
-                     for a, b in zip(level[0::2], level[1::2])]
-        return level[0]
+
+
+def _fold_pair(builder, a, b, stage):
+    lo, hi = (_lane_indices(ix) for ix in _REDUCE_STAGES[stage])
+    return builder.fadd(builder.shuffle_vector(a, b, lo), builder.shuffle_vector(a, b, hi))
+
+
+@intrinsic
+def reduce6(typingctx, p0, p1, p2, p3, p4, p7):
+    if any(p != f64x8 for p in (p0, p1, p2, p3, p4, p7)):
+        return None
+    sig = f64x8(*([f64x8] * 6))
+
+    def codegen(context, builder, sig, args):
+        p0, p1, p2, p3, p4, p7 = args
+        a0 = _fold_pair(builder, p0, p1, 0)
+        a1 = _fold_pair(builder, p2, p3, 0)
+        a23 = _fold_pair(builder, p4, p7, 0)   # reduce8's a2, a3 without p5's, p6's zeros
+        b0 = _fold_pair(builder, a0, a1, 1)
+        swap_pairs = _lane_indices((2, 3, 0, 1, 6, 7, 4, 5))
+        b1 = builder.fadd(a23, builder.shuffle_vector(a23, a23, swap_pairs))
+        return _fold_pair(builder, b0, b1, 2)
 
     return sig, codegen
 

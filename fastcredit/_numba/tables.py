@@ -14,12 +14,16 @@ import numpy as np
 from numba import literally, njit
 
 from .._constants import TABLE_BLOCK_BITS
-from ._simd import keep_bit, lane, lane_zeta, load8, reduce8, store8, store_lanes, zeros8
+from ._simd import (keep_bit, lane, lane_zeta, load8, reduce6, reduce8, store8, store_fence,
+                    store_lanes, stream8, zeros8)
 
 __all__ = ["semivalue", "semivalue_ranges", "singleton", "leave_one_out", "pair_interactions",
            "size_resolved", "moebius", "from_moebius", "owen"]
 
 _BLOCK = 1 << TABLE_BLOCK_BITS
+#: STREAM_MIN_RESULTS of csrc/tables.c: batches of small games with at
+#: least this many results (1 MiB, about a core's L2) stream them
+_STREAM_MIN_RESULTS = 1 << 17
 
 jit = njit(cache=True, nogil=True)
 
@@ -193,53 +197,119 @@ def _semivalue_blocks(v, g, m, cs, ws, center, start, stop, acc):
 
 
 @jit
-def _vector_games(v, m, cs, ws, out):
-    """vector_games of csrc/tables_real.inc (3 <= m <= 8): each table as
-    2**(m-3) vectors, folded into 8 partial vectors p0..p7 (player q's in
-    pq; p7 carries B when m < 8) that one transposing reduction sums; m a
-    literal so that the loops over a table unroll and the partials stay in
-    registers. Returns the probe of semivalue_small."""
+def _vector_game(v, g, m, cs, ws, x):
+    """vector_game of csrc/tables_real.inc (3 <= m <= 8): game g's table as
+    2**(m-3) vectors (x: their scratch), folded into 8 partial vectors
+    p0..p7 (player q's in pq; p7 carries B when m < 8) that one transposing
+    reduction sums (reduce6 for m <= 5, where p5 and p6 are 0); its
+    results in lanes 0 .. m-1, the lanes past m other sums less B, finite
+    for a finite table. m a literal so that the loops over a table unroll
+    and the partials stay in registers."""
     M = literally(m)
-    nv = 1 << (M - 3)
-    x = np.empty(8 * nv)
     z = zeros8()
-    probe = z
-    for g in range(v.shape[0]):
-        pb = _weigh_vectors(v, g << M, nv, np.float64(v[g, 0]), cs, ws, 0, x)
-        p7 = _fresh_level(x, 7) if M > 7 else pb
-        p6 = _fresh_level(x, 6) if M > 6 else z
-        p5 = _fresh_level(x, 5) if M > 5 else z
-        p4 = _fresh_level(x, 4) if M > 4 else z
-        p3 = _fresh_level(x, 3) if M > 3 else z
-        first = load8(x, 0)
-        # C's reduce6 for m <= 5 gives reduce8's bits in the lanes stored
-        r = reduce8(keep_bit(first, 0), keep_bit(first, 1), keep_bit(first, 2),
-                    p3, p4, p5, p6, p7)
-        if M < 8:
-            b = lane(r, 7)
-        else:
-            b = lane(reduce8(pb, z, z, z, z, z, z, z), 0)
-        store_lanes(out, g * M, r - b, M)
-        probe = probe + (r - b) * 0.0   # lanes past m hold -b: finite for a finite table
-    return lane(reduce8(probe, z, z, z, z, z, z, z), 0)
+    pb = _weigh_vectors(v, g << M, 1 << (M - 3), np.float64(v[g, 0]), cs, ws, 0, x)
+    p7 = _fresh_level(x, 7) if M > 7 else pb
+    p6 = _fresh_level(x, 6) if M > 6 else z
+    p5 = _fresh_level(x, 5) if M > 5 else z
+    p4 = _fresh_level(x, 4) if M > 4 else z
+    p3 = _fresh_level(x, 3) if M > 3 else z
+    first = load8(x, 0)
+    f0, f1, f2 = keep_bit(first, 0), keep_bit(first, 1), keep_bit(first, 2)
+    r = reduce6(f0, f1, f2, p3, p4, p7) if M <= 5 else reduce8(f0, f1, f2, p3, p4, p5, p6, p7)
+    if M < 8:
+        return r - lane(r, 7)
+    return r - lane(reduce8(pb, z, z, z, z, z, z, z), 0)
+
+
+@jit
+def _sum_lanes(x):
+    z = zeros8()
+    return lane(reduce8(x, z, z, z, z, z, z, z), 0)
+
+
+@jit
+def _vector_games(v, m, cs, ws, out, start, stop):
+    """vector_games of csrc/tables_real.inc: _vector_game on games start ..
+    stop - 1, their results stored into out; returns their probe (the
+    sum of every lane times 0)."""
+    M = literally(m)
+    x = np.empty(8 << (M - 3))
+    probe = zeros8()
+    for g in range(start, stop):
+        r = _vector_game(v, g, M, cs, ws, x)
+        store_lanes(out, g * M, r, M)
+        probe = probe + r * 0.0
+    return _sum_lanes(probe)
+
+
+@jit
+def _streamed_games(v, m, cs, ws, out, start, stop):
+    """streamed_games of csrc/tables_real.inc: _vector_games 8 games at a
+    time (stop - start a multiple of 8, out's element start * m on a cache
+    line), whose m * 8 results fill m cache lines written with
+    non-temporal stores, so that a large batch's results go to memory
+    without being read into the cache first. Same results, same bits."""
+    M = literally(m)
+    x = np.empty(8 << (M - 3))
+    lines = np.empty(8 * 8 + 8)
+    probe = zeros8()
+    for g in range(start, stop, 8):
+        for k in range(8):
+            r = _vector_game(v, g + k, M, cs, ws, x)
+            store8(lines, k * M, r)   # the next game overwrites the lanes past m
+            probe = probe + r * 0.0
+        for k in range(M):
+            stream8(out, g * M + 8 * k, load8(lines, 8 * k))
+    store_fence()   # the results are in memory before the caller reads them
+    return _sum_lanes(probe)
+
+
+@jit
+def _streamed_start(out, m):
+    """streamed_start of csrc/tables.c: the first of 8 games whose results
+    start on a cache line of out, or 8 if none does."""
+    for g in range(8):
+        if (out.ctypes.data + 8 * g * m) % 64 == 0:
+            return g
+    return 8
+
+
+@jit
+def _small_games(v, m, cs, ws, out):
+    """The small-game pass of fc_semivalue in csrc/tables_real.inc: a batch
+    of at least STREAM_MIN_RESULTS results streams the games from the
+    first whole cache line of out to the last (_streamed_games), the others
+    stored ordinarily (C on its avx512 path; here on any processor, LLVM
+    lowering the stores to its vector width). Returns the probe of
+    semivalue_small."""
+    M = literally(m)
+    n = v.shape[0]
+    head = _streamed_start(out, M) if n * M >= _STREAM_MIN_RESULTS else n
+    body = (n - head) // 8 * 8 if head < min(8, n) else 0
+    if not body:
+        return _vector_games(v, M, cs, ws, out, 0, n)
+    tail = head + body
+    return (_vector_games(v, M, cs, ws, out, 0, head)
+            + _streamed_games(v, M, cs, ws, out, head, tail)
+            + _vector_games(v, M, cs, ws, out, tail, n))
 
 
 @jit
 def _semivalue_small(v, m, cs, ws, out):
-    """_vector_games with m as a literal (3 <= m <= 8); returns the sum of
+    """_small_games with m as a literal (3 <= m <= 8); returns the sum of
     every result times 0: 0 when all are finite, NaN otherwise (C's
     semivalue_small), so that a finite batch needs no second pass."""
     if m == 3:
-        return _vector_games(v, 3, cs, ws, out)
+        return _small_games(v, 3, cs, ws, out)
     if m == 4:
-        return _vector_games(v, 4, cs, ws, out)
+        return _small_games(v, 4, cs, ws, out)
     if m == 5:
-        return _vector_games(v, 5, cs, ws, out)
+        return _small_games(v, 5, cs, ws, out)
     if m == 6:
-        return _vector_games(v, 6, cs, ws, out)
+        return _small_games(v, 6, cs, ws, out)
     if m == 7:
-        return _vector_games(v, 7, cs, ws, out)
-    return _vector_games(v, 8, cs, ws, out)
+        return _small_games(v, 7, cs, ws, out)
+    return _small_games(v, 8, cs, ws, out)
 
 
 @jit
