@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import tables
+from .._interrupts import interrupts_deferred
 from .._params import (ACTIONS, CAPACITY, KAPPA, MODE, NORMALIZE, PRICING, RESERVE, RULE,
                        SCORE_BETA, SLOTS, THREADS, Integer)
 
@@ -34,8 +35,11 @@ def _pa():
     """pyarrow, or an ImportError saying which extra installs it (the
     command line prints it as one line, exit status 2)."""
     try:
-        import pyarrow
-        import pyarrow.parquet  # noqa: F401
+        with interrupts_deferred():
+            import pyarrow
+            import pyarrow.dataset  # noqa: F401
+            import pyarrow.fs  # noqa: F401
+            import pyarrow.parquet  # noqa: F401
     except ImportError as exc:
         raise ImportError("Parquet files need pyarrow, which is not installed: pip install "
                           "'fastcredit[parquet]'") from exc

@@ -83,6 +83,7 @@ class _Source:
 
     @classmethod
     def resolve(cls, source, name: str = "source") -> "_Source":
+        _pa()   # pyarrow loaded with interrupts held, or the extra named
         import pyarrow.dataset as ds
         from pyarrow import fs as pafs
         if isinstance(source, ds.FileSystemDataset):
