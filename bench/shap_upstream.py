@@ -23,8 +23,9 @@ import os
 import subprocess
 import sys
 import tempfile
-import xml.etree.ElementTree as ET
 from pathlib import Path
+
+from upstream_tests import pytest_outcomes
 
 FILES = ["test_permutation.py", "test_exact.py", "test_kernel.py", "test_sampling.py",
          "test_partition.py"]
@@ -64,17 +65,9 @@ def run(tests: Path, files: list[str], swap: bool, workdir: Path) -> dict:
     report = workdir / f"report_{int(swap)}.xml"
     env = dict(os.environ, FASTCREDIT_SHAP_SWAP="1" if swap else "0",
                PYTHONPATH=os.pathsep.join([str(workdir), os.environ.get("PYTHONPATH", "")]))
-    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
-            "fastcredit_swap", f"--junitxml={report}", "--rootdir", str(tests.parent)]
-    args += [str(tests / "explainers" / f) for f in files]
-    subprocess.run(args, env=env, cwd=tests.parent, capture_output=True)
-    outcomes = {}
-    for case in ET.parse(report).iter("testcase"):
-        kinds = {child.tag for child in case}
-        outcome = ("failed" if kinds & {"failure", "error"} else
-                   "skipped" if "skipped" in kinds else "passed")
-        outcomes[f"{case.get('classname')}::{case.get('name')}"] = outcome
-    return outcomes
+    args = ["-q", "-p", "no:cacheprovider", "-p", "fastcredit_swap", "--rootdir",
+            str(tests.parent)] + [str(tests / "explainers" / f) for f in files]
+    return pytest_outcomes(args, env, tests.parent, report)
 
 
 def main(files: list[str]) -> None:

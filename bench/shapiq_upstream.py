@@ -23,10 +23,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import xml.etree.ElementTree as ET
 from collections import Counter
 from importlib.metadata import version
 from pathlib import Path
+
+from upstream_tests import pytest_outcomes
 
 PATHS = ["tests/shapiq/tests_unit/tests_approximators", "tests/shapiq/tests_unit/tests_explainer",
          "tests/shapiq/tests_unit/tests_game_theory/test_exact_computer.py"]
@@ -61,17 +62,9 @@ def run(root: Path, paths: list[str], swap: bool, workdir: Path) -> dict:
     report = workdir / f"report_{int(swap)}.xml"
     env = dict(os.environ, FASTCREDIT_SHAPIQ_SWAP="1" if swap else "0",
                PYTHONPATH=os.pathsep.join([str(workdir), os.environ.get("PYTHONPATH", "")]))
-    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
-            "no:randomly", "-W", "ignore", "-p", "fastcredit_shapiq_swap",
-            f"--junitxml={report}", "--rootdir", str(root)] + paths
-    subprocess.run(args, env=env, cwd=root, capture_output=True)
-    outcomes = {}
-    for case in ET.parse(report).iter("testcase"):
-        kinds = {child.tag for child in case}
-        outcome = ("failed" if kinds & {"failure", "error"} else
-                   "skipped" if "skipped" in kinds else "passed")
-        outcomes[f"{case.get('classname')}::{case.get('name')}"] = outcome
-    return outcomes
+    args = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-W", "ignore", "-p",
+            "fastcredit_shapiq_swap", "--rootdir", str(root)] + paths
+    return pytest_outcomes(args, env, root, report)
 
 
 def main(paths: list[str]) -> None:
