@@ -24,7 +24,7 @@ from scipy.stats import rankdata
 import fastcredit as fc
 from common import Alternative, Case, Limit, kernels
 from fastcredit import _parallel
-from fastcredit.audit import agreement, bootstrap, controls, null, paired, spearman
+from fastcredit.audit import agreement, bootstrap, controls, null, spearman
 
 M = 5
 
