@@ -20,12 +20,11 @@ mirror the fetch tool leaves in /work/.mirror/shap+shap/repo).
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from upstream_tests import pytest_outcomes
+from upstream_tests import pytest_outcomes, tests_at_tag
 
 FILES = ["test_permutation.py", "test_exact.py", "test_kernel.py", "test_sampling.py",
          "test_partition.py"]
@@ -53,11 +52,8 @@ def shap_tests(workdir: Path) -> Path:
     if given:
         return Path(given)
     import shap
-    repo = os.environ.get("SHAP_REPO", "/work/.mirror/shap+shap/repo")
-    archive = subprocess.run(["git", f"--git-dir={repo}", "archive", f"v{shap.__version__}",
-                              "tests"], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(workdir)], input=archive, check=True)
-    return workdir / "tests"
+    return tests_at_tag(os.environ.get("SHAP_REPO", "/work/.mirror/shap+shap/repo"),
+                        f"v{shap.__version__}", workdir) / "tests"
 
 
 def run(tests: Path, files: list[str], swap: bool, workdir: Path) -> dict:

@@ -20,14 +20,13 @@ mirror the fetch tool leaves in /work/.mirror/mmschlk+shapiq/repo).
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 from collections import Counter
 from importlib.metadata import version
 from pathlib import Path
 
-from upstream_tests import pytest_outcomes
+from upstream_tests import pytest_outcomes, tests_at_tag
 
 PATHS = ["tests/shapiq/tests_unit/tests_approximators", "tests/shapiq/tests_unit/tests_explainer",
          "tests/shapiq/tests_unit/tests_game_theory/test_exact_computer.py"]
@@ -50,11 +49,8 @@ def shapiq_root(workdir: Path) -> Path:
     given = os.environ.get("SHAPIQ_TESTS")
     if given:
         return Path(given)
-    repo = os.environ.get("SHAPIQ_REPO", "/work/.mirror/mmschlk+shapiq/repo")
-    archive = subprocess.run(["git", f"--git-dir={repo}", "archive", f"v{version('shapiq')}",
-                              "tests"], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(workdir)], input=archive, check=True)
-    return workdir
+    return tests_at_tag(os.environ.get("SHAPIQ_REPO", "/work/.mirror/mmschlk+shapiq/repo"),
+                        f"v{version('shapiq')}", workdir)
 
 
 def run(root: Path, paths: list[str], swap: bool, workdir: Path) -> dict:
