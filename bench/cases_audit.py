@@ -7,10 +7,12 @@ vectorised NumPy/SciPy code a user would write instead).
 Bare calls: the audit kernels the public call makes, in order, on the
 converted arrays (and, for a kernel that reads what an earlier step made,
 such as the sorted sample of a bootstrap, that input made once), split over
-threads as the public call splits them, into prepared outputs. NumPy steps
-between or after the kernels (the percentile intervals of the bootstraps)
-are not in the bare call: the ratio counts them with the checks; except the
-summaries computed from the kernels' outputs, which the bare call makes:
+threads as the public call splits them, into prepared outputs; the
+bootstraps' percentile interval is fc_percentile_interval on a prepared copy
+of the replicates (the selection reorders what it reads). NumPy steps
+between or after the kernels are not in the bare call: the ratio counts
+them with the checks; except the summaries computed from the kernels'
+outputs, which the bare call makes:
 the null's statistics of every world (a medians and two Spearman
 correlations per world: the computation the kernel's output feeds, as long
 as the kernel on this case) and alignment's medians and means over the
@@ -98,7 +100,8 @@ def _in_sequence(*bares):
 def _bare_bootstrap(a, b, resamples, seed=0):
     """fc_bootstrap_median over the resamples (the replicates of median(a),
     or of median(a) - median(b) with pairs resampled together), on the
-    sorted samples bootstrap._median_bootstrap makes of the non-NaN items."""
+    sorted samples bootstrap._median_bootstrap makes of the non-NaN items,
+    then the percentile interval (level 0.95)."""
     keep = ~np.isnan(a) if b is None else ~(np.isnan(a) | np.isnan(b))
     sorted_a, order_a = bootstrap._sorted(a[keep])
     sorted_b, order_b = (np.empty(0), np.empty(0, dtype=np.int64)) if b is None else \
@@ -106,7 +109,8 @@ def _bare_bootstrap(a, b, resamples, seed=0):
 
     def prepare(backend, threads):
         impl = kernels("audit.bootstrap_median", backend)
-        reps = np.empty(resamples)
+        reps, scratch, low, high = np.empty(resamples), np.empty((1, resamples)), \
+            np.empty(1), np.empty(1)
 
         def part(start, stop):
             counts = np.empty(sorted_a.shape[0], dtype=np.int32)
@@ -116,7 +120,9 @@ def _bare_bootstrap(a, b, resamples, seed=0):
         def call():
             _parallel.run(part, resamples, _parallel.n_threads(threads),
                           min_items=bootstrap._MIN_RESAMPLES_PER_THREAD)
-            return reps
+            np.copyto(scratch[0], reps)
+            impl.percentile_interval(scratch, 0.0, 0.025, 0.975, low, high)
+            return reps, low, high
 
         return call
     return prepare
@@ -369,14 +375,16 @@ def _numpy_spearman_difference(x, y, z, resamples, seed):
 def _bare_spearman_difference(x, y, z, resamples, seed=0):
     """fc_bootstrap_spearman_diff over the resamples, split as
     spearman_difference splits them, on the sorted samples it makes, into
-    prepared replicates (the estimate and the interval are NumPy, counted by
-    the ratio)."""
+    prepared replicates, then the percentile interval (level 0.95) as
+    _bare_bootstrap takes it (the estimate is NumPy, counted by the
+    ratio)."""
     (sx, ox), (sy, oy), (sz, oz) = (bootstrap._sorted(v) for v in (x, y, z))
     n = x.shape[0]
 
     def prepare(backend, threads):
         impl = kernels("audit.bootstrap_spearman_diff", backend)
-        reps = np.empty(resamples)
+        reps, scratch, low, high = np.empty(resamples), np.empty((1, resamples)), \
+            np.empty(1), np.empty(1)
 
         def part(start, stop):
             impl.bootstrap_spearman_diff(sx, ox, sy, oy, sz, oz, np.uint64(seed), start, stop,
@@ -386,7 +394,9 @@ def _bare_spearman_difference(x, y, z, resamples, seed=0):
         def call():
             _parallel.run(part, resamples, _parallel.n_threads(threads),
                           min_items=bootstrap._MIN_RESAMPLES_PER_THREAD)
-            return reps
+            np.copyto(scratch[0], reps)
+            impl.percentile_interval(scratch, 0.0, 0.025, 0.975, low, high)
+            return reps, low, high
 
         return call
     return prepare

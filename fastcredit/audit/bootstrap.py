@@ -65,15 +65,34 @@ class BootstrapCI:
         return min(1.0, 2.0 * min(below, above) / self.replicates.shape[0])
 
 
-def _percentile_interval(replicates, level, axis=None):
+def _percentile_interval(impl, replicates, level) -> tuple[float, float]:
     """The percentile interval: the (1 - level)/2 and (1 + level)/2 quantiles
-    of the replicates (along ``axis``), as ``(low, high)``."""
-    return np.quantile(replicates, [(1 - level) / 2, (1 + level) / 2], axis=axis)
+    of the replicates, as ``(low, high)``; numpy.quantile's (method
+    "linear") bit for bit, selected by ``impl.percentile_interval`` (the
+    audit kernels of the call's backend) in O(n) on a copy, since the
+    selection reorders what it reads and the replicates are returned in
+    stream order. np.quantile's own Python costs more than its selection,
+    and more again run after a kernel has taken the caches."""
+    low, high = np.empty(1), np.empty(1)
+    impl.percentile_interval(replicates.reshape(1, -1).copy(), 0.0, (1 - level) / 2,
+                             (1 + level) / 2, low, high)
+    return float(low[0]), float(high[0])
 
 
 def _sorted(x):
     order = np.argsort(x, kind="stable")
-    return np.ascontiguousarray(x[order]), order.astype(np.int64)
+    return x[order], order.astype(np.int64, copy=False)
+
+
+def _median_of_sorted(s) -> float:
+    """``np.median`` of the sorted NaN-free ``s``, bit for bit: the middle
+    item, or the middle two's sum halved, summed from 0.0 as NumPy's mean
+    does (a zero median is +0.0). Read off the sort the kernel needs
+    anyway: a second selection, with np.median's Python around it, costs
+    more than the replicates' interval after a kernel has taken the
+    caches."""
+    h = s.shape[0] // 2
+    return float(0.0 + s[h]) if s.shape[0] % 2 else float((0.0 + s[h - 1] + s[h]) / 2)
 
 
 def check_resamples(resamples, rows: int = 1) -> int:
@@ -111,13 +130,13 @@ def _median_bootstrap(a, b, resamples, level, seed, threads, backend,
     # the kernel tallies each replicate's draws against the sorted sample, so
     # a replicate's median costs O(n) without sorting the resample
     sorted_a, order_a = _sorted(a)
-    estimate = float(np.median(a))
+    estimate = _median_of_sorted(sorted_a)
     if b is None:
         sorted_b, order_b = np.empty(0), np.empty(0, dtype=np.int64)
     else:
         b = b[keep]
         sorted_b, order_b = _sorted(b)
-        estimate -= float(np.median(b))
+        estimate -= _median_of_sorted(sorted_b)
     impl = kernels("audit", resolve("audit.bootstrap_median", backend))
     reps = np.empty(resamples)
 
@@ -128,8 +147,7 @@ def _median_bootstrap(a, b, resamples, level, seed, threads, backend,
 
     _parallel.run(part, resamples, _parallel.n_threads(threads),
                   min_items=_MIN_RESAMPLES_PER_THREAD)
-    low, high = _percentile_interval(reps, level)
-    return BootstrapCI(estimate, float(low), float(high), level, n, reps)
+    return BootstrapCI(estimate, *_percentile_interval(impl, reps, level), level, n, reps)
 
 
 def bootstrap_median(x, *, resamples=10_000, level=0.95, seed=0, threads=None,

@@ -523,8 +523,7 @@ def spearman_difference(x, y, z, *, resamples=10_000, level=0.95, seed=0, thread
 
     _parallel.run(part, resamples, _parallel.n_threads(threads),
                   min_items=_MIN_RESAMPLES_PER_THREAD)
-    low, high = _percentile_interval(reps, level)
-    return BootstrapCI(estimate, float(low), float(high), level, n, reps)
+    return BootstrapCI(estimate, *_percentile_interval(impl, reps, level), level, n, reps)
 
 
 # --- temporal self-consistency ---------------------------------------------------------
