@@ -219,13 +219,18 @@ def stream8(typingctx, a, i, x):
     return sig, codegen
 
 
+def _on_x86(builder):
+    """Whether the code being built is for an x86 processor."""
+    return builder.module.triple.split("-")[0] in ("x86_64", "i386", "i686")
+
+
 @intrinsic
 def store_fence(typingctx):
     """x86's ``sfence`` (non-temporal stores are weakly ordered there, and
     the ``fence`` instruction of LLVM's memory model does not order them);
     elsewhere a sequentially consistent ``fence``."""
     def codegen(context, builder, sig, args):
-        if builder.module.triple.split("-")[0] in ("x86_64", "i386", "i686"):
+        if _on_x86(builder):
             sfence = cgutils.get_or_insert_function(
                 builder.module, ir.FunctionType(ir.VoidType(), []), "llvm.x86.sse.sfence")
             builder.call(sfence, [])
@@ -310,13 +315,17 @@ def keep_bit(typingctx, x, q):
     sig = f64x8(f64x8, types.intp)
 
     def codegen(context, builder, sig, args):
-        i64s = _LANE_NUMBERS.type
-        bit = builder.and_(builder.lshr(_LANE_NUMBERS, _splat(builder, args[1])),
-                           ir.Constant(i64s, 1))
-        keep = builder.icmp_unsigned("!=", bit, ir.Constant(i64s, 0))
-        return builder.select(keep, args[0], ir.Constant(_VEC, [0.0] * _LANES))
+        return _keep_bit(builder, args[0], args[1])
 
     return sig, codegen
+
+
+def _keep_bit(builder, x, q):
+    """keep_bit's lanes: lane l of x where bit q (an i64) of l is set, else +0.0."""
+    i64s = _LANE_NUMBERS.type
+    bit = builder.and_(builder.lshr(_LANE_NUMBERS, _splat(builder, q)), ir.Constant(i64s, 1))
+    keep = builder.icmp_unsigned("!=", bit, ir.Constant(i64s, 0))
+    return builder.select(keep, x, ir.Constant(_VEC, [0.0] * _LANES))
 
 
 @intrinsic

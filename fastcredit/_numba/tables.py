@@ -11,10 +11,14 @@ Signatures (v: (B, 2**m) float32/float64, out: float64):
     owen(v, groups, level_start, item_start, items, weights, out)  out (B, m)
 """
 import numpy as np
+from llvmlite import ir
 from numba import literally, njit
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from .._constants import TABLE_BLOCK_BITS
-from ._simd import (keep_bit, lane, lane_zeta, load8, reduce6, reduce8, store8, store_fence,
+from ._simd import (_F64, _I32, _VEC, _element_pointer, _keep_bit, _on_x86, _splat, f64x8,
+                    keep_bit, lane, lane_zeta, load8, reduce6, reduce8, store8, store_fence,
                     store_lanes, stream8, zeros8)
 
 __all__ = ["semivalue", "semivalue_ranges", "singleton", "leave_one_out", "pair_interactions",
@@ -66,9 +70,9 @@ def _fold(x, bits, t, s):
         if half >= 8:
             s[:] = 0.0
             for j in range(0, half, 8):
-                for lane in range(8):
-                    s[lane] += x[j + half + lane]
-                    x[j + lane] += x[j + half + lane]
+                for i in range(8):
+                    s[i] += x[j + half + i]
+                    x[j + i] += x[j + half + i]
             t[k] += _sum8(s)
         else:
             acc = 0.0
@@ -82,8 +86,7 @@ def _fold(x, bits, t, s):
 def _weigh_block(v, g, base, n, center, c, w, x, s):
     """x[j] = (v[g, base + j] - center) c[j]; returns
     sum_j (v[g, base + j] - center) w[j]. s: scratch of 8 partial sums."""
-    for lane in range(8):
-        s[lane] = 0.0
+    s[:] = 0.0
     if n < 8:
         for j in range(n):
             d = np.float64(v[g, base + j]) - center
@@ -91,10 +94,10 @@ def _weigh_block(v, g, base, n, center, c, w, x, s):
             x[j] = d * c[j]
     else:
         for j in range(0, n, 8):
-            for lane in range(8):
-                d = np.float64(v[g, base + j + lane]) - center
-                s[lane] += d * w[j + lane]
-                x[j + lane] = d * c[j + lane]
+            for i in range(8):
+                d = np.float64(v[g, base + j + i]) - center
+                s[i] += d * w[j + i]
+                x[j + i] = d * c[j + i]
     return _sum8(s)
 
 
@@ -151,39 +154,102 @@ def _fresh_level(x, q):
     return _fold_level(x, q, first, 1)
 
 
+#: the partials a block of TABLE_BLOCK_BITS = 8 bits adds to: p0 .. p7, B's
+_BLOCK_PARTIALS = types.UniTuple(f64x8, TABLE_BLOCK_BITS + 1)
+
+
+@intrinsic
+def _weigh_fold_block(typingctx, v, start, center, cs, ws, off, partials):
+    """One block of the blocked pass, as weigh_vectors and fold_vectors(x,
+    BLOCK_BITS, p, 0) of csrc/tables_real.inc and tables.c: the block's 32
+    vectors from flat index start of v (float32 widened), d = v - center,
+    x[k] = d cs[off + 8k ..], B's partial of the block sum_k d ws[off + 8k
+    ..] in k order, then the halving fold of x onto p7 .. p3 and the lane
+    masks of the folded first vector onto p0 .. p2. Returns the partials
+    (p0 .. p7, B's) and the folded first vector (what the block's high bits
+    add). Same operations in the same order as C, so the same bits.
+
+    Each vector is a value of its own, so LLVM keeps the block in registers
+    as GCC does with C's unrolled loops (a jitted loop over a scratch array
+    stored the block and loaded it back, issue 33). Two orderings keep
+    LLVM's spills near GCC's: the top level of the fold takes each upper
+    vector as soon as it is made, and after each vector an empty volatile
+    asm reading B's partial keeps B's addition (a chain of 32) ahead of the
+    next loads, which LLVM's scheduler otherwise hoisted, spilling the 32
+    products d ws to add them at the end (per block 101 stack accesses, C
+    24; one game m = 20 1.11x C's time, with it 1.02x)."""
+    if not (isinstance(v, types.Array) and v.layout == "C"
+            and v.dtype in (types.float32, types.float64)
+            and all(isinstance(a, types.Array) and a.layout == "C" and a.dtype == types.float64
+                    for a in (cs, ws))
+            and isinstance(start, types.Integer) and isinstance(off, types.Integer)
+            and isinstance(center, types.Float) and partials == _BLOCK_PARTIALS):
+        return None
+    sig = types.UniTuple(f64x8, TABLE_BLOCK_BITS + 2)(v, types.intp, types.float64, cs, ws,
+                                                      types.intp, partials)
+
+    def codegen(context, builder, sig, args):
+        v_type, _, _, cs_type, ws_type, _, _ = sig.args
+        a, first, mid, c_arr, w_arr, at, packed = args
+        p = cgutils.unpack_tuple(builder, packed, TABLE_BLOCK_BITS + 1)
+        centre = _splat(builder, mid)
+
+        def vector(array_type, array, index, k):
+            ptr = _element_pointer(context, builder, array_type, array,
+                                   builder.add(index, ir.Constant(index.type, 8 * k)))
+            value = builder.load(ptr, align=array_type.dtype.bitwidth // 8)
+            return value if array_type.dtype == types.float64 else builder.fpext(value, _VEC)
+
+        zero = ir.Constant(_VEC, [0.0] * 8)
+        b, x, top = zero, [], TABLE_BLOCK_BITS - 1
+        x86 = _on_x86(builder)
+        for k in range(_BLOCK >> 3):
+            d = builder.fsub(vector(v_type, a, first, k), centre)
+            b = builder.fadd(b, builder.fmul(d, vector(ws_type, w_arr, at, k)))
+            x.append(builder.fmul(d, vector(cs_type, c_arr, at, k)))
+            if k >= _BLOCK >> 4:   # the top level's fold of it, as soon as it is made
+                p[top] = builder.fadd(p[top], x[k])
+                x[k - (_BLOCK >> 4)] = builder.fadd(x[k - (_BLOCK >> 4)], x[k])
+            if x86:   # B's step k done before the loads of step k + 1 (see above)
+                builder.asm(ir.FunctionType(ir.VoidType(), [_F64]), "", "v",
+                            [builder.extract_element(b, ir.Constant(_I32, 0))], True)
+        for q in range(top - 1, 2, -1):
+            half = 1 << (q - 3)
+            for k in range(half):
+                p[q] = builder.fadd(p[q], x[k + half])
+                x[k] = builder.fadd(x[k], x[k + half])
+        for q in range(3):
+            p[q] = builder.fadd(p[q], _keep_bit(builder, x[0], ir.Constant(ir.IntType(64), q)))
+        p[TABLE_BLOCK_BITS] = builder.fadd(p[TABLE_BLOCK_BITS], b)
+        return context.make_tuple(builder, sig.return_type, p + [x[0]])
+
+    return sig, codegen
+
+
 @jit
 def _lane_blocks(v, g, m, cs, ws, center, start, stop, acc):
     """The blocked pass for m >= TABLE_BLOCK_BITS in the order of the vector
     path of csrc/tables.c: per-player 8-lane partials (row q of p, row m for
     B) accumulate across blocks and are reduced (pairwise) once at the end.
     The partials of a block's own bits (TABLE_BLOCK_BITS = 8: p0 .. p7) and
-    of B are values rather than rows of p, so that no store to p comes
-    between a block's stores to x and its loads of them, which LLVM then
-    forwards (it cannot tell p from x)."""
+    of B are values (_weigh_fold_block), those of its high bits rows of p."""
     p = np.zeros((m + 1) * 8)
-    x = np.empty(_BLOCK)
     row = g * v.shape[1]
-    p0 = p1 = p2 = p3 = p4 = p5 = p6 = p7 = pb = zeros8()
+    z = zeros8()
+    partials = (z, z, z, z, z, z, z, z, z)
     for base in range(start, stop, _BLOCK):
         blk = base >> TABLE_BLOCK_BITS
         off = _popcount(blk) << TABLE_BLOCK_BITS
-        pb = pb + _weigh_vectors(v, row + base, _BLOCK >> 3, center, cs, ws, off, x)
-        p7 = _fold_level(x, 7, p7)
-        p6 = _fold_level(x, 6, p6)
-        p5 = _fold_level(x, 5, p5)
-        p4 = _fold_level(x, 4, p4)
-        p3 = _fold_level(x, 3, p3)
-        total = load8(x, 0)
-        p0 = p0 + keep_bit(total, 0)
-        p1 = p1 + keep_bit(total, 1)
-        p2 = p2 + keep_bit(total, 2)
+        p0, p1, p2, p3, p4, p5, p6, p7, pb, total = _weigh_fold_block(
+            v, row + base, center, cs, ws, off, partials)
+        partials = (p0, p1, p2, p3, p4, p5, p6, p7, pb)
         for i in range(m - TABLE_BLOCK_BITS):
             if (blk >> i) & 1:
                 q = 8 * (TABLE_BLOCK_BITS + i)
                 store8(p, q, load8(p, q) + total)
-    for q, pq in enumerate((p0, p1, p2, p3, p4, p5, p6, p7)):
-        store8(p, 8 * q, pq)
-    store8(p, 8 * m, pb)
+    for q in range(TABLE_BLOCK_BITS):
+        store8(p, 8 * q, partials[q])
+    store8(p, 8 * m, partials[TABLE_BLOCK_BITS])
     for q in range(m + 1):
         acc[q] += _sum8(p[8 * q:8 * q + 8])
 
