@@ -109,7 +109,7 @@ def _allocation_cases(quick, rng):
         yield Case(name, f"{ARMS} actions, budget {budget} ask/tell",
                    lambda backend, threads, make=make: make(backend).run(evaluate, budget),
                    met=lambda r: f"{r.t / budget * 1e6:.1f} us per trial",
-                   key="trees.allocation",
+                   key="trees.allocation", repeats=25,   # ~0.3 ms a run: best of 5 was noise
                    bare=_bare_allocation(rule, costs if rule == ALLOC_AGENT_UCT else
                                          np.zeros(ARMS), c, c_tok, evaluate, budget))
 
