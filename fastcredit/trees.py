@@ -39,8 +39,6 @@ _ENGINE = ("JitEnvironment", "SoftmaxActor", "PrefixCache", "Ledger", "RunLedger
 
 __all__ = ["TreeCredit", "actor_centered_credit", "Uniform", "UCT", "AgentUCT", *_ENGINE]
 
-_MAX_DOUBLE = np.finfo(np.float64).max
-
 
 def __getattr__(name: str):
     if name in _ENGINE:
@@ -302,34 +300,23 @@ class _Allocator:
         # attribute look-ups around them cost a third of that (issue 33)
         pick, rule, counts, sums = self._impl.allocation_pick, self._rule, self._counts, self._sums
         costs, c, c_tok, key = self._costs, self._c, self._c_tok, self._key
-        isfinite, f64, start = math.isfinite, np.float64, self._step
-        # The trials asked, as ask counts them, are the loop's step plus
-        # whether its pick was made: picked is cleared only on the ways out
-        # before it, so a trial costs no count of its own (issue 33)
-        picked, step = True, start - 1
+        isfinite, step = math.isfinite, self._step
         try:
-            for step in range(start, start + budget):
-                try:
-                    a = pick(rule, counts, sums, costs, c, c_tok, key, step)
-                except BaseException:
-                    picked = False
-                    raise
+            for _ in range(budget):
+                a = pick(rule, counts, sums, costs, c, c_tok, key, step)
                 if a < 0:
-                    picked = False
                     _refuse_pick()
+                step += 1
                 try:
                     value = evaluate(a)
                 except Exception as exc:
                     raise RuntimeError(f"evaluate raised on action {a}: {exc!r}") from exc
-                # a float or NumPy float64 that is finite passes (the type by
-                # identity: isinstance took as long as the finiteness check)
-                kind = type(value)
-                if kind is not float and kind is not f64 or not isfinite(value):
+                if not isinstance(value, float) or not isfinite(value):   # else it passes
                     value = check_float(value, f"evaluate({a}) (the value evaluate returned)")
                 counts[a] += 1
                 sums[a] += value
         finally:
-            self._step = step + picked
+            self._step = step       # the trials asked, as ask counts them
         return self
 
     def _record(self, action, value):
@@ -477,9 +464,7 @@ class AgentUCT(UCT):
         cost = float64_array(costs, "costs")
         if cost.shape != (self.n_actions,):
             raise ValueError(f"costs must have shape ({self.n_actions},), got {np.shape(costs)}")
-        # two reductions (a NaN fails both): the mask of the finite entries
-        # >= 0 and its all() took 4 ufunc calls, a third of the constructor
-        if not (np.minimum.reduce(cost) >= 0.0 and np.maximum.reduce(cost) <= _MAX_DOUBLE):
+        if not (np.isfinite(cost) & (cost >= 0)).all():
             raise ValueError("costs must be finite and >= 0")
         self._costs = cost.copy()
 
