@@ -18,8 +18,8 @@ from numba.extending import intrinsic
 
 from .._constants import TABLE_BLOCK_BITS
 from ._simd import (_F64, _I32, _VEC, _element_pointer, _keep_bit, _on_x86, _splat, f64x8,
-                    keep_bit, lane, lane_zeta, load8, reduce6, reduce8, store8, store_fence,
-                    store_lanes, stream8, zeros8)
+                    lane, lane_zeta, load8, reduce6, reduce8, store8, store_fence, store_lanes,
+                    stream8, zeros8)
 
 __all__ = ["semivalue", "semivalue_ranges", "singleton", "leave_one_out", "pair_interactions",
            "size_resolved", "moebius", "from_moebius", "owen"]
@@ -118,80 +118,54 @@ def _scalar_blocks(v, g, m, cs, ws, center, start, stop, acc):
         acc[m] += b
 
 
-@jit
-def _weigh_vectors(v, start, nv, center, cs, ws, off, x):
-    """x[k] = (v - center) cs for the nv vectors of v from flat index start;
-    returns the vector of partial sums of (v - center) ws (weigh_vectors in
-    csrc/tables_real.inc). cs, ws are read from flat index off."""
-    pb = zeros8()
-    for k in range(nv):
-        d = load8(v, start + 8 * k) - center
-        pb = pb + d * load8(ws, off + 8 * k)
-        store8(x, 8 * k, d * load8(cs, off + 8 * k))
-    return pb
-
-
-@jit
-def _fold_level(x, q, s, start=0):
-    """One level q >= 3 of fold_vectors in csrc/tables.c: returns s plus
-    the vectors of x with bit q set (in order, from the start-th) and adds
-    them onto the lower half of x[:2**(q+1)]."""
-    half = 1 << (q - 3)
-    for k in range(start, half):
-        upper = load8(x, 8 * (k + half))
-        s = s + upper
-        store8(x, 8 * k, load8(x, 8 * k) + upper)
-    return s
-
-
-@jit
-def _fresh_level(x, q):
-    """_fold_level into a fresh partial (fold_vectors' fresh in
-    csrc/tables.c): the first vector with bit q set starts the sum rather
-    than being added to 0."""
-    first = load8(x, 8 << (q - 3))
-    store8(x, 0, load8(x, 0) + first)
-    return _fold_level(x, q, first, 1)
-
-
-#: the partials a block of TABLE_BLOCK_BITS = 8 bits adds to: p0 .. p7, B's
-_BLOCK_PARTIALS = types.UniTuple(f64x8, TABLE_BLOCK_BITS + 1)
+#: the partials a table's bits below TABLE_BLOCK_BITS = 8 add to: p0 .. p7, B's
+_PARTIALS = types.UniTuple(f64x8, TABLE_BLOCK_BITS + 1)
 
 
 @intrinsic
-def _weigh_fold_block(typingctx, v, start, center, cs, ws, off, partials):
-    """One block of the blocked pass, as weigh_vectors and fold_vectors(x,
-    BLOCK_BITS, p, 0) of csrc/tables_real.inc and tables.c: the block's 32
-    vectors from flat index start of v (float32 widened), d = v - center,
-    x[k] = d cs[off + 8k ..], B's partial of the block sum_k d ws[off + 8k
-    ..] in k order, then the halving fold of x onto p7 .. p3 and the lane
-    masks of the folded first vector onto p0 .. p2. Returns the partials
-    (p0 .. p7, B's) and the folded first vector (what the block's high bits
-    add). Same operations in the same order as C, so the same bits.
+def _weigh_fold(typingctx, v, start, center, cs, ws, off, bits, partials):
+    """weigh_vectors and fold_vectors of csrc/tables_real.inc and tables.c on
+    one table of 2**bits entries (3 <= bits <= TABLE_BLOCK_BITS, a literal):
+    its 2**(bits-3) vectors from flat index start of v (float32 widened),
+    d = v - center, x[k] = d cs[off + 8k ..], B's partial sum_k d ws[off +
+    8k ..] from 0 in k order, then the halving fold of x onto p[bits-1] ..
+    p3 and the lane masks of the folded first vector onto p0 .. p2. Into
+    ``partials`` (p0 .. p7, B's), or, for None, fresh partials (C's fresh:
+    each starts at its first term; p[bits] .. p7 and B's 0 before B's
+    partial). Returns the partials and the folded first vector (what a
+    block's high bits add). Same operations in the same order as C, so the
+    same bits.
 
-    Each vector is a value of its own, so LLVM keeps the block in registers
+    Each vector is a value of its own, so LLVM keeps the table in registers
     as GCC does with C's unrolled loops (a jitted loop over a scratch array
     stored the block and loaded it back, issue 33). Two orderings keep
-    LLVM's spills near GCC's: the top level of the fold takes each upper
-    vector as soon as it is made, and after each vector an empty volatile
-    asm reading B's partial keeps B's addition (a chain of 32) ahead of the
-    next loads, which LLVM's scheduler otherwise hoisted, spilling the 32
-    products d ws to add them at the end (per block 101 stack accesses, C
-    24; one game m = 20 1.11x C's time, with it 1.02x)."""
+    LLVM's spills near GCC's on a block of 32 vectors: the top level of the
+    fold takes each upper vector as soon as it is made, and after each
+    vector an empty volatile asm reading B's partial (no instruction: it
+    orders the compiler's schedule, not the processor's) keeps B's addition
+    (a chain of 32) ahead of the next loads, which LLVM's scheduler otherwise
+    hoisted, spilling the 32 products d ws to add them at the end (per block
+    101 stack accesses, C 24; one game m = 20 1.11x C's time, with it 1.02x)."""
+    fresh = partials == types.none
     if not (isinstance(v, types.Array) and v.layout == "C"
             and v.dtype in (types.float32, types.float64)
             and all(isinstance(a, types.Array) and a.layout == "C" and a.dtype == types.float64
                     for a in (cs, ws))
             and isinstance(start, types.Integer) and isinstance(off, types.Integer)
-            and isinstance(center, types.Float) and partials == _BLOCK_PARTIALS):
+            and isinstance(center, types.Float) and (fresh or partials == _PARTIALS)
+            and isinstance(bits, types.IntegerLiteral)
+            and 3 <= bits.literal_value <= TABLE_BLOCK_BITS):
         return None
+    n_bits = bits.literal_value
     sig = types.UniTuple(f64x8, TABLE_BLOCK_BITS + 2)(v, types.intp, types.float64, cs, ws,
-                                                      types.intp, partials)
+                                                      types.intp, bits, partials)
 
     def codegen(context, builder, sig, args):
-        v_type, _, _, cs_type, ws_type, _, _ = sig.args
-        a, first, mid, c_arr, w_arr, at, packed = args
-        p = cgutils.unpack_tuple(builder, packed, TABLE_BLOCK_BITS + 1)
+        v_type, _, _, cs_type, ws_type, _, _, _ = sig.args
+        a, first, mid, c_arr, w_arr, at, _, packed = args
+        zero = ir.Constant(_VEC, [0.0] * 8)
+        p = ([zero] * (TABLE_BLOCK_BITS + 1) if fresh
+             else cgutils.unpack_tuple(builder, packed, TABLE_BLOCK_BITS + 1))
         centre = _splat(builder, mid)
 
         def vector(array_type, array, index, k):
@@ -200,27 +174,29 @@ def _weigh_fold_block(typingctx, v, start, center, cs, ws, off, partials):
             value = builder.load(ptr, align=array_type.dtype.bitwidth // 8)
             return value if array_type.dtype == types.float64 else builder.fpext(value, _VEC)
 
-        zero = ir.Constant(_VEC, [0.0] * 8)
-        b, x, top = zero, [], TABLE_BLOCK_BITS - 1
+        def add(q, term, first_term):   # p[q] += term, or p[q] = term for a fresh first
+            p[q] = term if fresh and first_term else builder.fadd(p[q], term)
+
+        n, b, x, top = 1 << (n_bits - 3), zero, [], n_bits - 1
         x86 = _on_x86(builder)
-        for k in range(_BLOCK >> 3):
+        for k in range(n):
             d = builder.fsub(vector(v_type, a, first, k), centre)
             b = builder.fadd(b, builder.fmul(d, vector(ws_type, w_arr, at, k)))
             x.append(builder.fmul(d, vector(cs_type, c_arr, at, k)))
-            if k >= _BLOCK >> 4:   # the top level's fold of it, as soon as it is made
-                p[top] = builder.fadd(p[top], x[k])
-                x[k - (_BLOCK >> 4)] = builder.fadd(x[k - (_BLOCK >> 4)], x[k])
+            if top >= 3 and k >= n // 2:   # the top level's fold of it, as soon as it is made
+                add(top, x[k], k == n // 2)
+                x[k - n // 2] = builder.fadd(x[k - n // 2], x[k])
             if x86:   # B's step k done before the loads of step k + 1 (see above)
                 builder.asm(ir.FunctionType(ir.VoidType(), [_F64]), "", "v",
                             [builder.extract_element(b, ir.Constant(_I32, 0))], True)
         for q in range(top - 1, 2, -1):
             half = 1 << (q - 3)
             for k in range(half):
-                p[q] = builder.fadd(p[q], x[k + half])
+                add(q, x[k + half], k == 0)
                 x[k] = builder.fadd(x[k], x[k + half])
         for q in range(3):
-            p[q] = builder.fadd(p[q], _keep_bit(builder, x[0], ir.Constant(ir.IntType(64), q)))
-        p[TABLE_BLOCK_BITS] = builder.fadd(p[TABLE_BLOCK_BITS], b)
+            add(q, _keep_bit(builder, x[0], ir.Constant(ir.IntType(64), q)), True)
+        add(TABLE_BLOCK_BITS, b, True)
         return context.make_tuple(builder, sig.return_type, p + [x[0]])
 
     return sig, codegen
@@ -232,7 +208,7 @@ def _lane_blocks(v, g, m, cs, ws, center, start, stop, acc):
     path of csrc/tables.c: per-player 8-lane partials (row q of p, row m for
     B) accumulate across blocks and are reduced (pairwise) once at the end.
     The partials of a block's own bits (TABLE_BLOCK_BITS = 8: p0 .. p7) and
-    of B are values (_weigh_fold_block), those of its high bits rows of p."""
+    of B are values (_weigh_fold), those of its high bits rows of p."""
     p = np.zeros((m + 1) * 8)
     row = g * v.shape[1]
     z = zeros8()
@@ -240,8 +216,8 @@ def _lane_blocks(v, g, m, cs, ws, center, start, stop, acc):
     for base in range(start, stop, _BLOCK):
         blk = base >> TABLE_BLOCK_BITS
         off = _popcount(blk) << TABLE_BLOCK_BITS
-        p0, p1, p2, p3, p4, p5, p6, p7, pb, total = _weigh_fold_block(
-            v, row + base, center, cs, ws, off, partials)
+        p0, p1, p2, p3, p4, p5, p6, p7, pb, total = _weigh_fold(
+            v, row + base, center, cs, ws, off, TABLE_BLOCK_BITS, partials)
         partials = (p0, p1, p2, p3, p4, p5, p6, p7, pb)
         for i in range(m - TABLE_BLOCK_BITS):
             if (blk >> i) & 1:
@@ -263,27 +239,22 @@ def _semivalue_blocks(v, g, m, cs, ws, center, start, stop, acc):
 
 
 @jit
-def _vector_game(v, g, m, cs, ws, x):
+def _vector_game(v, g, m, cs, ws):
     """vector_game of csrc/tables_real.inc (3 <= m <= 8): game g's table as
-    2**(m-3) vectors (x: their scratch), folded into 8 partial vectors
-    p0..p7 (player q's in pq; p7 carries B when m < 8) that one transposing
-    reduction sums (reduce6 for m <= 5, where p5 and p6 are 0); its
-    results in lanes 0 .. m-1, the lanes past m other sums less B, finite
-    for a finite table. m a literal so that the loops over a table unroll
-    and the partials stay in registers."""
+    2**(m-3) vectors folded into 8 fresh partial vectors p0..p7 (player q's
+    in pq; p7 carries B when m < 8) that one transposing reduction sums
+    (reduce6 for m <= 5, where p5 and p6 are 0); its results in lanes 0 ..
+    m-1, the lanes past m other sums less B, finite for a finite table. m a
+    literal, the table's bits for _weigh_fold."""
     M = literally(m)
     z = zeros8()
-    pb = _weigh_vectors(v, g << M, 1 << (M - 3), np.float64(v[g, 0]), cs, ws, 0, x)
-    p7 = _fresh_level(x, 7) if M > 7 else pb
-    p6 = _fresh_level(x, 6) if M > 6 else z
-    p5 = _fresh_level(x, 5) if M > 5 else z
-    p4 = _fresh_level(x, 4) if M > 4 else z
-    p3 = _fresh_level(x, 3) if M > 3 else z
-    first = load8(x, 0)
-    f0, f1, f2 = keep_bit(first, 0), keep_bit(first, 1), keep_bit(first, 2)
-    r = reduce6(f0, f1, f2, p3, p4, p7) if M <= 5 else reduce8(f0, f1, f2, p3, p4, p5, p6, p7)
+    p0, p1, p2, p3, p4, p5, p6, p7, pb, _ = _weigh_fold(v, g << M, np.float64(v[g, 0]), cs,
+                                                        ws, 0, M, None)
     if M < 8:
+        r = (reduce6(p0, p1, p2, p3, p4, pb) if M <= 5
+             else reduce8(p0, p1, p2, p3, p4, p5, p6, pb))
         return r - lane(r, 7)
+    r = reduce8(p0, p1, p2, p3, p4, p5, p6, p7)
     return r - lane(reduce8(pb, z, z, z, z, z, z, z), 0)
 
 
@@ -299,10 +270,9 @@ def _vector_games(v, m, cs, ws, out, start, stop):
     stop - 1, their results stored into out; returns their probe (the
     sum of every lane times 0)."""
     M = literally(m)
-    x = np.empty(8 << (M - 3))
     probe = zeros8()
     for g in range(start, stop):
-        r = _vector_game(v, g, M, cs, ws, x)
+        r = _vector_game(v, g, M, cs, ws)
         store_lanes(out, g * M, r, M)
         probe = probe + r * 0.0
     return _sum_lanes(probe)
@@ -316,12 +286,11 @@ def _streamed_games(v, m, cs, ws, out, start, stop):
     non-temporal stores, so that a large batch's results go to memory
     without being read into the cache first. Same results, same bits."""
     M = literally(m)
-    x = np.empty(8 << (M - 3))
     lines = np.empty(8 * 8 + 8)
     probe = zeros8()
     for g in range(start, stop, 8):
         for k in range(8):
-            r = _vector_game(v, g + k, M, cs, ws, x)
+            r = _vector_game(v, g + k, M, cs, ws)
             store8(lines, k * M, r)   # the next game overwrites the lanes past m
             probe = probe + r * 0.0
         for k in range(M):
