@@ -20,6 +20,7 @@
  * their own (roots); with the two divisions of the logarithms they keep the
  * divider busy some 3.4 ns an instance, the floor of the recipe here.
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -283,20 +284,21 @@ static FC_INLINE void roots(const double *x, double *y, int64_t n)
 }
 
 /* Instances 0..n-1 of the block into ad, score, value, prerank [0..n), one
- * step of the recipe per loop over the block. Each loop's iteration is a
+ * step of the recipe per loop over the block; returns how many have a
+ * score or prerank that is not finite. Each loop's iteration is a
  * short chain of dependent operations (a hash, a polynomial by Horner's rule
  * after a division...), so the out-of-order core runs many iterations at
  * once; one loop doing it all is a chain of some 150 operations that it
  * overlaps with barely one other iteration (a third more time per instance,
  * measured). */
-static FC_INLINE void fill_steps(Block *restrict B, int64_t n, int64_t per_topic,
+static FC_INLINE int64_t fill_steps(Block *restrict B, int64_t n, int64_t per_topic,
                                  const double *restrict bid, const double *restrict ctr,
                                  double noise, int expected_value, int native,
                                  int64_t *restrict ad, double *restrict score,
                                  double *restrict value, double *restrict prerank)
 {
     const double f_per_topic = (double)per_topic;
-    int64_t j;
+    int64_t j, nonfinite = 0;
     for (j = 0; j < n; j++) {   /* the four uniforms */
         const uint64_t st = B->state[j];
         B->on[j] = uniform_from(fc_mix64(st + FC_RNG_GOLDEN), native) < B->keep[j];
@@ -325,8 +327,10 @@ static FC_INLINE void fill_steps(Block *restrict B, int64_t n, int64_t per_topic
         pctr = pick(pctr > 1.0, 1.0, pctr);
         score[j] = B->ba[j] * pctr;
     }
-    for (j = 0; j < n; j++)
+    for (j = 0; j < n; j++) {   /* |x| <= DBL_MAX: false for +-inf and NaN */
         prerank[j] = synth_log(score[j]) + 0.5 * (B->radius[j] * B->sin_u2[j]);
+        nonfinite += !(fabs(score[j]) <= DBL_MAX) | !(fabs(prerank[j]) <= DBL_MAX);
+    }
     if (expected_value) {
         if (value != score)
             for (j = 0; j < n; j++)
@@ -336,20 +340,20 @@ static FC_INLINE void fill_steps(Block *restrict B, int64_t n, int64_t per_topic
             value[j] = pick(uniform_from(fc_mix64((B->clicks[j] ^ fc_mix64((uint64_t)ad[j]))
                                                   + FC_RNG_GOLDEN), native) < B->ca[j],
                             B->ba[j], 0.0);
+    return nonfinite;
 }
 
 /* fill_steps with expected_value a constant in each call, so that the click
  * draws are not computed where they are not used. */
-static FC_CLONES void fill_block(Block *restrict B, int64_t n, int64_t per_topic,
+static FC_CLONES int64_t fill_block(Block *restrict B, int64_t n, int64_t per_topic,
                                  const double *restrict bid, const double *restrict ctr,
                                  double noise, int expected_value,
                                  int64_t *restrict ad, double *restrict score,
                                  double *restrict value, double *restrict prerank)
 {
     if (expected_value)
-        fill_steps(B, n, per_topic, bid, ctr, noise, 1, 0, ad, score, value, prerank);
-    else
-        fill_steps(B, n, per_topic, bid, ctr, noise, 0, 0, ad, score, value, prerank);
+        return fill_steps(B, n, per_topic, bid, ctr, noise, 1, 0, ad, score, value, prerank);
+    return fill_steps(B, n, per_topic, bid, ctr, noise, 0, 0, ad, score, value, prerank);
 }
 
 /* AVX-512 machines run fill_steps with the native conversions (uniform_from:
@@ -360,42 +364,42 @@ static FC_CLONES void fill_block(Block *restrict B, int64_t n, int64_t per_topic
  * __builtin_cpu_supports("x86-64-v4"). */
 #if defined(FC_VECTOR_EXT) && __GNUC__ >= 12 && defined(__x86_64__) && defined(__linux__)
 #define FC_SYNTHETIC_AVX512 1
-__attribute__((target("arch=x86-64-v4"))) static void
+__attribute__((target("arch=x86-64-v4"))) static int64_t
 fill_block_avx512(Block *restrict B, int64_t n, int64_t per_topic, const double *restrict bid,
                   const double *restrict ctr, double noise, int expected_value,
                   int64_t *restrict ad, double *restrict score, double *restrict value,
                   double *restrict prerank)
 {
     if (expected_value)
-        fill_steps(B, n, per_topic, bid, ctr, noise, 1, 1, ad, score, value, prerank);
-    else
-        fill_steps(B, n, per_topic, bid, ctr, noise, 0, 1, ad, score, value, prerank);
+        return fill_steps(B, n, per_topic, bid, ctr, noise, 1, 1, ad, score, value, prerank);
+    return fill_steps(B, n, per_topic, bid, ctr, noise, 0, 1, ad, score, value, prerank);
 }
 #endif
 
-/* Instances 0..n-1 of the block into ad, score, value, prerank [0..n). */
-static void flush_block(Block *B, int64_t n, int64_t per_topic, const double *bid,
+/* Instances 0..n-1 of the block into ad, score, value, prerank [0..n);
+ * returns how many are not finite (fill_steps). */
+static int64_t flush_block(Block *B, int64_t n, int64_t per_topic, const double *bid,
                         const double *ctr, double noise, int expected_value, int avx512,
                         int64_t *ad, double *score, double *value, double *prerank)
 {
 #ifdef FC_SYNTHETIC_AVX512
-    if (avx512) {
-        fill_block_avx512(B, n, per_topic, bid, ctr, noise, expected_value, ad, score, value,
-                          prerank);
-        return;
-    }
+    if (avx512)
+        return fill_block_avx512(B, n, per_topic, bid, ctr, noise, expected_value, ad, score,
+                                 value, prerank);
 #endif
     (void)avx512;
-    fill_block(B, n, per_topic, bid, ctr, noise, expected_value, ad, score, value, prerank);
+    return fill_block(B, n, per_topic, bid, ctr, noise, expected_value, ad, score, value,
+                      prerank);
 }
 
 int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics,
                              int64_t per_topic, const double *bid, const double *ctr,
                              double noise, int expected_value, const int64_t *offsets,
                              int64_t n_values, int64_t *ad, double *score, double *value,
-                             double *prerank, int64_t start, int64_t stop)
+                             double *prerank, int64_t start, int64_t stop,
+                             int64_t *nonfinite)
 {
-    int64_t r, j, x0, nb = 0;
+    int64_t r, j, x0, nb = 0, bad = 0;
     const double f_topics = (double)topics;
 #ifdef FC_SYNTHETIC_AVX512
     const int avx512 = (fc_internal_paths() & FC_PATH_AVX512) != 0;
@@ -436,8 +440,8 @@ int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics
                 nb += take;
                 left -= take;
                 if (nb == BLOCK) {
-                    flush_block(&B, nb, per_topic, bid, ctr, noise, expected_value != 0,
-                                avx512, ad + x0, score + x0, value + x0, prerank + x0);
+                    bad += flush_block(&B, nb, per_topic, bid, ctr, noise, expected_value != 0,
+                                       avx512, ad + x0, score + x0, value + x0, prerank + x0);
                     x0 += nb;
                     nb = 0;
                 }
@@ -445,8 +449,9 @@ int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics
         }
     }
     if (nb > 0)
-        flush_block(&B, nb, per_topic, bid, ctr, noise, expected_value != 0, avx512, ad + x0,
-                    score + x0, value + x0, prerank + x0);
+        bad += flush_block(&B, nb, per_topic, bid, ctr, noise, expected_value != 0, avx512,
+                           ad + x0, score + x0, value + x0, prerank + x0);
+    if (nonfinite) *nonfinite = bad;
     return FC_OK;
 }
 

@@ -101,13 +101,16 @@ int fc_synthetic_search_lengths(uint64_t seed, int64_t first, int m, int64_t k,
  * hold topics * per_topic entries; noise is the log-sd of the pCTR factor
  * and expected_value (0 or not) picks the value (see above); with
  * expected_value nonzero, value may be score itself (the values are the
- * scores: nothing more is written). */
+ * scores: nothing more is written). Unless nonfinite is NULL, *nonfinite
+ * gets the number of instances written whose score or prerank is not
+ * finite (a zero CTR makes log(0) = -inf), counted as they are written so
+ * that no caller reads the outputs again to check them. */
 int fc_synthetic_search_fill(uint64_t seed, int64_t first, int m, int64_t topics,
                              int64_t per_topic, const double *bid, const double *ctr,
                              double noise, int expected_value, const int64_t *offsets,
                              int64_t n_values, int64_t *ad,
                              double *score, double *value, double *prerank,
-                             int64_t start, int64_t stop);
+                             int64_t start, int64_t stop, int64_t *nonfinite);
 
 /* Repeated noisy replays of coalition tables (the replay-noise model):
  * tables holds rows start .. stop-1 of (B, 2^m) tables, row b being request

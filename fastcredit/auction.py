@@ -122,12 +122,15 @@ class Pools:
         self._fill(offsets, ad_id, score, value, m, prerank, adopt=False)
 
     @classmethod
-    def _adopt(cls, offsets, ad_id, score, value, m: int, prerank=None) -> "Pools":
+    def _adopt(cls, offsets, ad_id, score, value, m: int, prerank=None,
+               finite: bool = False) -> "Pools":
         """Pools over arrays that nothing else will write (new arrays the
         library made, or views of another Pools' arrays): validated as by the
-        constructor, but not copied."""
+        constructor, but not copied. ``finite``: the kernel that wrote score
+        and prerank counted none that is not finite, so they are not read
+        again to check it."""
         pools = object.__new__(cls)
-        pools._fill(offsets, ad_id, score, value, m, prerank, adopt=True)
+        pools._fill(offsets, ad_id, score, value, m, prerank, adopt=True, finite=finite)
         return pools
 
     def __reduce__(self):
@@ -135,7 +138,7 @@ class Pools:
         return Pools._adopt, (self.offsets, self.ad_id, self.score, self.value, self.m,
                               self.prerank)
 
-    def _fill(self, offsets, ad_id, score, value, m, prerank, adopt):
+    def _fill(self, offsets, ad_id, score, value, m, prerank, adopt, finite=False):
         m = ACTIONS.check(m)
         ad = int_array(ad_id, "ad_id")
         if ad.ndim != 1:
@@ -165,7 +168,7 @@ class Pools:
         for name in ("score", "prerank"):
             # a finite sum proves every term finite in one pass (it is rarely
             # not, and then an overflow is told apart by the search)
-            if name not in arrays:
+            if name not in arrays or finite:
                 continue
             with np.errstate(over="ignore", invalid="ignore"):
                 total = np.add.reduce(arrays[name])

@@ -288,12 +288,17 @@ def sponsored_search(n_requests: int, m: int | None = None, k: int | None = None
     score, prerank = _np.empty(n), _np.empty(n)
     # expected values are the scores: one array, not a copy of it
     value = score if expected_value else _np.empty(n)
-    _parallel.run(lambda a, b: kern.search_fill(key, start, m, topics, per_topic, bid, ctr,
-                                                noise, int(expected_value), offsets, ad,
-                                                score, value, prerank, a, b),
-                  n_requests, nt, min_items=4096)
-    # new arrays nothing else holds: validated, not copied
-    return Pools._adopt(offsets, ad, score, value, m=m, prerank=prerank)
+    # the fill counts the scores and preranks that are not finite as it
+    # writes them (a zero CTR makes log(0) = -inf): no second pass over them
+    nonfinite = sum(_parallel.run(
+        lambda a, b: kern.search_fill(key, start, m, topics, per_topic, bid, ctr, noise,
+                                      int(expected_value), offsets, ad, score, value, prerank,
+                                      a, b),
+        n_requests, nt, min_items=4096))
+    # new arrays nothing else holds, not copied; validated as Pools validates
+    # (where a value is not finite, the constructor's search names it)
+    return Pools._adopt(offsets, ad, score, value, m=m, prerank=prerank,
+                        finite=nonfinite == 0)
 
 
 def replay_repeats(v, *, repeats: int = 5, noise: float = 1.0, seed: int = 0, first: int = 0,

@@ -854,7 +854,7 @@ static void check_auction(void)
 #ifdef FASTCREDIT_SYNTHETIC_H
 static void check_synthetic(void)
 {
-    int64_t len[2 * 3], off[4] = {0, 2, 2, 3}, ad[3];
+    int64_t len[2 * 3], off[4] = {0, 2, 2, 3}, ad[3], nonfinite = -1;
     double score[3], value[3], pre[3];
     const double bid[1] = {2}, ctr1[1] = {1}, ctr0[1] = {0};
     int i, r;
@@ -883,30 +883,33 @@ static void check_synthetic(void)
     }
     /* one topic of one ad (every instance is ad 0), bid 2. ctr 1: every
      * click draw u < 1, value = bid = 2, and score = bid * min(pctr, 1) is
-     * in (0, 2]. ctr 0: pctr = 0, score 0, prerank log(0) = -inf, value 0. */
+     * in (0, 2]. ctr 0: pctr = 0, score 0, prerank log(0) = -inf, value 0:
+     * three instances counted as not finite. */
     expect(fc_synthetic_search_fill(4, 0, 3, 1, 1, bid, ctr1, 0.3, 0, off, 3, ad,
-                                    score, value, pre, 0, 1) == FC_OK, "synthetic fill");
+                                    score, value, pre, 0, 1, &nonfinite) == FC_OK &&
+           nonfinite == 0, "synthetic fill");
     for (i = 0; i < 3; i++)
         expect(ad[i] == 0 && value[i] == 2 && score[i] > 0 && score[i] <= 2 && isfinite(pre[i]),
                "synthetic fill, ctr 1");
     expect(fc_synthetic_search_fill(4, 0, 3, 1, 1, bid, ctr0, 0.3, 0, off, 3, ad,
-                                    score, value, pre, 0, 1) == FC_OK, "synthetic fill ctr 0");
+                                    score, value, pre, 0, 1, &nonfinite) == FC_OK &&
+           nonfinite == 3, "synthetic fill ctr 0");
     for (i = 0; i < 3; i++)
         expect(ad[i] == 0 && value[i] == 0 && score[i] == 0 && isinf(pre[i]) && pre[i] < 0,
                "synthetic fill, ctr 0");
     /* expected value: value = score; noise 0: pctr = ctr = 1 (0.4 off the
      * request's topic, here the same), score = bid = 2 or 0.8 */
     expect(fc_synthetic_search_fill(4, 0, 3, 1, 1, bid, ctr1, 0.0, 1, off, 3, ad,
-                                    score, value, pre, 0, 1) == FC_OK, "synthetic fill expected");
+                                    score, value, pre, 0, 1, NULL) == FC_OK, "synthetic fill expected");
     for (i = 0; i < 3; i++)
         expect(ad[i] == 0 && (score[i] == 2 || score[i] == 2 * 0.4) && value[i] == score[i],
                "synthetic fill, expected value");
     expect(fc_synthetic_search_fill(4, 0, 3, 1, 1, bid, ctr1, -1.0, 0, off, 3, ad,
-                                    score, value, pre, 0, 1) == FC_EINVAL &&
+                                    score, value, pre, 0, 1, NULL) == FC_EINVAL &&
            fc_synthetic_search_fill(4, 0, 3, 1, 1, bid, ctr1, NAN, 0, off, 3, ad,
-                                    score, value, pre, 0, 1) == FC_EINVAL &&
+                                    score, value, pre, 0, 1, NULL) == FC_EINVAL &&
            fc_synthetic_search_fill(4, 0, 3, 1, 1, bid, ctr1, 17.0, 0, off, 3, ad,
-                                    score, value, pre, 0, 1) == FC_EINVAL,
+                                    score, value, pre, 0, 1, NULL) == FC_EINVAL,
            "synthetic fill: noise out of range refused");
 
     for (r = 0; r < 6; r++) len[r] = -9;
@@ -924,17 +927,17 @@ static void check_synthetic(void)
     fill(value, 3, SENTINEL);
     off[2] = 1; /* not monotone */
     expect(fc_synthetic_search_fill(4, 0, 3, 1, 1, bid, ctr1, 0.3, 0, off, 3, ad,
-                                    score, value, pre, 0, 1) == FC_EINVAL,
+                                    score, value, pre, 0, 1, NULL) == FC_EINVAL,
            "synthetic fill: offsets not monotone");
     off[2] = 2;
     expect(fc_synthetic_search_fill(4, 0, 3, 1, 1, bid, ctr1, 0.3, 0, off, 2, ad,
-                                    score, value, pre, 0, 1) == FC_EINVAL &&
+                                    score, value, pre, 0, 1, NULL) == FC_EINVAL &&
            fc_synthetic_search_fill(4, 0, 3, 0, 1, bid, ctr1, 0.3, 0, off, 3, ad,
-                                    score, value, pre, 0, 1) == FC_EINVAL &&
+                                    score, value, pre, 0, 1, NULL) == FC_EINVAL &&
            fc_synthetic_search_fill(4, 0, 3, 1, 0, bid, ctr1, 0.3, 0, off, 3, ad,
-                                    score, value, pre, 0, 1) == FC_EINVAL &&
+                                    score, value, pre, 0, 1, NULL) == FC_EINVAL &&
            fc_synthetic_search_fill(4, 0, 3, 1, 1, NULL, ctr1, 0.3, 0, off, 3, ad,
-                                    score, value, pre, 0, 1) == FC_EINVAL,
+                                    score, value, pre, 0, 1, NULL) == FC_EINVAL,
            "synthetic fill: offsets past n_values, topics 0, per_topic 0, NULL refused");
     expect(all_equal(value, 3, SENTINEL), "synthetic fill: nothing written on error");
 }

@@ -2471,7 +2471,8 @@ static void fuzz_synthetic(void)
     memcpy(rp, pre, (size_t)n_values * sizeof *pre);
     CALL("fc_synthetic_search_fill");
     CHECK(fc_synthetic_search_fill(seed, first, m, topics, per_topic, bid, ctr, noise, expected,
-                                   off, n_values, ad, score, value, pre, start, stop) == FC_OK,
+                                   off, n_values, ad, score, value, pre, start, stop,
+                                   NULL) == FC_OK,
           "valid call refused");
     for (r = start; r < stop; r++)
         ref_fill_row(seed, first + r, m, topics, per_topic, bid, ctr, noise, expected,
@@ -2544,7 +2545,7 @@ static void fuzz_synthetic(void)
         CALL("fc_synthetic_search_fill");
         REFUSED(fc_synthetic_search_fill(seed, a_first, a_m, a_topics, a_per, a_bid, a_ctr,
                                          a_noise, expected, off, a_nv, ad, score, value, pre,
-                                         a_start, a_stop),
+                                         a_start, a_stop, NULL),
                 value, (size_t)n_values * sizeof *value, "invalid argument");
         if (which_off >= 0) off[which_off] = saved;
     }

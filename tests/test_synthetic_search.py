@@ -163,6 +163,28 @@ def test_expected_values_are_the_score_array_or_a_copy_of_it(backend):
         for got, want in zip(out, (p.ad_id, p.score, p.value, p.prerank)):
             assert got.tobytes() == want.tobytes()
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fill_counts_what_is_not_finite(backend):
+    # sponsored_search checks the scores and preranks by this count, taken
+    # as they are written, instead of reading them again: a zero CTR gives a
+    # zero score and a prerank of -inf, a bid of inf an infinite score, and
+    # each instance counts once whichever of the two is not finite
+    from fastcredit._backend import kernels
+    k = kernels("synthetic", backend)
+    p = sponsored_search(300, seed=7, topics=2, catalogue=10)
+    bid, ctr = ref.sponsored_search_catalogue(7, 10, 2)
+    bid[3], ctr[[1, 3, 6]] = np.inf, 0.0
+    n = p.ad_id.size
+    out = [np.empty(n, dtype=np.int64), np.empty(n), np.empty(n), np.empty(n)]
+    counts = [k.search_fill(np.uint64(7), 0, 5, 2, 5, bid, ctr, 0.3, 0, p.offsets, *out, a, b)
+              for a, b in ((0, 120), (120, 300))]
+    bad = ~(np.isfinite(out[1]) & np.isfinite(out[3]))
+    assert 0 < sum(counts) == np.count_nonzero(bad) < n
+    assert counts[0] == np.count_nonzero(bad[:p.offsets[120 * 5]])
+    with pytest.raises(ValueError, match="must be finite"):
+        fc.Pools._adopt(p.offsets, *out[:3], m=5, prerank=out[3])
+
+
 def test_bid_scale_scales_scores_exactly():
     a = sponsored_search(300, seed=6)
     b = sponsored_search(300, seed=6, bid_scale=2.0)

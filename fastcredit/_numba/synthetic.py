@@ -13,7 +13,8 @@ Signatures (seed uint64; first, m, k, topics, per_topic, start, stop int):
         bid); offsets int64 (B*m + 1,); ad
         int64 and score, value, prerank float64 (offsets[-1],): the instances
         of rows start..stop-1 written (with expected_value nonzero, value
-        may be score itself).
+        may be score itself); returns how many have a score or prerank
+        that is not finite, counted as they are written.
     replay_repeats(seed, first, m, tables, repeats, noise, out, start, stop)
         tables float64 (B*2**m,), out float64 (B*repeats*2**m,): the noisy
         repeats of rows start..stop-1 (csrc/synthetic.h,
@@ -59,6 +60,7 @@ fast_jit = njit(cache=True, nogil=True, error_model="numpy")
 SHAPE_STREAM, DRAW_STREAM, CLICK_STREAM = 0, 1, 2
 _BLOCK = 1024
 _ROUNDER = 6755399441055744.0   # 1.5 * 2**52: (t + R) - R rounds t to an integer
+_MAX_FLOAT = np.finfo(np.float64).max
 _G1 = np.uint64(rng.GOLDEN)
 _G2 = np.uint64((2 * int(rng.GOLDEN)) % 2**64)
 _G3 = np.uint64((3 * int(rng.GOLDEN)) % 2**64)
@@ -269,9 +271,14 @@ def _scores(n, noise, on, radius, cos_u2, ca, ba, score):
 
 @fast_jit
 def _preranks(n, radius, sin_u2, score, prerank):
+    """The preranks; returns how many of the scores and preranks are not
+    finite (abs(x) <= max float is false for +-inf and NaN)."""
     prefer_512_bit_vectors()
+    nonfinite = 0
     for j in range(n):
         prerank[j] = _log(score[j]) + 0.5 * (radius[j] * sin_u2[j])
+        nonfinite += (not abs(score[j]) <= _MAX_FLOAT) | (not abs(prerank[j]) <= _MAX_FLOAT)
+    return nonfinite
 
 
 @fast_jit
@@ -287,7 +294,8 @@ def _fill_block(n, x0, per_topic, bid, ctr, noise, expected_value, B, ad, score,
                 prerank):
     """Instances 0..n-1 of the block into ad, score, value, prerank [x0..x0+n),
     one step of the recipe per loop, as in C (csrc/synthetic.c says why); the
-    outputs through views at x0 (indices known >= 0: contiguous stores)."""
+    outputs through views at x0 (indices known >= 0: contiguous stores).
+    Returns how many are not finite (_preranks)."""
     state, clicks, keep, on_base, off_base, on, ur, u1, u2, radius, sin_u2, cos_u2, ca, ba = B
     ad, score, value, prerank = ad[x0:x0 + n], score[x0:x0 + n], value[x0:x0 + n], \
         prerank[x0:x0 + n]
@@ -298,12 +306,13 @@ def _fill_block(n, x0, per_topic, bid, ctr, noise, expected_value, B, ad, score,
     _gather(n, ad, ctr, ca)
     _gather(n, ad, bid, ba)
     _scores(n, noise, on, radius, cos_u2, ca, ba, score)
-    _preranks(n, radius, sin_u2, score, prerank)
+    nonfinite = _preranks(n, radius, sin_u2, score, prerank)
     if expected_value:
         if value.ctypes.data != score.ctypes.data:   # value may be score itself
             value[:] = score
     else:
         _clicked_values(n, clicks, ad, ca, ba, value)
+    return nonfinite
 
 
 @fast_jit
@@ -321,6 +330,7 @@ def search_fill(seed, first, m, topics, per_topic, bid, ctr, noise, expected_val
          np.empty(_BLOCK), np.empty(_BLOCK), np.empty(_BLOCK), np.empty(_BLOCK),
          np.empty(_BLOCK), np.empty(_BLOCK))
     nb = 0
+    nonfinite = 0
     x0 = offsets[start * m]   # output row of the block's instance 0
     for r in range(start, stop):
         st = _request_key(seed, first + r, DRAW_STREAM)
@@ -349,13 +359,14 @@ def search_fill(seed, first, m, topics, per_topic, bid, ctr, noise, expected_val
                 nb += take
                 left -= take
                 if nb == _BLOCK:
-                    _fill_block(nb, x0, per_topic, bid, ctr, noise, expected_value, B, ad,
-                                score, value, prerank)
+                    nonfinite += _fill_block(nb, x0, per_topic, bid, ctr, noise,
+                                             expected_value, B, ad, score, value, prerank)
                     x0 += nb
                     nb = 0
     if nb > 0:
-        _fill_block(nb, x0, per_topic, bid, ctr, noise, expected_value, B, ad, score, value,
-                    prerank)
+        nonfinite += _fill_block(nb, x0, per_topic, bid, ctr, noise, expected_value, B, ad,
+                                 score, value, prerank)
+    return nonfinite
 
 
 @jit
