@@ -24,6 +24,8 @@ class Options:
     none_ok: bool = False
 
     def check(self, value, name: str | None = None):
+        if value.__class__ is str and value in self.values:   # valid: no call more
+            return value
         if value is None and self.none_ok:
             return None
         return check_choice(value, name or self.name, self.values)
@@ -40,6 +42,9 @@ class Integer:
     none_ok: bool = False
 
     def check(self, value, name: str | None = None):
+        if value.__class__ is int and (self.lo is None or value >= self.lo) and \
+                (self.hi is None or value <= self.hi):   # valid: no call more
+            return value
         if value is None and self.none_ok:
             return None
         return check_int(value, name or self.name, lo=self.lo, hi=self.hi)
