@@ -18,6 +18,15 @@ from fastcredit._validation import read_only
 
 M = 5
 BISECTION_TOL = 1e-12
+# Rounds of the interleaved timing (common.interleaved) of the projection's
+# cases, and 4x that for the 1-2 ms token layouts. A 2-thread call is timed
+# at its best only in a round where both cores are free for its whole
+# length: with best of 5, the 2-thread public ÷ kernel of these rows read
+# 1.11-1.40 on the shared AMD EPYC (1-thread rows 1.00-1.07), and from 0.6
+# to 2.3 between runs when loaded (load 11). What the public call adds is
+# ~40-65 us of Python before the kernel (its checks, run with the caches the
+# previous kernel left; ~10 us warm), 3-5 % of a 2-thread token layout.
+REPEATS = 10
 
 
 def numpy_bisection(u, kappa, total=0.0, tol=BISECTION_TOL):
@@ -79,7 +88,7 @@ def _projection_cases(quick):
                        u, kappa), repeats=1),
                    lambda th: "<=20 ns/row, <=1/50x bisection" if th == 1 else "", met,
                    threads=(1, 2) if kappa == 1.0 else (1,), key="shaping.project",
-                   bare=_bare_projection(u, kappa, out))
+                   repeats=REPEATS, bare=_bare_projection(u, kappa, out))
 
 
 def _bare_tokens(base, action_adv, token_action, mask, out):
@@ -126,7 +135,7 @@ def _token_cases(quick):
                        base, action_adv, token_action, mk, out=out, threads=threads,
                        backend=backend),
                    limit, alt, "<=3x stream", lambda r: "yes" if r.t <= 3 * r.stream else "no",
-                   threads=(1, 2), key="shaping.tokens",
+                   threads=(1, 2), key="shaping.tokens", repeats=4 * REPEATS,
                    bare=_bare_tokens(base, action_adv, token_action, mk, out))
 
 
