@@ -95,6 +95,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -119,6 +120,8 @@ _CHUNK_ENTRIES = 1 << 16
 _SPLIT_SIZES_M = 14
 # A thread gets at least this many table entries of a batch.
 _MIN_ENTRIES_PER_THREAD = 1 << 15
+# A thread keeps its scratch between calls up to this many entries (1 MiB).
+_KEPT_SCRATCH_ENTRIES = 1 << 17
 
 
 @dataclass(frozen=True)
@@ -392,18 +395,15 @@ def interactions(v, index: str = "SII", order: int = 2, *, penalty=None, backend
     values = _exact(flat, m, index, order, nt, backend)
     if penalty is not None and m >= 2 and flat.shape[0]:
         _penalise(values, flat, m, index, order, penalty, nt, backend)
-    return Interactions(index=index, order=order, m=m, values=_with_lead(values, lead))
+    # one game's flat arrays are its result as they are (a view each would
+    # cost ~1 us of a 40 us call at m = 12); positional: a frozen dataclass's
+    # keywords cost ~0.2 us more
+    return Interactions(index, order, m, _with_lead(values, lead, m) if lead else tuple(values))
 
 
-def _with_lead(values, lead):
-    """The (n_games, C(m, k)) arrays with the input's leading shape (one
-    game: row 0; a batch of one axis: as they are; reshape costs ~0.6 us an
-    array, a sixth of a small call's overhead)."""
-    if len(lead) == 1:
-        return tuple(values)
-    if not lead:
-        return tuple(val[0] for val in values)
-    return tuple(val.reshape(lead + (val.shape[1],)) for val in values)
+def _with_lead(values, lead, m):
+    """The flat arrays of _exact reshaped to ``lead + (C(m, k),)``."""
+    return tuple([val.reshape(lead + (math.comb(m, k),)) for k, val in enumerate(values)])
 
 
 @functools.lru_cache(maxsize=256)
@@ -424,8 +424,32 @@ def _plan(index, m, order):
     return source == "moebius", sizes, rows, masks, counts, own_empty
 
 
+class _KeptScratch(threading.local):
+    """The last scratch arrays of this thread, with the (m, rows) they are for."""
+    key = None
+    arrays = None
+
+
+_kept = _KeptScratch()
+
+
+def _scratch(m, rows):
+    """A thread's scratch for games of m players: a (2**m,) work row and a
+    (rows, 2**m) buffer of Moebius coefficients (None for rows = 0). Never
+    read before written, never returned; the last ones of a thread are kept
+    while small, since a fresh pair cost ~1 us of a 40 us call at m = 12 (its
+    allocation, and the kernels then writing memory out of the cache)."""
+    if _kept.key == (m, rows):
+        return _kept.arrays
+    arrays = np.empty(1 << m), np.empty((rows, 1 << m)) if rows else None
+    if (rows + 1) << m <= _KEPT_SCRATCH_ENTRIES:
+        _kept.key, _kept.arrays = (m, rows), arrays
+    return arrays
+
+
 def _exact(flat, m, index, order, nt, backend):
-    """The values of every size, (n_games, C(m, s)) each."""
+    """The values of every size, flat (n_games * C(m, s),) each, game by game
+    (the kernels' layout: one game's arrays are its result as they are)."""
     moebius, sizes, rows, masks, counts, own_empty = _plan(index, m, order)
     graded = kernels("interactions", resolve("interactions.graded", backend)).graded_sums
     to_moebius = (kernels("tables", resolve("tables.moebius", backend)).moebius
@@ -437,26 +461,23 @@ def _exact(flat, m, index, order, nt, backend):
     check_memory(n_games * sum(counts) * 8 + scratch,
                  lambda: f"interactions of v ({n_games:,} games of m = {m} players up to "
                          f"order {order})")
-    values = [np.empty((n_games, c)) for c in counts]
+    values = [np.empty(n_games * c) for c in counts]
     if not own_empty:
-        values[0][:, 0] = flat[:, 0]
-
-    def sums(x, s, first, work):
-        w_up, w_down = rows[s]
-        graded(x, w_up, w_down, masks[s], work, values[s][first:first + x.shape[0]])
+        values[0][:] = flat[:, 0]
+    step = max(1, _CHUNK_ENTRIES >> m)
 
     def by_games(a, b):
-        step = max(1, _CHUNK_ENTRIES >> m)
-        work = np.empty(1 << m)
-        buf = np.empty((min(step, b - a), 1 << m)) if to_moebius else None
+        # the kernel calls written out, not through a helper: a Python call
+        # per subset size is ~0.2 us of a 40 us call at m = 12
+        work, buf = _scratch(m, min(step, b - a) if to_moebius else 0)
         for c0 in range(a, b, step):
             c1 = min(b, c0 + step)
             x = flat[c0:c1]
             if to_moebius:
-                to_moebius(x, buf[:c1 - c0])
                 x = buf[:c1 - c0]
+                to_moebius(flat[c0:c1], x)
             for s in sizes:
-                sums(x, s, c0, work)
+                graded(x, *rows[s], masks[s], work, values[s][c0 * counts[s]:c1 * counts[s]])
 
     if n_games == 0 or not sizes:
         pass
@@ -474,7 +495,8 @@ def _exact(flat, m, index, order, nt, backend):
             def by_sizes(i, j, x=x, g=g):
                 work = np.empty(1 << m)
                 for s in sizes[i:j]:
-                    sums(x, s, g, work)
+                    graded(x, *rows[s], masks[s], work,
+                           values[s][g * counts[s]:(g + 1) * counts[s]])
 
             _parallel.run(by_sizes, len(sizes), nt)
     return values
@@ -512,6 +534,7 @@ def _unit_fits(m, order):
 
 
 def _penalise(values, flat, m, index, order, penalty, nt, backend):
+    n_games = flat.shape[0]
     exact = values if index == "FSII" else _exact(flat, m, "FSII", order, nt, backend)
     coef, fitted, mu, sii_full = _unit_fits(m, order)
     n = 1 << m
@@ -519,7 +542,7 @@ def _penalise(values, flat, m, index, order, penalty, nt, backend):
                                             f"of m = {m} players)")
     b = np.zeros((flat.shape[0], n))
     for s in range(order + 1):
-        b[:, _subset_masks(m, s).astype(np.int64)] = exact[s]
+        b[:, _subset_masks(m, s).astype(np.int64)] = exact[s].reshape(n_games, -1)
     resid = flat - from_moebius(b, threads=nt, backend=backend)
     size = np.bitwise_count(np.arange(n))
     by_size = np.zeros((flat.shape[0], m + 1))
@@ -535,7 +558,7 @@ def _penalise(values, flat, m, index, order, penalty, nt, backend):
             shift = delta[:, 0] * coef["empty"][s] + delta[:, 1] * coef["full"][s]
         else:
             shift = delta[:, 0] * sii_full[s]
-        values[s] += shift[:, None]
+        values[s].reshape(n_games, -1)[:] += shift[:, None]
 
 
 # --- the egalitarian least core -------------------------------------------------

@@ -4,9 +4,9 @@ fastcredit._numba.tables, twin of the C one).
 
 Signature (x: (B, 2**m) float32/float64; up, down: (m + 1,) float64, down
 empty for no second sum; masks: (P,) uint64; work: (2**m,) float64 scratch;
-out: (B, P) float64):
+out: (B * P,) float64, game by game, as in C):
     graded_sums(x, up, down, masks, work, out)
-        out[g, p] = sum_{W superset of masks[p]} up[|W|] x[g, W]
+        out[g * P + p] = sum_{W superset of masks[p]} up[|W|] x[g, W]
                   + sum_{T disjoint from masks[p]} down[|T|] x[g, T]
     (one mask: a direct sum; single-player masks: one pass; else one zeta
     transform per game, as in C)
@@ -116,17 +116,18 @@ def graded_sums(x, up, down, masks, work, out):
     for p in range(n_masks):
         singles = singles and _popcount(masks[p]) == 1
     for g in range(x.shape[0]):
+        first = g * n_masks
         if n_masks == 1:
-            out[g, 0] = _direct(x, g, m, up, down, masks[0], pc8)
+            out[first] = _direct(x, g, m, up, down, masks[0], pc8)
             continue
         if n_masks == 0:
             continue
         if singles:
             _singles(x, g, m, up, down, pc8, work)
             for p in range(n_masks):
-                out[g, p] = work[_bit_of(masks[p])]
+                out[first + p] = work[_bit_of(masks[p])]
             continue
         _weigh(x, g, m, up, down, pc8, work)
         _subset_transform(work, m, 1.0)
         for p in range(n_masks):
-            out[g, p] = work[(n - 1) ^ np.int64(masks[p])]
+            out[first + p] = work[(n - 1) ^ np.int64(masks[p])]
