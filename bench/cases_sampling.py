@@ -170,6 +170,53 @@ def _permutation_cases(quick):
                bare=lambda backend, threads: lambda: run(backend, threads))
 
 
+def _shap_cases(quick):
+    """fastcredit.shap's kernels, at the sizes of one of its model calls
+    (1,500 coalitions of 10 features over 10 background rows, the rows of 3
+    explained rows; orders of a 16-leaf cluster tree)."""
+    rng = np.random.default_rng(1)
+    n_c, n_b, m = (300 if quick else 1500), 10, 10
+    background, xs = rng.normal(size=(n_b, m)), rng.normal(size=(3, m))
+    masks = rng.integers(0, 2**m, size=n_c).astype(np.uint64)
+    owner = np.sort(rng.integers(0, 3, size=n_c))
+    rows = np.empty((n_c * n_b, m))
+    keep = ((masks[:, None] >> np.arange(m, dtype=np.uint64)) & np.uint64(1)) != 0
+
+    def masked(backend, threads):
+        return sampling._masked_rows(background, xs, masks, owner, out=rows, backend=backend)
+
+    yield Case("sampling masked rows", f"{sci(n_c)} coalitions x {n_b} rows x {m}", masked,
+               Limit(rows),
+               Alternative("NumPy where", lambda: np.where(
+                   keep[:, None, :], xs[owner][:, None, :], background).reshape(-1, m)),
+               "report", lambda r: "reported", key="sampling.masked_rows",
+               bare=lambda backend, threads: lambda: kernels(
+                   "sampling.masked_rows", backend).masked_rows(background, xs, masks, owner,
+                                                                 rows))
+    outputs = rng.normal(size=(n_c, n_b, 1))
+    means = np.empty((n_c, 1))
+    yield Case("sampling background mean", f"{sci(n_c)} coalitions x {n_b} rows",
+               lambda backend, threads: sampling._background_mean(outputs, backend=backend),
+               Limit(outputs), Alternative("NumPy mean", lambda: outputs.mean(axis=1)),
+               "report", lambda r: "reported", key="sampling.background_mean",
+               bare=lambda backend, threads: lambda: kernels(
+                   "sampling.background_mean", backend).background_mean(outputs, None, means))
+    leaves = 16
+    children = np.array([[2 * r, 2 * r + 1] for r in range(leaves - 1)], dtype=np.int64)
+    units = 500 if quick else 20_000
+    perms = np.empty((units, leaves), dtype=np.int32)
+    yield Case("sampling tree permutations", f"{sci(units)} orders of a {leaves}-leaf tree",
+               lambda backend, threads: sampling._tree_permutations(children, 0, units,
+                                                                    backend=backend),
+               Limit(perms),
+               Alternative("NumPy argsort of uniforms",
+                           lambda: np.argsort(rng.random(perms.shape), axis=1)),
+               "report", lambda r: "reported", key="sampling.tree_permutations",
+               bare=lambda backend, threads: lambda: kernels(
+                   "sampling.tree_permutations", backend).tree_permutations(0, 0, 0, children,
+                                                                           perms))
+
+
 def _scm_cases(quick):
     walks = 5_000 if quick else 100_000
     scm = synthetic.and_failure(0.3)
@@ -217,5 +264,6 @@ def _batch_cases(quick):
 def cases(quick: bool):
     yield from _table_cases(quick)
     yield from _permutation_cases(quick)
+    yield from _shap_cases(quick)
     yield from _scm_cases(quick)
     yield from _batch_cases(quick)

@@ -1,5 +1,8 @@
-/* sampling.c - permutation-sampling Shapley estimates; see sampling.h. */
+/* sampling.c - permutation-sampling Shapley estimates and the masked rows of
+ * shap's tabular explainers; see sampling.h. */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include "fastcredit.h"
 
 /* Fisher-Yates shuffle of 0..m-1 from the stream `state` (see sampling.h). */
@@ -186,3 +189,102 @@ static int estimate_games(table_t t, int64_t n_games, int m, uint64_t seed,
 
 PERMUTATION_SHAPLEY(_f64, double, v, 0)
 PERMUTATION_SHAPLEY(_f32, float, 0, v)
+
+int fc_sampling_tree_permutations(uint64_t seed, uint64_t game, int64_t first_unit,
+                                  int64_t n_units, int m, const int64_t *children,
+                                  int32_t *perms)
+{
+    const uint64_t game_key = fc_rng_key(seed, game);
+    const int64_t rows = (int64_t)m - 1;
+    int64_t *size, *start, *joined;
+    int64_t r, u;
+    if (m < 1 || m > FC_SAMPLING_MAX_PLAYERS || first_unit < 0 || n_units < 0 ||
+        first_unit > INT64_MAX - n_units || (n_units > 0 && !perms) || (m > 1 && !children))
+        return FC_EINVAL;
+    if (m == 1) {
+        for (u = 0; u < n_units; u++) perms[u] = 0;
+        return FC_OK;
+    }
+    size = malloc((size_t)(4 * m - 3) * sizeof *size);
+    if (!size) return FC_ENOMEM;
+    start = size + rows;
+    joined = start + rows;       /* 2m - 1 flags, one per node */
+    for (r = 0; r < 2 * rows + 1; r++) joined[r] = 0;
+    for (r = 0; r < rows; r++) {
+        const int64_t a = children[2 * r], b = children[2 * r + 1];
+        if (a < 0 || b < 0 || a >= m + r || b >= m + r || a == b || joined[a] || joined[b]) {
+            free(size);
+            return FC_EINVAL;
+        }
+        joined[a] = joined[b] = 1;
+        size[r] = (a < m ? 1 : size[a - m]) + (b < m ? 1 : size[b - m]);
+    }
+    for (u = 0; u < n_units; u++) {
+        uint64_t state = fc_rng_key(game_key, (uint64_t)(first_unit + u));
+        int32_t *perm = perms + u * m;
+        start[rows - 1] = 0;
+        for (r = rows - 1; r >= 0; r--) {
+            const int swap = (int)(fc_rng_next(&state) >> 63);
+            const int64_t first = children[2 * r + swap], second = children[2 * r + 1 - swap];
+            const int64_t at = start[r] + (first < m ? 1 : size[first - m]);
+            if (first < m) perm[start[r]] = (int32_t)first;
+            else start[first - m] = start[r];
+            if (second < m) perm[at] = (int32_t)second;
+            else start[second - m] = at;
+        }
+    }
+    free(size);
+    return FC_OK;
+}
+
+int fc_masked_rows(const double *background, int64_t n_b, int m, const double *xs,
+                   int64_t n_x, const uint64_t *masks, const int64_t *owner,
+                   int64_t n_coalitions, double *rows)
+{
+    const uint64_t beyond = m < 64 ? ~(((uint64_t)1 << m) - 1) : 0;
+    int64_t c, b;
+    int j;
+    if (m < 1 || m > FC_MASKED_MAX_FEATURES || n_b < 1 || n_x < 1 || n_coalitions < 0 ||
+        (n_coalitions > 0 && (!background || !xs || !masks || !owner || !rows)))
+        return FC_EINVAL;
+    for (c = 0; c < n_coalitions; c++)
+        if ((masks[c] & beyond) || owner[c] < 0 || owner[c] >= n_x) return FC_EINVAL;
+    /* each coalition's n_b rows: the background copied, then x's value
+     * written down each kept column (cheaper than a select per value when
+     * the rows are short, as shap's are) */
+    for (c = 0; c < n_coalitions; c++) {
+        const double *x = xs + owner[c] * m;
+        double *out = rows + c * n_b * m;
+        memcpy(out, background, (size_t)(n_b * m) * sizeof *out);
+        for (j = 0; j < m; j++) {
+            if (masks[c] >> j & 1) {
+                const double value = x[j];
+                for (b = 0; b < n_b; b++) out[b * m + j] = value;
+            }
+        }
+    }
+    return FC_OK;
+}
+
+int fc_background_mean(const double *outputs, int64_t n_coalitions, int64_t n_b, int64_t k,
+                       const double *weights, double *means)
+{
+    int64_t c, b, o;
+    if (n_coalitions < 0 || n_b < 1 || k < 1 ||
+        (n_coalitions > 0 && (!outputs || !means)))
+        return FC_EINVAL;
+    /* each sum in a register (summed through means[], every add waited for
+     * the store before it); different coalitions' sums overlap */
+    for (c = 0; c < n_coalitions; c++) {
+        const double *rows = outputs + c * n_b * k;
+        for (o = 0; o < k; o++) {
+            double sum = weights ? weights[0] * rows[o] : rows[o];
+            if (weights)
+                for (b = 1; b < n_b; b++) sum += weights[b] * rows[b * k + o];
+            else
+                for (b = 1; b < n_b; b++) sum += rows[b * k + o];
+            means[c * k + o] = weights ? sum : sum / (double)n_b;
+        }
+    }
+    return FC_OK;
+}

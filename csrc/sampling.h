@@ -80,4 +80,46 @@ int fc_permutation_shapley_f32(const float *v, int64_t n_games, int m,
                                double *values, double *stderr_out,
                                int64_t *stats);
 
+/* The orders of the m players that keep every cluster of a binary tree
+ * together (shap's PermutationExplainer with a Partition masker; their
+ * uniform mixture gives the Owen/Winter value, fastcredit.owen).
+ * children[2r], children[2r + 1] are the two nodes row r of the tree joins
+ * (players 0..m-1, row r's cluster is node m + r; a child is a player or an
+ * earlier row's cluster, each node but the root, row m - 2, joined once).
+ * Unit first_unit + u draws from the stream fc_rng_key(fc_rng_key(seed,
+ * game), first_unit + u) one bit per row, rows m - 2 (the root) down to 0,
+ * the top bit of fc_rng_next: 0 puts children[2r]'s players before
+ * children[2r + 1]'s, 1 after; perms[u*m + t] is the t-th player of that
+ * order. 1 <= m <= FC_SAMPLING_MAX_PLAYERS, n_units >= 0, 0 <= first_unit
+ * <= INT64_MAX - n_units; a tree that is not one (a child out of range or
+ * joined twice) is FC_EINVAL, as are NULL arrays (perms may be NULL when
+ * n_units = 0, children when m = 1), with nothing written. Allocates
+ * 4m - 3 int64 of workspace (FC_ENOMEM). */
+int fc_sampling_tree_permutations(uint64_t seed, uint64_t game, int64_t first_unit,
+                                  int64_t n_units, int m, const int64_t *children,
+                                  int32_t *perms);
+
+/* Most features of a masked row (coalitions are uint64 masks). */
+#define FC_MASKED_MAX_FEATURES 64
+
+/* The masked rows of a tabular explainer (fastcredit.shap): n_coalitions
+ * coalitions of m features, each over n_b background rows:
+ *   rows[(c*n_b + b)*m + j] = xs[owner[c]*m + j]   if bit j of masks[c] is set,
+ *                             background[b*m + j]  otherwise.
+ * 1 <= m <= FC_MASKED_MAX_FEATURES, n_b >= 1, n_x >= 1, n_coalitions >= 0;
+ * every mask below 2^m and every owner in [0, n_x), else FC_EINVAL with
+ * nothing written (arrays may be NULL only when n_coalitions = 0). */
+int fc_masked_rows(const double *background, int64_t n_b, int m, const double *xs,
+                   int64_t n_x, const uint64_t *masks, const int64_t *owner,
+                   int64_t n_coalitions, double *rows);
+
+/* The average of each coalition's model outputs over the background rows:
+ *   means[c*k + o] = sum_b weights[b] * outputs[(c*n_b + b)*k + o]
+ * summed over b = 0, 1, ..., or, with weights NULL, that sum of the outputs
+ * divided by n_b. n_coalitions >= 0, n_b >= 1, k >= 1, else FC_EINVAL with
+ * nothing written (outputs and means may be NULL only when n_coalitions =
+ * 0). NaN propagates. */
+int fc_background_mean(const double *outputs, int64_t n_coalitions, int64_t n_b, int64_t k,
+                       const double *weights, double *means);
+
 #endif

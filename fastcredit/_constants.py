@@ -27,6 +27,8 @@ STAT_EVALS = 0
 STAT_WALKS = 1
 STAT_SAMPLES = 2
 STAT_TRUNCATED = 3
+#: Most features of a masked row of fastcredit.shap (coalitions are uint64 masks).
+MASKED_MAX_FEATURES = 64
 
 # --- auction -----------------------------------------------------------------
 AUCTION_MAX_ACTIONS = 16

@@ -95,6 +95,7 @@ def _calls():
     import numpy as np
 
     import fastcredit as fc
+    from fastcredit import sampling
     from fastcredit._numba import rng
 
     nb = {"backend": "numba", "threads": 1}
@@ -123,6 +124,14 @@ def _calls():
                             for v in tables],
         "sampling.permutations": [lambda: fc.permutation_shapley(
             lambda s: np.zeros(len(s)), 3, permutations=2, **nb)],
+        # fastcredit.shap's kernels (private entry points)
+        "sampling.tree_permutations": [lambda: sampling._tree_permutations(
+            [[0, 1], [2, 3]], 0, 2, backend="numba")],
+        "sampling.masked_rows": [lambda: sampling._masked_rows(
+            x.reshape(2, 3), x[:3].reshape(1, 3), np.array([5], np.uint64), np.zeros(1, np.int64),
+            backend="numba")],
+        "sampling.background_mean": [lambda w=w: sampling._background_mean(
+            x.reshape(1, 2, 3), w, backend="numba") for w in (None, x[:2])],
         "audit.bootstrap_median": [lambda: fc.paired_bootstrap(x, x[::-1], resamples=4, **nb)],
         "audit.bootstrap_mean_diff": [lambda: fc.contrastive_effects(
             x, 0.5, offsets=offsets, kind="continuous", resamples=4, backend="numba")],

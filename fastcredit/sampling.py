@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _parallel
-from ._backend import kernels
-from ._constants import SAMPLING_MAX_PLAYERS, STATS
+from ._backend import kernels, resolve
+from ._constants import MASKED_MAX_FEATURES, SAMPLING_MAX_PLAYERS, STATS
 from ._params import MIN_SAMPLES, SEED
 from ._validation import check_bool, check_float, check_int, check_open_unit
 from .games import (CALLABLE, JITTED, MAX_MASK_PLAYERS, STOCHASTIC, TABLE, Evaluator, as_game,
@@ -535,3 +535,78 @@ def permutation_shapley(game, m: int | None = None, *, permutations: int | None 
     if game.kind == CALLABLE:
         return _python(game, options, seed)
     return _jitted(game, options, seed)
+
+
+# --- the kernels of fastcredit.shap's explainers (private: their callers build
+# --- and check the arrays; each is checked here once more where a Numba twin
+# --- would otherwise read out of bounds)
+
+def _tree_permutations(children, seed: int, n_units: int, first_unit: int = 0,
+                       backend=None) -> np.ndarray:
+    """The orders (n_units, m) int32 of the m players that keep every cluster
+    of the binary tree ``children`` ((m - 1, 2) int64: the nodes each row of
+    a linkage matrix joins) together, units first_unit.. of ``seed``'s
+    stream (csrc/sampling.h, fc_sampling_tree_permutations)."""
+    children = np.ascontiguousarray(children, dtype=np.int64)
+    m = len(children) + 1
+    if children.shape != (m - 1, 2) or not 1 <= m <= MAX_PLAYERS:
+        raise ValueError(f"children must be a binary tree's (m - 1, 2) rows for 1 <= m <= "
+                         f"{MAX_PLAYERS}, got shape {children.shape}")
+    rows = np.arange(m - 1)[:, None]
+    if (children < 0).any() or (children >= m + rows).any() or (
+            np.bincount(children.ravel(), minlength=2 * m - 2) != 1).any():
+        raise ValueError("children must join each node but the root once, a player or an "
+                         "earlier row's cluster")
+    perms = np.empty((n_units, m), dtype=np.int32)
+    impl = kernels("sampling", resolve("sampling.tree_permutations", backend))
+    impl.tree_permutations(SEED.check(seed), 0, first_unit, children, perms)
+    return perms
+
+
+def _masked_rows(background, xs, masks, owner, out=None, backend=None) -> np.ndarray:
+    """The masked rows (c n_b, m) of coalitions ``masks`` ((c,) uint64 over
+    the m features) of rows ``xs[owner]`` over the background (n_b, m):
+    x's values where a coalition has the feature, the background row's
+    elsewhere (csrc/sampling.h, fc_masked_rows); written into ``out`` when
+    given (float64, C-contiguous, at least c n_b rows: its first c n_b are
+    written and returned)."""
+    background = np.ascontiguousarray(background, dtype=np.float64)
+    xs = np.ascontiguousarray(xs, dtype=np.float64)
+    masks = np.ascontiguousarray(masks, dtype=np.uint64)
+    owner = np.ascontiguousarray(owner, dtype=np.int64)
+    (n_b, m), n_x = background.shape, len(xs)
+    if (not 1 <= m <= MASKED_MAX_FEATURES or n_b < 1 or xs.shape != (n_x, m) or n_x < 1
+            or owner.shape != masks.shape or masks.ndim != 1):
+        raise ValueError(f"masked rows need a background (n_b >= 1, 1 <= m <= "
+                         f"{MASKED_MAX_FEATURES}), rows (n_x >= 1, m) and one owner per mask; "
+                         f"got {background.shape}, {xs.shape}, {masks.shape}, {owner.shape}")
+    if len(masks) and (int(masks.max()) >> m or owner.min() < 0 or owner.max() >= n_x):
+        raise ValueError(f"each mask must be below 2**{m} and each owner in [0, {n_x})")
+    if out is None:
+        rows = np.empty((len(masks) * n_b, m))
+    elif (out.dtype != np.float64 or out.ndim != 2 or out.shape[1] != m
+          or len(out) < len(masks) * n_b or not out.flags.c_contiguous):
+        raise ValueError(f"out must be float64, C-contiguous, of shape (>= {len(masks) * n_b}, "
+                         f"{m}); got {out.dtype} {out.shape}")
+    else:
+        rows = out[:len(masks) * n_b]
+    impl = kernels("sampling", resolve("sampling.masked_rows", backend))
+    impl.masked_rows(background, xs, masks, owner, rows)
+    return rows
+
+
+def _background_mean(outputs, weights=None, backend=None) -> np.ndarray:
+    """The average (c, k) of model outputs (c, n_b, k) over the background
+    rows, weighted by ``weights`` (n_b,) when given, summed in row order
+    (csrc/sampling.h, fc_background_mean)."""
+    outputs = np.ascontiguousarray(outputs, dtype=np.float64)
+    if outputs.ndim != 3 or 0 in outputs.shape[1:]:
+        raise ValueError(f"outputs must be (c, n_b >= 1, k >= 1), got shape {outputs.shape}")
+    if weights is not None:
+        weights = np.ascontiguousarray(weights, dtype=np.float64)
+        if weights.shape != outputs.shape[1:2]:
+            raise ValueError(f"weights must be ({outputs.shape[1]},), got {weights.shape}")
+    means = np.empty((len(outputs), outputs.shape[2]))
+    impl = kernels("sampling", resolve("sampling.background_mean", backend))
+    impl.background_mean(outputs, weights, means)
+    return means

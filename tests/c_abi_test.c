@@ -521,6 +521,82 @@ static void check_sampling(void)
            "sampling permutations: bad m, first_unit, NULL refused");
 }
 
+/* The kernels under fastcredit.shap: orders that keep a tree's clusters
+ * together, masked rows, the average over the background. */
+static void check_shap_kernels(void)
+{
+    /* players 0..3; row 0 joins 1 and 2 (node 4), row 1 joins 4 and 0 (node
+     * 5), row 2 (the root) joins 3 and 5 */
+    const int64_t children[6] = {1, 2, 4, 0, 3, 5};
+    const int64_t bad[6] = {1, 2, 4, 1, 3, 5};       /* player 1 joined twice */
+    const double background[4] = {1, 2, 3, 4};       /* 2 rows of 2 features */
+    const double xs[4] = {10, 20, 30, 40};           /* 2 explained rows */
+    const uint64_t masks[3] = {0, 2, 3}, wide[1] = {4};
+    const int64_t owner[3] = {0, 1, 1}, far[1] = {2};
+    const double outputs[6] = {1, 2, 3, 4, 5, 6};    /* 3 coalitions x 2 rows x 1 */
+    const double weights[2] = {0.25, 0.75};
+    double rows[12], means[3];
+    int32_t perms[8];
+    int u;
+
+    expect(fc_sampling_tree_permutations(9, 1, 4, 2, 4, children, perms) == FC_OK,
+           "tree permutations");
+    for (u = 0; u < 2; u++) {
+        /* bits drawn root first: rows 2, 1, 0; 1 puts the second child first */
+        uint64_t s = fc_rng_key(fc_rng_key(9, 1), (uint64_t)(4 + u));
+        const int root = (int)(fc_rng_next(&s) >> 63), mid = (int)(fc_rng_next(&s) >> 63),
+                  low = (int)(fc_rng_next(&s) >> 63);
+        int32_t inner[3], want[4];
+        int t;
+        inner[mid ? 0 : 2] = 0;
+        inner[mid ? 1 : 0] = low ? 2 : 1;
+        inner[mid ? 2 : 1] = low ? 1 : 2;
+        if (root) {
+            for (t = 0; t < 3; t++) want[t] = inner[t];
+            want[3] = 3;
+        } else {
+            want[0] = 3;
+            for (t = 0; t < 3; t++) want[t + 1] = inner[t];
+        }
+        for (t = 0; t < 4; t++)
+            expect(perms[4 * u + t] == want[t], "tree permutation from the documented bits");
+    }
+    expect(fc_sampling_tree_permutations(9, 1, 0, 2, 1, NULL, perms) == FC_OK && perms[0] == 0 &&
+           perms[1] == 0, "tree permutations: m = 1");
+    perms[0] = 42;
+    expect(fc_sampling_tree_permutations(9, 1, 0, 1, 4, bad, perms) == FC_EINVAL &&
+           fc_sampling_tree_permutations(9, 1, -1, 1, 4, children, perms) == FC_EINVAL &&
+           fc_sampling_tree_permutations(9, 1, 0, 1, 0, children, perms) == FC_EINVAL &&
+           fc_sampling_tree_permutations(9, 1, 0, 1, 4, NULL, perms) == FC_EINVAL &&
+           perms[0] == 42, "tree permutations: a node joined twice, first_unit, m, NULL refused");
+
+    expect(fc_masked_rows(background, 2, 2, xs, 2, masks, owner, 3, rows) == FC_OK,
+           "masked rows");
+    {
+        const double want[12] = {1, 2, 3, 4, 1, 40, 3, 40, 30, 40, 30, 40};
+        int i;
+        for (i = 0; i < 12; i++) expect(rows[i] == want[i], "masked rows: x where the mask is set");
+    }
+    fill(rows, 12, SENTINEL);
+    expect(fc_masked_rows(background, 2, 2, xs, 2, wide, owner, 1, rows) == FC_EINVAL &&
+           fc_masked_rows(background, 2, 2, xs, 2, masks, far, 1, rows) == FC_EINVAL &&
+           fc_masked_rows(background, 2, 65, xs, 2, masks, owner, 3, rows) == FC_EINVAL &&
+           fc_masked_rows(background, 0, 2, xs, 2, masks, owner, 3, rows) == FC_EINVAL &&
+           fc_masked_rows(NULL, 2, 2, xs, 2, masks, owner, 3, rows) == FC_EINVAL &&
+           all_equal(rows, 12, SENTINEL),
+           "masked rows: mask beyond m, owner beyond the rows, m, n_b, NULL refused");
+
+    expect(fc_background_mean(outputs, 3, 2, 1, NULL, means) == FC_OK && means[0] == 1.5 &&
+           means[1] == 3.5 && means[2] == 5.5, "background mean");
+    expect(fc_background_mean(outputs, 3, 2, 1, weights, means) == FC_OK &&
+           means[0] == 1.75 && means[1] == 3.75 && means[2] == 5.75, "weighted background mean");
+    fill(means, 3, SENTINEL);
+    expect(fc_background_mean(outputs, 3, 0, 1, NULL, means) == FC_EINVAL &&
+           fc_background_mean(outputs, 3, 2, 0, NULL, means) == FC_EINVAL &&
+           fc_background_mean(NULL, 3, 2, 1, NULL, means) == FC_EINVAL &&
+           all_equal(means, 3, SENTINEL), "background mean: n_b, k, NULL refused");
+}
+
 /* ---- shaping ------------------------------------------------------------------ */
 
 static void check_projection(void)
@@ -994,6 +1070,7 @@ int main(void)
     check_resampling();
     check_percentile_interval();
     check_sampling();
+    check_shap_kernels();
     check_projection();
     check_tokens();
     check_trees();

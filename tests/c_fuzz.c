@@ -1543,10 +1543,148 @@ static void fuzz_permutation_shapley(void)
     free(st32);
 }
 
+/* The players of `node` in the documented order: its children's lists,
+ * the second child's first when its row's bit is set. Returns the next
+ * free position of out. */
+static int64_t ref_tree_order(const int64_t *children, const int *bit, int m, int64_t node,
+                              int32_t *out, int64_t at)
+{
+    int64_t first, second;
+    if (node < m) {
+        out[at] = (int32_t)node;
+        return at + 1;
+    }
+    first = children[2 * (node - m) + bit[node - m]];
+    second = children[2 * (node - m) + 1 - bit[node - m]];
+    return ref_tree_order(children, bit, m, second, out,
+                          ref_tree_order(children, bit, m, first, out, at));
+}
+
+/* Orders of a random binary tree (nodes joined in a random order), the
+ * masked rows and the background average against their definitions. */
+static void fuzz_shap_kernels(void)
+{
+    const int m = (int)irange(1, chance(10) ? 200 : 12);
+    const int64_t n_units = irange(0, 4);
+    const int64_t first = irange(0, 1000);
+    const uint64_t seed = u64(), game = u64();
+    int64_t *children = NEW(int64_t, 2 * (m - 1)), *open = NEW(int64_t, m);
+    int32_t *perms = NEW(int32_t, n_units * m), *want = NEW(int32_t, m);
+    int *bit = NEW(int, m);
+    const size_t nb = (size_t)(n_units * m) * sizeof(int32_t);
+    int64_t n_open = m, r, u, i;
+    for (i = 0; i < m; i++) open[i] = i;
+    for (r = 0; r < m - 1; r++) {       /* join two open nodes into node m + r */
+        const int64_t a = irange(0, n_open - 1);
+        int64_t b = irange(0, n_open - 2);
+        if (b >= a) b++;
+        children[2 * r] = open[a];
+        children[2 * r + 1] = open[b];
+        open[a < b ? a : b] = m + r;           /* the new node takes the lower slot, */
+        open[a < b ? b : a] = open[--n_open];  /* the last open node the higher one  */
+    }
+    CALL("fc_sampling_tree_permutations");
+    CHECK(fc_sampling_tree_permutations(seed, game, first, n_units, m, children, perms) == FC_OK,
+          "valid call refused");
+    for (u = 0; u < n_units; u++) {
+        uint64_t st = fc_rng_key(fc_rng_key(seed, game), (uint64_t)(first + u));
+        for (r = m - 2; r >= 0; r--) bit[r] = (int)(fc_rng_next(&st) >> 63);
+        ref_tree_order(children, bit, m, m > 1 ? 2 * m - 2 : 0, want, 0);
+        CHECK(memcmp(perms + u * m, want, (size_t)m * sizeof(int32_t)) == 0,
+              "tree permutation != documented order");
+    }
+    poison(perms, nb);
+    if (m > 2 && n_units > 0) {
+        const int64_t keep = children[0];
+        children[0] = children[1];             /* one node joined twice */
+        REFUSED(fc_sampling_tree_permutations(seed, game, first, n_units, m, children, perms),
+                perms, nb, "node joined twice");
+        children[0] = m + irange(0, m);        /* a later row's node, or beyond */
+        REFUSED(fc_sampling_tree_permutations(seed, game, first, n_units, m, children, perms),
+                perms, nb, "child not an earlier node");
+        children[0] = keep;
+    }
+    REFUSED(fc_sampling_tree_permutations(seed, game, -irange(1, 9), n_units, m, children, perms),
+            perms, nb, "negative first_unit");
+    free(children);
+    free(open);
+    free(perms);
+    free(want);
+    free(bit);
+
+    {
+        const int w = (int)irange(1, chance(10) ? FC_MASKED_MAX_FEATURES : 12);
+        const int64_t n_b = irange(1, 6), n_x = irange(1, 4), n_c = irange(0, 20), k = irange(1, 3);
+        double *background = doubles(n_b * w, 1), *xs = doubles(n_x * w, 1);
+        double *rows = NEW(double, n_c * n_b * w), *outputs = doubles(n_c * n_b * k, 1);
+        double *weights = doubles(n_b, 0), *means = NEW(double, n_c * k);
+        uint64_t *masks = NEW(uint64_t, n_c);
+        int64_t *owner = NEW(int64_t, n_c);
+        const size_t rb = (size_t)(n_c * n_b * w) * sizeof(double);
+        const size_t mb = (size_t)(n_c * k) * sizeof(double);
+        int64_t c, b, o;
+        int j;
+        for (c = 0; c < n_c; c++) {
+            masks[c] = w == 64 ? u64() : u64() & (((uint64_t)1 << w) - 1);
+            owner[c] = irange(0, n_x - 1);
+        }
+        poison(rows, rb);
+        CALL("fc_masked_rows");
+        CHECK(fc_masked_rows(background, n_b, w, xs, n_x, masks, owner, n_c, rows) == FC_OK,
+              "valid call refused");
+        for (c = 0; c < n_c; c++)
+            for (b = 0; b < n_b; b++)
+                for (j = 0; j < w; j++)
+                    CHECK(memcmp(&rows[(c * n_b + b) * w + j],
+                                 masks[c] >> j & 1 ? &xs[owner[c] * w + j] : &background[b * w + j],
+                                 sizeof(double)) == 0, "masked row != definition");
+        if (n_c > 0) {
+            const int64_t at = irange(0, n_c - 1), was = owner[at];
+            poison(rows, rb);
+            owner[at] = chance(50) ? n_x : -1;
+            REFUSED(fc_masked_rows(background, n_b, w, xs, n_x, masks, owner, n_c, rows), rows, rb,
+                    "owner out of range");
+            owner[at] = was;
+            if (w < 64) {
+                masks[at] |= (uint64_t)1 << irange(w, 63);
+                REFUSED(fc_masked_rows(background, n_b, w, xs, n_x, masks, owner, n_c, rows), rows,
+                        rb, "mask beyond m");
+            }
+        }
+        CALL("fc_background_mean");
+        for (i = 0; i < 2; i++) {
+            const double *wt = i ? weights : NULL;
+            CHECK(fc_background_mean(outputs, n_c, n_b, k, wt, means) == FC_OK, "valid call refused");
+            for (c = 0; c < n_c; c++)
+                for (o = 0; o < k; o++) {
+                    double sum = wt ? wt[0] * outputs[c * n_b * k + o] : outputs[c * n_b * k + o];
+                    for (b = 1; b < n_b; b++)
+                        sum += wt ? wt[b] * outputs[(c * n_b + b) * k + o] : outputs[(c * n_b + b) * k + o];
+                    CHECK(same(means[c * k + o], wt ? sum : sum / (double)n_b),
+                          "background mean != definition");
+                }
+        }
+        if (n_c > 0) {
+            poison(means, mb);
+            REFUSED(fc_background_mean(outputs, n_c, 0, k, NULL, means), means, mb, "n_b = 0");
+            REFUSED(fc_background_mean(outputs, n_c, n_b, 0, NULL, means), means, mb, "k = 0");
+        }
+        free(background);
+        free(xs);
+        free(rows);
+        free(outputs);
+        free(weights);
+        free(means);
+        free(masks);
+        free(owner);
+    }
+}
+
 static void fuzz_sampling(void)
 {
     fuzz_permutations();
     fuzz_permutation_shapley();
+    fuzz_shap_kernels();
 }
 
 /* ---- shaping ----------------------------------------------------------------------- */

@@ -495,6 +495,52 @@ def sampling_permutation(seed: int, game: int, unit: int, m: int) -> list[int]:
     return perm
 
 
+def tree_permutation(seed: int, game: int, unit: int, children) -> list[int]:
+    """csrc/sampling.h: one bit per row of the tree (the top bit of a draw
+    of stream (rng_key(rng_key(seed, game), unit)), rows from the root down
+    to 0), row r's node lists its second child's players first when its bit
+    is 1; the order is the root's list."""
+    children = [tuple(int(c) for c in pair) for pair in children]
+    m = len(children) + 1
+    stream = Stream(Stream(seed, game).state, unit)
+    swap = {r: stream.next() >> 63 for r in range(m - 2, -1, -1)}
+
+    def players(node):
+        if node < m:
+            return [node]
+        a, b = children[node - m]
+        if swap[node - m]:
+            a, b = b, a
+        return players(a) + players(b)
+    return players(2 * m - 2) if m > 1 else [0]
+
+
+def masked_rows(background, xs, masks, owner) -> np.ndarray:
+    """Each coalition's rows: background row b with x = xs[owner[c]] on the
+    features in the coalition's mask, one value at a time."""
+    n_b, m = background.shape
+    rows = []
+    for mask, o in zip(masks, owner):
+        for b in range(n_b):
+            rows.append([xs[o][j] if int(mask) >> j & 1 else background[b][j]
+                         for j in range(m)])
+    return np.array(rows, dtype=np.float64).reshape(-1, m)
+
+
+def background_mean(outputs, weights=None) -> np.ndarray:
+    """Each coalition's average over the background rows: sum over b in
+    order (weighted, or divided by n_b)."""
+    c, n_b, k = outputs.shape
+    means = np.zeros((c, k))
+    for i in range(c):
+        for o in range(k):
+            total = 0.0
+            for b in range(n_b):
+                total += outputs[i, b, o] * (1.0 if weights is None else weights[b])
+            means[i, o] = total if weights is not None else total / n_b
+    return means
+
+
 def walk_marginals(v, order) -> np.ndarray:
     """The marginal of each player along one order: v(P + i) - v(P)."""
     out = np.zeros(len(order))

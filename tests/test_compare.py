@@ -78,6 +78,10 @@ STRICTNESS = {
     # running sums
     "sampling.tables": BITS,
     "sampling.permutations": BITS,
+    # the same draws and placements; copies; the same sums in row order
+    "sampling.tree_permutations": BITS,
+    "sampling.masked_rows": BITS,
+    "sampling.background_mean": BITS,
     "auction.replay": BITS,
     "shaping.project": BITS,
     "shaping.tokens": BITS,
@@ -378,6 +382,52 @@ def python_game_cases():
                  lambda: ref.permutation_run(MaskGame(by_mask), 1, 0, 20, m=70))]
 
 
+def shap_kernel_cases():
+    """The kernels under fastcredit.shap's explainers: orders that respect a
+    cluster tree, the masked rows, the average over the background."""
+    from fastcredit.sampling import _background_mean, _masked_rows, _tree_permutations
+    r = _rng(42)
+    # a linkage of 7 players (scipy's order) and the chain and pair trees
+    trees = {"m7": [[1, 2], [0, 7], [3, 4], [5, 9], [6, 10], [8, 11]],
+             "m2": [[1, 0]], "m1": np.zeros((0, 2)),
+             "m5-chain": [[0, 1], [5, 2], [6, 3], [7, 4]]}
+    background, xs = r.normal(size=(4, 6)), r.normal(size=(3, 6))
+    background[1, 2], xs[0, 4], xs[2, 0] = np.nan, np.inf, -np.inf
+    masks = r.integers(0, 64, size=40).astype(np.uint64)
+    owner = r.integers(0, 3, size=40)
+    wide = r.normal(size=(1, 64))
+    wide_mask = np.array([2**64 - 1, 2**63, 5], dtype=np.uint64)
+    outputs = r.normal(size=(30, 7, 3))
+    outputs[3, 2, 1] = np.nan
+    weights = r.random(7)
+    return [
+        Case(("sampling.tree_permutations",), "trees",
+             lambda backend: {name: _tree_permutations(t, 2**64 - 5, 9, 3, backend=backend)
+                              for name, t in trees.items()},
+             lambda: {name: [ref.tree_permutation(2**64 - 5, 0, 3 + u, t) for u in range(9)]
+                      for name, t in trees.items()}, rtol=0),
+        Case(("sampling.masked_rows",), "owners-nan-inf-m64-empty",
+             lambda backend: {
+                 "rows": _masked_rows(background, xs, masks, owner, backend=backend),
+                 "m64": _masked_rows(wide, wide[::-1] + 1.0, wide_mask, np.zeros(3, np.int64),
+                                     backend=backend),
+                 "empty": _masked_rows(background, xs, masks[:0], owner[:0], backend=backend)},
+             lambda: {"rows": ref.masked_rows(background, xs, masks, owner),
+                      "m64": ref.masked_rows(wide, wide[::-1] + 1.0, wide_mask, [0, 0, 0]),
+                      "empty": np.zeros((0, 6))}, rtol=0),
+        Case(("sampling.background_mean",), "plain-weighted-nan-empty",
+             lambda backend: {
+                 "plain": _background_mean(outputs, backend=backend),
+                 "weighted": _background_mean(outputs, weights, backend=backend),
+                 "one-row": _background_mean(outputs[:, :1], backend=backend),
+                 "empty": _background_mean(outputs[:0], backend=backend)},
+             lambda: {"plain": ref.background_mean(outputs),
+                      "weighted": ref.background_mean(outputs, weights),
+                      "one-row": ref.background_mean(outputs[:, :1]),
+                      "empty": np.zeros((0, 3))}),
+    ]
+
+
 def sampling_cases():
     r = _rng(41)
     return [
@@ -393,7 +443,7 @@ def sampling_cases():
         table_sampling_case("table-m1-and-empty", {"m1": r.normal(size=(2, 2)),
                                                    "empty": np.zeros((0, 8))},
                             seed=0, permutations=4),
-    ] + python_game_cases()
+    ] + python_game_cases() + shap_kernel_cases()
 
 
 # --- auction ------------------------------------------------------------------

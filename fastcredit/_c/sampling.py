@@ -1,7 +1,8 @@
 """C backend of the sampling family (csrc/sampling.c)."""
-from . import check, lib, ptr, suffix
+from . import check, ffi, lib, ptr, suffix
 
-__all__ = ["permutations", "permutation_shapley"]
+__all__ = ["permutations", "permutation_shapley", "tree_permutations", "masked_rows",
+           "background_mean"]
 
 
 def permutations(seed, game, first_unit, perms):
@@ -15,3 +16,21 @@ def permutation_shapley(v, seed, first_game, max_walks, budget, antithetic, cach
     check(getattr(lib, f)(ptr(v), v.shape[0], v.shape[1].bit_length() - 1, int(seed),
                           first_game, max_walks, budget, int(antithetic), int(cache_endpoints),
                           tol, min_samples, ptr(values), ptr(stderr), ptr(stats)), f)
+
+
+def tree_permutations(seed, game, first_unit, children, perms):
+    check(lib.fc_sampling_tree_permutations(int(seed), game, first_unit, perms.shape[0],
+                                            perms.shape[1], ptr(children), ptr(perms)),
+          "fc_sampling_tree_permutations")
+
+
+def masked_rows(background, xs, masks, owner, rows):
+    check(lib.fc_masked_rows(ptr(background), background.shape[0], background.shape[1],
+                             ptr(xs), xs.shape[0], ptr(masks), ptr(owner), masks.shape[0],
+                             ptr(rows)), "fc_masked_rows")
+
+
+def background_mean(outputs, weights, means):
+    check(lib.fc_background_mean(ptr(outputs), outputs.shape[0], outputs.shape[1],
+                                 outputs.shape[2], ffi.NULL if weights is None else ptr(weights),
+                                 ptr(means)), "fc_background_mean")

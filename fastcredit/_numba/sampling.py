@@ -3,6 +3,13 @@ order, as csrc/sampling.c.
 
 Signatures:
     permutations(seed, game, first_unit, perms)     perms (n_units, m) int32
+    tree_permutations(seed, game, first_unit, children, perms)
+        children (m - 1, 2) int64, a validated binary tree; perms (n_units, m) int32
+    masked_rows(background, xs, masks, owner, rows)
+        background (n_b, m), xs (n_x, m) float64; masks (c,) uint64 < 2**m;
+        owner (c,) int64 in [0, n_x); rows (c n_b, m) float64
+    background_mean(outputs, weights, means)
+        outputs (c, n_b, k) float64; weights (n_b,) float64 or None; means (c, k)
     permutation_shapley(v, seed, first_game, max_walks, budget, antithetic,
                         cache_endpoints, tol, min_samples, values, stderr, stats)
         v (B, 2**m) float32/float64; values, stderr (B, m); stats (B, STATS) int64
@@ -30,7 +37,8 @@ from .._constants import STAT_EVALS, STAT_SAMPLES, STAT_TRUNCATED, STAT_WALKS
 from .rng import below, next_u64
 from .rng import key as rng_key
 
-__all__ = ["permutations", "permutation_shapley"]
+__all__ = ["permutations", "permutation_shapley", "tree_permutations", "masked_rows",
+           "background_mean"]
 
 jit = njit(cache=True, nogil=True)
 
@@ -298,3 +306,75 @@ def permutation_shapley(v, seed, first_game, max_walks, budget, antithetic, cach
         _estimate(v[g], m, rng_key(seed, first_game + g), max_walks, budget,
                   antithetic, cache_endpoints, False, False, tol, min_samples, values[g],
                   stderr[g], stats[g], False, span, False, bad, perm, work)
+
+
+@jit
+def tree_permutations(seed, game, first_unit, children, perms):
+    """perms[u] = the tree-respecting order of unit first_unit + u, like
+    fc_sampling_tree_permutations (children validated by the caller)."""
+    m = perms.shape[1]
+    rows = m - 1
+    game_key = rng_key(seed, game)
+    if m == 1:
+        perms[:, 0] = 0
+        return
+    size = np.empty(rows, dtype=np.int64)
+    start = np.empty(rows, dtype=np.int64)
+    for r in range(rows):
+        a, b = children[r, 0], children[r, 1]
+        size[r] = (1 if a < m else size[a - m]) + (1 if b < m else size[b - m])
+    for u in range(perms.shape[0]):
+        state = rng_key(game_key, first_unit + u)
+        perm = perms[u]
+        start[rows - 1] = 0
+        for r in range(rows - 1, -1, -1):
+            state, bits = next_u64(state)
+            swap = np.int64(bits >> np.uint64(63))
+            first, second = children[r, swap], children[r, 1 - swap]
+            at = start[r] + (1 if first < m else size[first - m])
+            if first < m:
+                perm[start[r]] = first
+            else:
+                start[first - m] = start[r]
+            if second < m:
+                perm[at] = second
+            else:
+                start[second - m] = at
+
+
+@jit
+def masked_rows(background, xs, masks, owner, rows):
+    """rows of c coalitions over the background, like fc_masked_rows: the
+    background copied, then x's value down each kept column."""
+    n_b, m = background.shape
+    for c in range(masks.shape[0]):
+        x = xs[owner[c]]
+        base = c * n_b
+        for b in range(n_b):
+            for j in range(m):
+                rows[base + b, j] = background[b, j]
+        for j in range(m):
+            if (masks[c] >> np.uint64(j)) & _ONE:
+                value = x[j]
+                for b in range(n_b):
+                    rows[base + b, j] = value
+
+
+@jit
+def background_mean(outputs, weights, means):
+    """means[c] = the (weighted) average over the background rows of
+    outputs[c], summed in row order, like fc_background_mean."""
+    n, n_b, k = outputs.shape
+    # each sum in a register, as C
+    for c in range(n):
+        for o in range(k):
+            if weights is None:
+                total = outputs[c, 0, o]
+                for b in range(1, n_b):
+                    total += outputs[c, b, o]
+                means[c, o] = total / n_b
+            else:
+                total = weights[0] * outputs[c, 0, o]
+                for b in range(1, n_b):
+                    total += weights[b] * outputs[c, b, o]
+                means[c, o] = total

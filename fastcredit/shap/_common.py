@@ -23,13 +23,17 @@ failed call is kept.
 from __future__ import annotations
 
 import collections
-import functools
 
 import numpy as np
 import shap
 
 from .._params import Integer
 from .._validation import check_bool
+from ..sampling import _background_mean, _masked_rows
+
+#: The kernels' backend: C, loaded in milliseconds (the cached Numba twins
+#: take most of a second to load in a fresh process, longer than a row).
+BACKEND = "c"
 
 #: Masked rows (coalitions x background rows) per model call when shap's
 #: ``batch_size`` is left at "auto": large enough that a model's per-call
@@ -37,9 +41,6 @@ from .._validation import check_bool
 #: NumPy model on 65,536 rows of 10 features ran 13x slower per row than on
 #: 2,500-40,000, measured on AMD EPYC Zen 4: fresh pages for every temporary).
 AUTO_BATCH_ROWS = 1 << 14
-#: Most entries (2**k coalitions x n_b m values) of a cached table of
-#: RowGame.wide_keep (one byte each).
-WIDE_TABLE = 1 << 22
 #: Most features of a row that may vary: coalitions are uint64 masks.
 MAX_VARYING = 64
 
@@ -78,20 +79,6 @@ def model_function(model):
             out = out.cpu().detach().numpy()
         return out
     return call
-
-
-@functools.lru_cache(maxsize=16)
-def wide_table(varying: tuple, m: int, n_b: int) -> np.ndarray:
-    """RowGame.wide_keep of every coalition (2**k, n_b m) of the varying
-    features, read-only (one per varying set, background size)."""
-    k = len(varying)
-    masks = np.arange(2**k, dtype=np.uint64)
-    bits = ((masks[:, None] >> np.arange(k, dtype=np.uint64)) & np.uint64(1)) != 0
-    keep = np.zeros((2**k, m), dtype=bool)
-    keep[:, list(varying)] = bits
-    table = np.tile(keep, n_b)
-    table.flags.writeable = False
-    return table
 
 
 def link_function(link):
@@ -288,39 +275,18 @@ class RowGame:
                  for a in range(0, len(masks), self.batch_size)]
         return np.concatenate(parts)
 
-    def keep(self, masks: np.ndarray) -> np.ndarray:
-        """Which features (c, m) the coalitions' masked rows take from x."""
-        bits = ((masks[:, None] >> np.arange(self.k, dtype=np.uint64)) & np.uint64(1)) != 0
-        keep = np.zeros((len(masks), self.m), dtype=bool)
-        keep[:, self.varying] = bits
-        return keep
-
     def full_masks(self, masks: np.ndarray) -> np.ndarray:
         """The coalitions as masks over all m features (uint64)."""
+        if self.k == self.m:        # every feature varies: the same masks
+            return masks
         bits = (masks[:, None] >> np.arange(self.k, dtype=np.uint64)) & np.uint64(1)
         return np.bitwise_or.reduce(bits << self.varying.astype(np.uint64), axis=1)
 
-    def wide_keep(self, masks: np.ndarray) -> np.ndarray:
-        """Which values (c, n_b m) of the n_b masked rows of coalitions
-        ``masks`` (sorted, distinct) come from x: :meth:`keep` tiled over the
-        background rows, read from a table of every coalition of the varying
-        features where that table is small (:func:`wide_table`; all 2**k
-        coalitions: the table itself, read-only)."""
-        n_b = len(self.background)
-        if (n_b * self.m) << self.k <= WIDE_TABLE:
-            table = wide_table(tuple(self.varying.tolist()), self.m, n_b)
-            if len(masks) == len(table):
-                return table
-            return np.take(table, masks.astype(np.intp), axis=0)
-        return np.tile(self.keep(masks), n_b)
-
     def masked(self, masks: np.ndarray) -> np.ndarray:
-        """The masked rows (c n_b, m) of coalitions ``masks`` (sorted,
-        distinct): all 2**k coalitions by :func:`all_coalition_rows`, others
-        by :func:`masked_rows`."""
-        if len(masks) == 1 << self.k:
-            return all_coalition_rows(self.background, self.x, self.varying)
-        return masked_rows(self.background, self.wide_keep(masks), self.x)
+        """The masked rows (c n_b, m) of coalitions ``masks`` (compiled,
+        fastcredit.sampling._masked_rows)."""
+        return _masked_rows(self.background, self.x[None], self.full_masks(masks),
+                            np.zeros(len(masks), dtype=np.int64), backend=BACKEND)
 
     def _outputs(self, masks: np.ndarray) -> np.ndarray:
         """Model outputs (c, n_b) + output shape of the coalitions' masked rows."""
@@ -328,11 +294,13 @@ class RowGame:
                              f"{self.model_calls + 1} of this row")
 
     def _reduce(self, out: np.ndarray) -> np.ndarray:
-        """Average over the background rows, through the link."""
+        """Average over the background rows (compiled,
+        fastcredit.sampling._background_mean), through the link."""
         if self.weights is not None:
             return (self.weights * self.link(out)).mean(axis=1)
-        mean = (out.mean(axis=1) if self.average is None else
-                np.tensordot(self.average, out, axes=(0, 1)))
+        c, n_b = out.shape[:2]
+        mean = _background_mean(out.reshape(c, n_b, -1), self.average,
+                                backend=BACKEND).reshape((c,) + out.shape[2:])
         return mean if self.link is None else self.link(mean)
 
     def expand(self, values: np.ndarray) -> np.ndarray:
@@ -355,42 +323,6 @@ class RowGame:
         full = np.zeros((self.m,) + effects.shape[1:])
         full[self.varying] = effects
         return full
-
-
-def masked_rows(background: np.ndarray, wide: np.ndarray, x: np.ndarray,
-                owner: np.ndarray | None = None) -> np.ndarray:
-    """The masked rows (c n_b, m) of c coalitions: coalition i's n_b rows
-    are the background's, with x's values (x[owner[i]] when x holds several
-    rows' values) where ``wide[i]`` (c, n_b m: which values of the n_b rows
-    come from x, :meth:`RowGame.wide_keep`). Laid out (c, n_b m) for
-    np.where, so its inner loop runs over n_b m contiguous values, not m
-    (half the time of the broadcast (c, n_b, m) form at 10 features and 10
-    background rows, measured on AMD EPYC Zen 4); several rows' values are
-    taken as one (c, n_b m) array of their tiled rows, one np.where for the
-    call rather than one per row and a concatenation (141 vs 223 us for 1,638
-    coalitions of 4 rows, AMD EPYC Zen 4)."""
-    n_b, m = background.shape
-    flat = background.reshape(-1)
-    if owner is None:
-        return np.where(wide, np.tile(x, n_b), flat).reshape(-1, m)
-    return np.where(wide, np.take(np.tile(x, n_b), owner, axis=0), flat).reshape(-1, m)
-
-
-def all_coalition_rows(background: np.ndarray, x: np.ndarray, varying: np.ndarray) -> np.ndarray:
-    """The masked rows (2**k n_b, m) of every coalition of the k varying
-    features, in mask order, as :func:`masked_rows` makes them: the
-    coalitions holding feature varying[i] (bit i) are those without it with
-    x's value written in its column, so the table doubles k times from the
-    background by copies (a third of np.where's time at 10 features and 10
-    background rows, 33 vs 90 us, AMD EPYC Zen 4)."""
-    n_b, m = background.shape
-    rows = np.empty((1 << len(varying), n_b, m))
-    rows[0] = background
-    for i, feature in enumerate(varying.tolist()):
-        half = 1 << i
-        rows[half:2 * half] = rows[:half]
-        rows[half:2 * half, :, feature] = x[feature]
-    return rows.reshape(-1, m)
 
 
 def model_outputs(game: RowGame, rows: np.ndarray, which: str) -> np.ndarray:
@@ -417,28 +349,18 @@ def model_outputs(game: RowGame, rows: np.ndarray, which: str) -> np.ndarray:
     return np.asarray(out, dtype=np.float64).reshape((c, n_b) + out.shape[1:])
 
 
-def wide_keep_of(games: list, masks: list) -> np.ndarray:
-    """:meth:`RowGame.wide_keep` of several games' coalitions, concatenated:
-    one read of the table of every coalition of all m features where it is
-    small (each game's masks moved onto its varying features' bits), else
-    game by game."""
-    game = games[0]
-    n_b, m = game.background.shape
-    if (n_b * m) << m > WIDE_TABLE:
-        return np.concatenate([g.wide_keep(mk) for g, mk in zip(games, masks)])
-    full = [mk if g.k == m else g.full_masks(mk) for g, mk in zip(games, masks)]
-    return np.take(wide_table(tuple(range(m)), m, n_b), np.concatenate(full).astype(np.intp),
-                   axis=0)
-
-
-def evaluate_rows(games: list, masks: list) -> None:
+def evaluate_rows(games: list, masks: list, scratch: list | None = None) -> None:
     """Each fresh game (nothing evaluated yet) on its coalitions, the masked
     rows of several rows' games in one model call of at most ``batch_size``
     coalitions (the first game's), as one row's are: a model is called once
     per many cheap rows, not once per row. Each game's memo then holds its
     distinct coalitions and counts them, as :meth:`RowGame.values` would.
     Games that fit shap's linearizing weights on f(B) are evaluated one by
-    one."""
+    one. ``scratch``, a list of one array or None, keeps the masked rows'
+    memory from call to call (fresh pages for each call's rows cost as much
+    as writing them: 97 vs 46 us for 1,500 coalitions of 10 x 10 values,
+    AMD EPYC Zen 4); the model has returned, and its outputs been averaged,
+    before the next call's rows are written there."""
     need = [np.asarray(mk, dtype=np.uint64) for mk in masks]
     # sorted and distinct already (the Permutation and Exact explainers' plans)
     # or made so
@@ -448,16 +370,18 @@ def evaluate_rows(games: list, masks: list) -> None:
             game.values(mk)
         return
     owner = np.repeat(np.arange(len(games)), [len(mk) for mk in need])
-    flat = np.concatenate(need)
+    full = np.concatenate([g.full_masks(mk) for g, mk in zip(games, need)])
+    xs = np.stack([g.x for g in games])
     size = games[0].batch_size
-    if len(games) > 1:
-        wide = wide_keep_of(games, need)
-        xs = np.stack([g.x for g in games])
+    n_b, m = games[0].background.shape
+    if scratch is not None and (scratch[0] is None or len(scratch[0]) < min(size, len(full)) * n_b):
+        scratch[0] = np.empty((min(size, len(full)) * n_b, m))
+    buffer = None if scratch is None else scratch[0]
     parts = []
-    for a in range(0, len(flat), size):
-        b = min(a + size, len(flat))
-        rows = (games[0].masked(flat[a:b]) if len(games) == 1 else
-                masked_rows(games[0].background, wide[a:b], xs, owner[a:b]))
+    for a in range(0, len(full), size):
+        b = min(a + size, len(full))
+        rows = _masked_rows(games[0].background, xs, full[a:b], owner[a:b], out=buffer,
+                            backend=BACKEND)
         which = f"rows {owner[a]}-{owner[b - 1]} of this batch of {len(games)}"
         parts.append(games[0]._reduce(model_outputs(games[0], rows, which)))
     vals = np.split(np.concatenate(parts), np.cumsum([len(mk) for mk in need[:-1]]))
@@ -491,6 +415,7 @@ class Lookahead:
         self.varies_at = 0
         self.ready = []
         self.pending = collections.deque()      # rows planned, not yet evaluated
+        self.scratch = [None]                   # the masked rows' memory (evaluate_rows)
 
     @classmethod
     def of(cls, args, game, plans, background=None, equal_nan=False):
@@ -547,7 +472,7 @@ class Lookahead:
             plans.append(plan)
             filled += len(plan[0])
             self.pending.popleft()
-        evaluate_rows(games, [coalitions for coalitions, _ in plans])
+        evaluate_rows(games, [coalitions for coalitions, _ in plans], self.scratch)
         self.ready = list(zip(games, plans))
 
 

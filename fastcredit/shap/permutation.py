@@ -11,15 +11,12 @@ from .._constants import STATS
 from .._params import SEED
 from .._validation import check_bool
 from ..games import deterministic
-from ..sampling import _UNLIMITED as UNLIMITED, permutation_shapley
+from ..sampling import _UNLIMITED as UNLIMITED, _tree_permutations, permutation_shapley
 from ..tables import owen, owen_coalitions, shapley
-from ._common import MAX_EVALS, Lookahead, RowGame, background_of, output_names
+from ._common import BACKEND, MAX_EVALS, Lookahead, RowGame, background_of, output_names
 
 __all__ = ["PermutationExplainer"]
 
-#: The kernels' backend: C, loaded in milliseconds (the cached Numba twins
-#: take most of a second to load in a fresh process, longer than a row).
-BACKEND = "c"
 #: Most antithetic pairs one budget may buy, over those it buys when no two
 #: walks share a coalition.
 PAIRS_OVER_PLAIN = 4
@@ -74,13 +71,52 @@ def owen_values(game: RowGame) -> np.ndarray:
     return owen(table, game.clustering, backend=BACKEND)
 
 
-def affordable_pairs(k: int, max_evals: int, seeds) -> list[tuple[int, np.ndarray]]:
+def uniform_orders(seed, out: np.ndarray) -> None:
+    """out (n, k) int32 := the sampler's first n uniform orders of k
+    features for ``seed`` (fastcredit.sampling's stream)."""
+    kernels("sampling", BACKEND).permutations(seed, 0, 0, out)
+
+
+def tree_children(game: RowGame) -> np.ndarray:
+    """The nodes (m - 1, 2) each row of the masker's linkage matrix joins;
+    NotImplementedError for a clustering whose orders are not sampled here
+    (a partition, or a cluster of negative distance, which fc.owen keeps as
+    one block)."""
+    z = np.asarray(game.clustering, dtype=np.float64)
+    if z.shape != (game.m - 1, 4) or not (z[:, 2] >= 0).all():
+        raise NotImplementedError(
+            "fastcredit.shap.PermutationExplainer samples the orders of a binary cluster tree "
+            f"(a linkage matrix of shape ({game.m - 1}, 4), distances >= 0); this masker's "
+            f"clustering (shape {z.shape}) is not one")
+    return z[:, :2].astype(np.int64)
+
+
+def tree_orders(game: RowGame, children: np.ndarray):
+    """A function (seed, out) that writes into out (n, k) int32 the first n
+    orders of the row's varying features that keep every cluster of the tree
+    together (the compiled tree sampler over all m features, each order
+    restricted to the varying ones: a feature that does not vary adds
+    nothing to any coalition, so the restricted walk has the same
+    marginals)."""
+    position = np.full(game.m, -1, dtype=np.int32)
+    position[game.varying] = np.arange(game.k, dtype=np.int32)
+
+    def orders(seed, out):
+        mapped = position[_tree_permutations(children, seed, len(out), backend=BACKEND)]
+        out[:] = mapped[mapped >= 0].reshape(out.shape)
+    return orders
+
+
+def affordable_pairs(k: int, max_evals: int, seeds,
+                     orders=uniform_orders) -> list[tuple[int, np.ndarray]]:
     """For each seed, (pairs, masks): how many of the sampler's antithetic
     pairs for that seed fit in max_evals distinct coalitions, and those
     coalitions.
 
     The sampler draws pair p's order from the counter-based stream at unit
-    p (fastcredit.sampling), so its walks are known before it runs: the
+    p (``orders(seed, out)`` writes the first len(out): fastcredit.sampling's
+    uniform orders, or :func:`tree_orders`), so its walks are known before it
+    runs: the
     prefixes of the first pairs are laid out here, each coalition counted
     where it first appears, and the longest run of pairs whose distinct
     coalitions (with v({}) and v(N)) fit is taken. Evaluating those in one
@@ -96,19 +132,18 @@ def affordable_pairs(k: int, max_evals: int, seeds) -> list[tuple[int, np.ndarra
     seeds = [np.uint64(seed) for seed in seeds]
     rows_bits = max(1, (len(seeds) - 1).bit_length())
     if len(seeds) > 1 and k + rows_bits > 64:
-        return [affordable_pairs(k, max_evals, [seed])[0] for seed in seeds]
+        return [affordable_pairs(k, max_evals, [seed], orders)[0] for seed in seeds]
     width = 2 * (k - 1)
     plain = (max_evals - 2) // width
     most = min(max_evals, PAIRS_OVER_PLAIN * plain + 1)
     candidates = min(most, 2 * plain + 1)
     full = np.uint64(2**k - 1) if k < 64 else np.uint64(2**64 - 1)
-    permutations = kernels("sampling", BACKEND).permutations
     found = [None] * len(seeds)
     todo = np.arange(len(seeds))
     while len(todo):
         perms = np.empty((len(todo), candidates, k), dtype=np.int32)
         for i, row in enumerate(todo):
-            permutations(seeds[row], 0, 0, perms[i])
+            orders(seeds[row], perms[i])
         bits = np.left_shift(np.uint64(1), perms.astype(np.uint64))
         forward = np.bitwise_or.accumulate(bits, axis=2)[:, :, :-1]
         backward = np.bitwise_or.accumulate(bits[:, :, ::-1], axis=2)[:, :, :-1]
@@ -175,6 +210,30 @@ def sampled_shapley(game: RowGame, pairs: int, masks: np.ndarray, seed: int):
     return values, stderr
 
 
+def walked_shapley(game: RowGame, perms: np.ndarray):
+    """(values, stderr), each (outputs, k): the antithetic walks along the
+    orders ``perms`` (pairs, k) and their reverses over the row's game (every
+    prefix evaluated already), each pair's average marginals one sample; the
+    mean over pairs and its standard error (sd over sqrt(pairs), inf for one
+    pair)."""
+    pairs, k = perms.shape
+    bits = np.left_shift(np.uint64(1), perms.astype(np.uint64))
+    forward = np.bitwise_or.accumulate(bits, axis=1)
+    backward = np.bitwise_or.accumulate(bits[:, ::-1], axis=1)
+    empty = np.zeros((pairs, 1), dtype=np.uint64)
+    masks = np.concatenate([empty, forward, empty, backward], axis=1)       # (pairs, 2 (k + 1))
+    v = game.values(masks.reshape(-1)).reshape(pairs, 2, k + 1, -1)
+    steps = np.diff(v, axis=2)                      # (pairs, 2, k, outputs): walk order
+    marginals = np.empty_like(steps)
+    np.put_along_axis(marginals[:, 0], perms[:, :, None], steps[:, 0], axis=1)
+    np.put_along_axis(marginals[:, 1], perms[:, ::-1, None], steps[:, 1], axis=1)
+    samples = marginals.mean(axis=1)                # (pairs, k, outputs)
+    values = samples.mean(axis=0).T
+    if pairs == 1:
+        return values, np.full_like(values, np.inf)
+    return values, (samples.std(axis=0, ddof=1) / np.sqrt(pairs)).T
+
+
 class PermutationExplainer(shap.PermutationExplainer):
     """shap's ``PermutationExplainer`` over :func:`fastcredit.permutation_shapley`.
 
@@ -205,10 +264,14 @@ class PermutationExplainer(shap.PermutationExplainer):
 
     With a masker that has a clustering (``shap.maskers.Partition``) the
     values are Owen values over its cluster tree, as shap's estimate
-    converges to; here they are computed exactly (:func:`fastcredit.owen`)
-    from the coalitions the tree's recursion reads (O(m**2) for a balanced
-    binary tree), which ``max_evals`` must cover (sampling orders that
-    respect the tree is not implemented).
+    converges to: computed exactly (:func:`fastcredit.owen`) when
+    ``max_evals`` covers the coalitions the tree's recursion reads (O(m**2)
+    for a balanced binary tree, up to 20 features), else sampled as shap
+    samples them: antithetic pairs of orders that keep every cluster
+    together (at each node of the tree its two branches in a uniformly
+    random order, drawn by a compiled kernel from the row's seed), whose
+    mean marginal is the Owen value, within ``max_evals`` distinct
+    coalitions as above.
 
     Parameters
     ----------
@@ -259,10 +322,13 @@ class PermutationExplainer(shap.PermutationExplainer):
     @staticmethod
     def _plans(games, max_evals) -> list:
         """For each row's game, (the coalitions its values read, (how, seed,
-        pairs)): "owen" (a clustering), "exact" (all 2**k fit in max_evals)
-        or "sampled" (the row's seed drawn from NumPy's global generator
-        here, in row order, and the antithetic pairs it affords, found for
-        the rows of each k together)."""
+        pairs, orders)): "owen" (a clustering whose tree's coalitions fit in
+        max_evals), "exact" (no clustering, all 2**k fit), "sampled"
+        (uniform orders) or "tree" (orders that keep the clusters together,
+        ``orders`` draws them). A sampled row's seed is drawn from NumPy's
+        global generator here, in row order, and the antithetic pairs it
+        affords are found for the rows of each k together (a tree's, row by
+        row)."""
         if isinstance(max_evals, str) and max_evals == "auto":
             max_evals = 10 * 2 * games[0].m     # shap's: 10 antithetic pairs
         max_evals = MAX_EVALS.check(max_evals)
@@ -270,28 +336,28 @@ class PermutationExplainer(shap.PermutationExplainer):
         sampled = {}                            # k -> [(row, seed)]
         for i, game in enumerate(games):
             k = game.k
-            if game.clustering is not None:
-                if game.m > MAX_OWEN_FEATURES or owen_cost(game) > max_evals:
-                    raise NotImplementedError(
-                        f"fastcredit.shap.PermutationExplainer computes Owen values (a masker "
-                        f"with a clustering) exactly, for up to {MAX_OWEN_FEATURES} features, "
-                        f"from the coalitions the cluster tree's recursion reads; "
-                        f"max_evals={max_evals} does not cover them for this row (sampling "
-                        f"orders that respect the tree is not implemented)")
-                plans[i] = owen_needs(game)[1], ("owen", None, 0)
-            elif 2**k <= max_evals:
-                plans[i] = np.arange(2**k, dtype=np.uint64), ("exact", None, 0)
+            tree = game.clustering is not None
+            if tree and game.m <= MAX_OWEN_FEATURES and owen_cost(game) <= max_evals:
+                plans[i] = owen_needs(game)[1], ("owen", None, 0, None)
+            elif (not tree or k <= 1) and 2**k <= max_evals:
+                # (a tree's orders of one feature are all orders: Owen = Shapley)
+                plans[i] = np.arange(2**k, dtype=np.uint64), ("exact", None, 0, None)
             elif max_evals < 2 * k:
                 raise ValueError(f"max_evals={max_evals} is too low for the Permutation "
                                  f"explainer: one antithetic pair of walks over the {k} "
                                  f"varying features needs {2 * k} model evaluations")
+            elif tree:
+                orders = tree_orders(game, tree_children(game))
+                seed = SEED.check(int(np.random.randint(0, 2**62)))
+                (pairs, masks), = affordable_pairs(k, max_evals, [seed], orders)
+                plans[i] = masks, ("tree", seed, pairs, orders)
             else:
                 seed = SEED.check(int(np.random.randint(0, 2**62)))
                 sampled.setdefault(k, []).append((i, seed))
         for k, rows in sampled.items():
             found = affordable_pairs(k, max_evals, [seed for _, seed in rows])
             for (i, seed), (pairs, masks) in zip(rows, found):
-                plans[i] = masks, ("sampled", seed, pairs)
+                plans[i] = masks, ("sampled", seed, pairs, None)
         return plans
 
     def explain_row(self, *row_args, max_evals, main_effects, error_bounds, batch_size,
@@ -303,7 +369,7 @@ class PermutationExplainer(shap.PermutationExplainer):
         if taken is None:
             game = RowGame.of(self, row_args[0], batch_size)
             taken = game, self._plans([game], max_evals)[0]
-        game, (masks, (how, seed, pairs)) = taken
+        game, (masks, (how, seed, pairs, orders)) = taken
         if how == "owen":
             values = np.moveaxis(owen_values(game), -1, 0).reshape(
                 (game.m,) + game.vals.shape[1:])
@@ -311,6 +377,10 @@ class PermutationExplainer(shap.PermutationExplainer):
         if how == "exact":
             values = exact_shapley(game)
             stderr = np.zeros_like(values)
+        elif how == "tree":
+            perms = np.empty((pairs, game.k), dtype=np.int32)
+            orders(seed, perms)
+            values, stderr = walked_shapley(game, perms)
         else:
             values, stderr = sampled_shapley(game, pairs, masks, seed)
         return self._row(game, game.expand(values),
