@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 import fastcredit as fc
+from fastcredit.approximators import _METHODS
 from approximators_vs_shapiq import N, table_game
 from common import Alternative, Case
 
@@ -53,7 +54,7 @@ def cases(quick: bool):
         yield Case("approximate", f"{method}, n = {N}, budget {BUDGET:,}, table",
                    lambda backend, threads, method=method: fc.approximate(
                        v, method=method, budget=BUDGET, backend=backend, threads=1),
-                   alternative=_shapiq(v, name), key=f"approximators.{method}", repeats=5,
+                   alternative=_shapiq(v, name), key=_METHODS[method][0].kernel, repeats=5,
                    bare="a loop of draw/fold kernels and memo bookkeeping: no single kernel")
     for method, (name, index, order) in REGRESSION.items():
         yield Case("approximate", f"{method} ({index}, order {order}), n = {N}, budget "

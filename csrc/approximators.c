@@ -136,30 +136,6 @@ int fc_approx_fold_pairs(const double *values, const int64_t *slots, int64_t n,
     return FC_OK;
 }
 
-int fc_approx_fold_svarm(const uint64_t *masks, const double *values, int64_t n, int m,
-                         double centre, int64_t *count, double *first, double *s1,
-                         double *s2)
-{
-    int64_t k;
-    int i;
-    if (m < 1 || m > FC_APPROX_MAX_PLAYERS || n < 0 || (n > 0 && (!masks || !values)) ||
-        !count || !first || !s1 || !s2)
-        return FC_EINVAL;
-    if (m < 64)
-        for (k = 0; k < n; k++)
-            if (masks[k] >> m) return FC_EINVAL;
-    for (k = 0; k < n; k++) {
-        const uint64_t mask = masks[k];
-        const int l = popcount64(mask);
-        const double x = values[k] - centre;
-        for (i = 0; i < m; i++) {
-            const int in = (int)(mask >> i & 1);
-            fold(((int64_t)i * (m + 1) + l) * 2 + in, x, count, first, s1, s2);
-        }
-    }
-    return FC_OK;
-}
-
 /* ---- Monte-Carlo interaction estimators (SVARM-IQ, SHAP-IQ) --------------- */
 
 int fc_approx_fold_svarmiq(const uint64_t *masks, const double *values, int64_t n, int m,

@@ -62,13 +62,6 @@ int fc_approx_fold_pairs(const double *values, const int64_t *slots, int64_t n,
                          int64_t n_slots, int64_t *count, double *first, double *s1,
                          double *s2);
 
-/* SVARM's fold: coalition masks[k] of size l with value x = values[k] -
- * centre goes into the stratum (i, l, 1) of each member i and (i, l, 0) of
- * each other player, stratum index (i * (m + 1) + l) * 2 + in, i = 0..m-1. */
-int fc_approx_fold_svarm(const uint64_t *masks, const double *values, int64_t n, int m,
-                         double centre, int64_t *count, double *first, double *s1,
-                         double *s2);
-
 /* ---- Monte-Carlo interaction estimators (SVARM-IQ, SHAP-IQ;
  * fastcredit/approximators/montecarlo.py) --------------------------------- */
 

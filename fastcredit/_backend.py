@@ -56,7 +56,6 @@ FASTEST: dict[str, str] = {
     "synthetic.sponsored_search": "c",
     "synthetic.replay_repeats": "c",
     # the approximator family: one key per method (its draw and fold kernels)
-    "approximators.svarm": "numba",
     "approximators.stratified": "c",
     "approximators.owen": "c",
     "approximators.shapiq": "c",

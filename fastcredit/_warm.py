@@ -160,8 +160,6 @@ def _calls():
         "synthetic.sponsored_search": [lambda: fc.synthetic.sponsored_search(2, **nb)],
         "synthetic.replay_repeats": [lambda v=v: fc.synthetic.replay_repeats(v, repeats=2, **nb)
                                      for v in tables],
-        "approximators.svarm": [lambda v=v: fc.approximate(v, method="svarm", budget=5, **nb)
-                                for v in tables],
         "approximators.stratified": [lambda v=v: fc.approximate(v, method="stratified",
                                                                 budget=5, **nb)
                                      for v in tables],

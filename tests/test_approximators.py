@@ -278,8 +278,8 @@ def test_drop_ins_random_state_and_full_budget():
         assert full.estimated == (cls is not fcs.SVARM) and full.estimation_budget == 64
     exact = fcs.SVARM(6).approximate(64, game)
     np.testing.assert_allclose(exact.get_n_order_values(1), fc.shapley(v), atol=1e-12)
-    with pytest.raises(ValueError, match="pairing_trick"):
-        fcs.SVARM(6, pairing_trick=True)
+    with pytest.raises(TypeError, match="pairing_trick"):
+        fcs.SVARM(6, pairing_trick="yes")
     with pytest.raises(ValueError, match="n_anchor_points"):
         fcs.OwenSamplingSV(6, n_anchor_points=0)
     with pytest.raises(ValueError, match="budget"):
@@ -695,7 +695,7 @@ def test_regression_k_sii_is_sii_aggregated():
      "sampling_weights"),
     ({"method": "kernelshap", "sampling_weights": -np.ones(7)}, "sampling_weights"),
     ({"method": "kernelshap", "pairing": "yes"}, "pairing"),
-    ({"method": "svarm", "pairing": True}, "pairing")])
+    ({"method": "stratified", "pairing": True}, "pairing")])
 def test_regression_bad_arguments_are_named(kwargs, name):
     with pytest.raises((ValueError, TypeError), match=name):
         fc.approximate(_game(6), **kwargs)

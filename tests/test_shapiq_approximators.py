@@ -515,7 +515,7 @@ def test_antithetic_sv_calls_continue_the_stream_after_an_odd_count():
 
 # -- SHAPIQ, SVARMIQ, UnbiasedKernelSHAP (shapiq's MonteCarlo approximators) ----
 
-from fastcredit.shapiq import SHAPIQ, SVARMIQ, ExactComputer, UnbiasedKernelSHAP  # noqa: E402
+from fastcredit.shapiq import SHAPIQ, SVARM, SVARMIQ, ExactComputer, UnbiasedKernelSHAP  # noqa: E402
 
 MONTE_CARLO = [(SHAPIQ, shapiq.SHAPIQ), (SVARMIQ, shapiq.SVARMIQ)]
 #: the indices shapiq's MonteCarlo takes but CHII, whose MonteCarlo weights in
@@ -599,7 +599,7 @@ def test_unbiased_kernelshap_is_shap_iq_for_the_shapley_value():
 def test_monte_carlo_random_state_pairing_and_weights():
     n = 7
     game = table_game(n, 8)
-    for cls in (SHAPIQ, SVARMIQ):
+    for cls in (SHAPIQ, SVARMIQ, SVARM):
         a, b = cls(n, random_state=3), cls(n, random_state=3)
         first = a.approximate(60, game)
         assert np.array_equal(first.values, b.approximate(60, game).values)

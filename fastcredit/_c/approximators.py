@@ -3,7 +3,7 @@ import numpy as np
 
 from . import check, lib, ptr
 
-__all__ = ["draw_svarm", "draw_stratified", "draw_owen", "fold_pairs", "fold_svarm"]
+__all__ = ["draw_svarm", "draw_stratified", "draw_owen", "fold_pairs"]
 
 
 def draw_svarm(seed, game, first, m, sizes, cdf, masks):
@@ -27,12 +27,6 @@ def fold_pairs(values, slots, count, first, s1, s2):
     check(lib.fc_approx_fold_pairs(ptr(values), ptr(slots), slots.shape[0], count.shape[0],
                                    ptr(count), ptr(first), ptr(s1), ptr(s2)),
           "fc_approx_fold_pairs")
-
-
-def fold_svarm(masks, values, m, centre, count, first, s1, s2):
-    check(lib.fc_approx_fold_svarm(ptr(masks), ptr(values), masks.shape[0], m, float(centre),
-                                   ptr(count), ptr(first), ptr(s1), ptr(s2)),
-          "fc_approx_fold_svarm")
 
 
 # --- Monte-Carlo interaction estimators (SVARM-IQ, SHAP-IQ) ---------------------

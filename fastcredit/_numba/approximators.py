@@ -6,7 +6,6 @@ Signatures:
     draw_stratified(seed, game, first, m, masks, slots)      masks (n, 2), slots (n,)
     draw_owen(seed, game, first, m, anchors, masks, slots)   masks (n, 2), slots (n,)
     fold_pairs(values, slots, count, first, s1, s2)          values (n, 2) float64
-    fold_svarm(masks, values, m, centre, count, first, s1, s2)
     fold_svarmiq(masks, values, m, centre, members, sizes, order, count, first, s1, s2)
                                                     members (n_subsets, order) int64
     fold_shapiq(masks, values, m, centre, members, sizes, order, weights, count, first, s1,
@@ -21,7 +20,7 @@ from numba import njit
 from .rng import below, uniform
 from .rng import key as rng_key
 
-__all__ = ["draw_svarm", "draw_stratified", "draw_owen", "fold_pairs", "fold_svarm"]
+__all__ = ["draw_svarm", "draw_stratified", "draw_owen", "fold_pairs"]
 
 jit = njit(cache=True, nogil=True)
 _ONE = np.uint64(1)
@@ -114,28 +113,6 @@ def fold_pairs(values, slots, count, first, s1, s2):
             s1[s] += d
             s2[s] += d * d
         count[s] = c + 1
-
-
-@jit
-def fold_svarm(masks, values, m, centre, count, first, s1, s2):
-    for k in range(masks.shape[0]):
-        mask = masks[k]
-        size = 0
-        y = mask
-        while y != 0:
-            y &= y - _ONE
-            size += 1
-        x = values[k] - centre
-        for i in range(m):
-            s = (i * (m + 1) + size) * 2 + np.int64((mask >> np.uint64(i)) & _ONE)
-            c = count[s]
-            if c == 0:
-                first[s] = x
-            else:
-                d = x - first[s]
-                s1[s] += d
-                s2[s] += d * d
-            count[s] = c + 1
 
 
 # --- Monte-Carlo interaction estimators (SVARM-IQ, SHAP-IQ) ---------------------

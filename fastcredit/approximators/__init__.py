@@ -6,8 +6,8 @@ over a shared base (as shapiq's ``approximator/``):
 
 - :mod:`~fastcredit.approximators.base`: the budget, the memo of a
   deterministic game's coalitions, the batched sampling loop, the result;
-- :mod:`~fastcredit.approximators.montecarlo`: SVARM (``method="svarm"``),
-  SHAP-IQ (``"shapiq"``) and SVARM-IQ (``"svarmiq"``);
+- :mod:`~fastcredit.approximators.montecarlo`: SVARM (``method="svarm"``,
+  SVARM-IQ of order 1), SHAP-IQ (``"shapiq"``) and SVARM-IQ (``"svarmiq"``);
 - :mod:`~fastcredit.approximators.marginals`: StratifiedSamplingSV
   (``"stratified"``) and OwenSamplingSV (``"owen"``);
 - :mod:`~fastcredit.approximators.regression`: KernelSHAP
@@ -30,13 +30,13 @@ from .._params import APPROX_ANCHORS, APPROX_BUDGET, APPROX_METHOD, INDEX, ORDER
 from ..games import MAX_MASK_PLAYERS, as_game
 from .base import InteractionEstimate, run_design
 from .marginals import Owen, Stratified
-from .montecarlo import MONTE_CARLO_IQ, Svarm, estimate_interactions
+from .montecarlo import MONTE_CARLO_IQ, estimate_interactions
 from .regression import REGRESSION, check_regression_order, check_sampling_weights, estimate
 
 __all__ = ["InteractionEstimate", "approximate"]
 
 #: method -> (its design, the indices it estimates, its fixed evaluations)
-_METHODS = {"svarm": (Svarm, ("SV", "BV"), 2), "stratified": (Stratified, ("SV",), 1),
+_METHODS = {"stratified": (Stratified, ("SV",), 1),
             "owen": (Owen, ("SV",), 1)}
 _METHODS |= {name: (design, indices, 2) for name, (design, indices, _) in REGRESSION.items()}
 _METHODS |= {name: (design, indices, 2) for name, (design, indices) in MONTE_CARLO_IQ.items()}
@@ -91,10 +91,10 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     anchors : int, optional
         Owen sampling's anchor points (default 10, shapiq's).
     pairing : bool
-        Regression methods, shapiq and svarmiq: each drawn coalition followed
+        Regression methods, svarm, shapiq and svarmiq: each drawn coalition followed
         by its complement (shapiq's ``pairing_trick``).
     sampling_weights : array_like (m + 1,), optional
-        Regression methods, shapiq and svarmiq (deterministic games): weights
+        Regression methods, svarm, shapiq and svarmiq (deterministic games): weights
         of the coalition sizes 0..m for drawing
         (shapiq's ``sampling_weights``; default shapiq's for the method).
     stderr : bool
@@ -131,9 +131,9 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         [1, 2**62] or does not cover the method's fixed evaluations; if
         ``anchors`` is given for a method other than owen, or is outside
         [1, 2**16]; if ``pairing`` or ``sampling_weights`` is given for
-        svarm, stratified or owen; if ``sampling_weights`` is not of shape
+        stratified or owen; if ``sampling_weights`` is not of shape
         (m + 1,), finite and non-negative with a positive weight on some size
-        1..m-1, or is given for a stochastic game (shapiq, svarmiq); if
+        1..m-1, or is given for a stochastic game (svarm, shapiq, svarmiq); if
         ``seed`` is outside [0, 2**64) or ``threads`` below 1; if ``backend``
         is not None, "c" or "numba" (or is unavailable here, or is "c" for an
         @njit game); if ``m`` is missing for a function game, below 1 or

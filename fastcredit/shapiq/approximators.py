@@ -66,14 +66,11 @@ def _random_state(random_state):
 
 
 class _Adapter:
-    """What the three share: shapiq's game called on bool rows through
+    """What every adapter shares: shapiq's game called on bool rows through
     fc.approximate, the result as shapiq's InteractionValues."""
 
     _method = ""
     _min_budget = 1
-    #: shapiq's StratifiedSamplingSV and OwenSamplingSV report every result as
-    #: estimated; its SVARM only below 2**n evaluations
-    _always_estimated = True
 
     def _estimate(self, budget, game, **options):
         if self.n > MAX_MASK_PLAYERS:
@@ -94,61 +91,9 @@ class _Adapter:
             values=values, index=self.approximation_index, max_order=self.max_order,
             min_order=self.min_order, n_players=self.n,
             interaction_lookup=self.interaction_lookup,
-            estimated=self._always_estimated or not budget >= 2**self.n,
+            estimated=True,     # shapiq's stratified and Owen sampling say so at any budget
             estimation_budget=int(est.n_evals),
             baseline_value=base, target_index=self.index)
-
-
-class SVARM(_Adapter, _ShapiqSVARM):
-    r"""Drop-in for ``shapiq.SVARM`` (Kolpaczki et al. 2024): the value of i
-    from the means of v over coalitions of each size that contain i and that
-    do not, each coalition updating a stratum of every player
-    (``fc.approximate(method="svarm")``; shapiq's coalition sampler with its
-    border trick and weights 1 / (l (n - l))).
-
-    Parameters
-    ----------
-    n : int
-        Players, 1 to 4096 (a game of more than 64 runs on shapiq's own class).
-    index : {"SV", "BV"}
-    random_state : int, optional
-    pairing_trick, sampling_weights
-        shapiq's options; only their defaults (False, None) are supported.
-
-    Examples
-    --------
-    v(S) = (sum of w_i over S)**2 / 10 with w = (1, 2, 3, 4) has the Shapley
-    values w; a budget of 2**4 evaluates every coalition once, so the values
-    are exact.
-
-    >>> import numpy as np
-    >>> from fastcredit.shapiq import SVARM, TableGame
-    >>> bits = (np.arange(16)[:, None] >> np.arange(4)) & 1
-    >>> game = TableGame((bits @ np.array([1., 2., 3., 4.])) ** 2 / 10)
-    >>> sv = SVARM(4, random_state=0).approximate(16, game)
-    >>> sv.values.round(6), sv.estimation_budget, sv.estimated   # v(empty), then phi
-    (array([0., 1., 2., 3., 4.]), 16, False)
-    """
-
-    _method = "svarm"
-    _min_budget = 2
-    _always_estimated = False
-
-    def __init__(self, n: int, index: str = "SV", *, random_state: int | None = None,
-                 pairing_trick: bool = False, sampling_weights=None, **kwargs):
-        n = _players(n)
-        index = check_choice(index, "index", ("SV", "BV"))
-        if pairing_trick is not False:
-            raise ValueError("pairing_trick=True is not supported by fastcredit's SVARM yet")
-        if sampling_weights is not None:
-            raise ValueError("sampling_weights are not supported by fastcredit's SVARM yet "
-                             "(it samples sizes with shapiq's default weights)")
-        check_fixed(kwargs, {"max_order": 1, "top_order": False}, type(self).__name__)
-        super().__init__(n, index, random_state=_random_state(random_state))
-
-    def approximate(self, budget: int, game, *args, **kwargs):
-        """Estimate with at most ``budget`` (>= 2) distinct game evaluations."""
-        return self._estimate(budget, game)
 
 
 class StratifiedSamplingSV(_Adapter, _ShapiqStratified):
@@ -238,13 +183,12 @@ class OwenSamplingSV(_Adapter, _ShapiqOwen):
 # --- SHAP-IQ and SVARM-IQ (shapiq's MonteCarlo approximators) ---------------------
 
 class _MonteCarloAdapter(_Adapter):
-    """shapiq's MonteCarlo approximators (SHAPIQ, SVARMIQ, UnbiasedKernelSHAP)
-    over ``fc.approximate(method="shapiq" | "svarmiq")``: every order
+    """shapiq's MonteCarlo approximators (SHAPIQ, SVARMIQ, SVARM,
+    UnbiasedKernelSHAP) over ``fc.approximate(method="shapiq" | "svarmiq")``: every order
     min_order..max_order, k-SII as shapiq builds it (the SII estimates,
     aggregated by shapiq's InteractionValues)."""
 
     _min_budget = 2
-    _always_estimated = False
     #: further fc.approximate options (the regression classes: no stderr,
     #: which shapiq's result does not carry)
     _options = {}
@@ -284,6 +228,50 @@ class _MonteCarloAdapter(_Adapter):
             max_order=self.max_order, min_order=self.min_order, n_players=self.n,
             interaction_lookup=self.interaction_lookup, estimated=not budget >= 2**self.n,
             estimation_budget=int(est.n_evals), baseline_value=base, target_index=self.index)
+
+
+class SVARM(_MonteCarloAdapter, _ShapiqSVARM):
+    r"""Drop-in for ``shapiq.SVARM`` (Kolpaczki et al. 2024): the value of i
+    from the means of v over coalitions of each size that contain i and that
+    do not, each coalition updating a stratum of every player. shapiq's SVARM
+    is its SVARM-IQ of order 1, and so is this one
+    (``fc.approximate(method="svarmiq", index="SII", order=1)``, which is
+    ``method="svarm"``; shapiq's coalition sampler with its border trick).
+
+    Parameters
+    ----------
+    n : int
+        Players, 1 to 4096 (a game of more than 64 runs on shapiq's own class).
+    index : {"SV", "BV"}
+    random_state : int, optional
+    pairing_trick : bool
+        Each drawn coalition with its complement.
+    sampling_weights : array_like (n + 1,), optional
+        Weights of the coalition sizes (default shapiq's, 1 / (l (n - l))).
+
+    Examples
+    --------
+    v(S) = (sum of w_i over S)**2 / 10 with w = (1, 2, 3, 4) has the Shapley
+    values w; a budget of 2**4 evaluates every coalition once, so the values
+    are exact.
+
+    >>> import numpy as np
+    >>> from fastcredit.shapiq import SVARM, TableGame
+    >>> bits = (np.arange(16)[:, None] >> np.arange(4)) & 1
+    >>> game = TableGame((bits @ np.array([1., 2., 3., 4.])) ** 2 / 10)
+    >>> sv = SVARM(4, random_state=0).approximate(16, game)
+    >>> sv.values.round(6), sv.estimation_budget, sv.estimated   # v(empty), then phi
+    (array([0., 1., 2., 3., 4.]), 16, False)
+    """
+
+    _method = "svarmiq"
+
+    def __init__(self, n: int, index: str = "SV", *, random_state: int | None = None,
+                 pairing_trick: bool = False, sampling_weights=None, **kwargs):
+        n, index, _ = self._setup(n, index, 1, pairing_trick, sampling_weights)
+        check_fixed(kwargs, {"max_order": 1, "top_order": False}, type(self).__name__)
+        super().__init__(n, index, random_state=_random_state(random_state),
+                         pairing_trick=self._pairing, sampling_weights=self._weights)
 
 
 class SHAPIQ(_MonteCarloAdapter, _ShapiqSHAPIQ):
