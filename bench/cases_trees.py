@@ -10,9 +10,10 @@ public call does in NumPy (work asked for, not a guard), so the ratio counts
 the checks of the arguments' shapes and of the offsets (the public call
 writes into out=, as a training loop reusing its last result would: fresh
 result pages, ~9 ms of a ~28 ms kernel here, are not counted); and for the
-allocation rules, the ask/tell loop as the rules run
-it (pick, evaluate, tally) calling fc_allocation_pick directly, so the ratio
-counts the rule's construction and the per-trial checks of tell.
+allocation rules, the loop as the rules run it (a call of
+fc_allocation_tell_pick, which tallies the last trial and picks the next,
+then evaluate; the last trial tallied after the loop), so the ratio counts
+the rule's construction and the per-trial checks of the values.
 """
 from __future__ import annotations
 
@@ -48,18 +49,20 @@ def _bare_credit(q, pi, offsets, actions):
 
 def _bare_allocation(rule, costs, c, c_tok, evaluate, budget):
     """The bare call of a rule's ``run(evaluate, budget)`` from a fresh rule
-    (seed 0): the kernel's pick, the caller's evaluate and the tallies of
-    each trial."""
+    (seed 0): the kernel's tally and pick and the caller's evaluate of each
+    trial, and the last trial's tally."""
     def prepare(backend, threads):
-        pick = kernels("trees.allocation", backend).allocation_pick
+        tell_pick = kernels("trees.allocation", backend).allocation_tell_pick
         counts, sums, seed = np.zeros(ARMS, dtype=np.int64), np.zeros(ARMS), np.uint64(0)
 
         def call():
             counts[:], sums[:] = 0, 0.0
+            a, value = -1, 0.0
             for step in range(budget):
-                a = pick(rule, counts, sums, costs, c, c_tok, seed, step)
-                counts[a] += 1
-                sums[a] += evaluate(a)
+                a = tell_pick(rule, counts, sums, costs, c, c_tok, seed, step, a, value)
+                value = evaluate(a)
+            counts[a] += 1
+            sums[a] += value
             return counts
 
         return call

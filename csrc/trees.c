@@ -57,6 +57,15 @@ static double score(int rule, const int64_t *counts, const double *sums, const d
     return sums[a] / (double)counts[a] + c * sqrt(log_total / (double)counts[a]) - penalty;
 }
 
+/* The checks of fc_allocation_pick's arguments before it reads counts. */
+static int pick_arguments_ok(int rule, int64_t n, const int64_t *counts, const double *sums,
+                             const double *costs, const int64_t *choice)
+{
+    return rule >= FC_ALLOC_UNIFORM && rule <= FC_ALLOC_AGENT_UCT && n >= 1 &&
+           n <= FC_RNG_MAX_RANGE && counts && sums && choice &&
+           (rule != FC_ALLOC_AGENT_UCT || costs);
+}
+
 int fc_allocation_pick(int rule, int64_t n, const int64_t *counts, const double *sums,
                        const double *costs, double c, double c_tok, uint64_t seed,
                        uint64_t step, int64_t *choice)
@@ -64,10 +73,7 @@ int fc_allocation_pick(int rule, int64_t n, const int64_t *counts, const double 
     int64_t a, total = 0, untried = 0, ties = 0, pick;
     double best = -INFINITY, log_total;
     uint64_t state;
-    if (rule < FC_ALLOC_UNIFORM || rule > FC_ALLOC_AGENT_UCT || n < 1 ||
-        n > FC_RNG_MAX_RANGE || !counts || !sums || !choice ||
-        (rule == FC_ALLOC_AGENT_UCT && !costs))
-        return FC_EINVAL;
+    if (!pick_arguments_ok(rule, n, counts, sums, costs, choice)) return FC_EINVAL;
     for (a = 0; a < n; a++) {
         /* total + counts[a] > INT64_MAX checked without computing it */
         if (counts[a] < 0 || counts[a] > INT64_MAX - total) return FC_EINVAL;
@@ -98,6 +104,20 @@ int fc_allocation_pick(int rule, int64_t n, const int64_t *counts, const double 
         }
     }
     return FC_EINVAL;
+}
+
+int fc_allocation_tell_pick(int rule, int64_t n, int64_t *counts, double *sums,
+                            const double *costs, double c, double c_tok, uint64_t seed,
+                            uint64_t step, int64_t told, double value, int64_t *choice)
+{
+    if (!pick_arguments_ok(rule, n, counts, sums, costs, choice) || told < -1 || told >= n)
+        return FC_EINVAL;
+    if (told >= 0) {
+        if (!isfinite(value) || counts[told] == INT64_MAX) return FC_EINVAL;
+        counts[told] += 1;
+        sums[told] += value;
+    }
+    return fc_allocation_pick(rule, n, counts, sums, costs, c, c_tok, seed, step, choice);
 }
 
 /* ---- the whole tree over a caller's environment (fc_counterfactual_tree) ----

@@ -72,6 +72,20 @@ int fc_allocation_pick(int rule, int64_t n, const int64_t *counts, const double 
                        const double *costs, double c, double c_tok, uint64_t seed,
                        uint64_t step, int64_t *choice);
 
+/* One step of an ask/tell loop in one call: the last trial told (action
+ * told, its value) added to counts[told] and sums[told], then
+ * fc_allocation_pick's choice. told = -1 adds nothing. Returns FC_EINVAL
+ * with nothing written for an unknown rule, n out of range, NULL arrays,
+ * told outside -1 .. n-1, a value that is not finite or counts[told] =
+ * INT64_MAX; and, with the trial added and *choice not written, for the
+ * rest of what fc_allocation_pick refuses (negative counts, counts summing
+ * past INT64_MAX, no action that can be picked). The whole trial in C: a
+ * caller's loop of fc_allocation_pick and its own additions spent a quarter
+ * of a trial on them (Python, issue 33). */
+int fc_allocation_tell_pick(int rule, int64_t n, int64_t *counts, double *sums,
+                            const double *costs, double c, double c_tok, uint64_t seed,
+                            uint64_t step, int64_t told, double value, int64_t *choice);
+
 /* The whole counterfactual tree over a caller's environment (the C twin of
  * fastcredit._jit.trees.tree; fastcredit.treesearch documents the method).
  * The environment is five callbacks over int64 states:

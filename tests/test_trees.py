@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 
@@ -197,6 +199,42 @@ def test_allocation_is_seeded(backend):
     for cls, kw in [(fc.Uniform, {}), (fc.UCT, {}), (fc.AgentUCT, {"costs": np.arange(6.0)})]:
         assert sequence(cls, 11, **kw) == sequence(cls, 11, **kw)
     assert sequence(fc.Uniform, 1) != sequence(fc.Uniform, 2)
+
+
+@pytest.mark.parametrize("make", [lambda b: fc.Uniform(5, seed=7, backend=b),
+                                  lambda b: fc.UCT(5, c=0.7, seed=7, backend=b),
+                                  lambda b: fc.AgentUCT(5, np.arange(5.0), c_tok=0.1, seed=7,
+                                                        backend=b)])
+def test_run_is_the_ask_tell_loop(backend, make):
+    """run's kernel adds each trial and picks the next in one call
+    (allocation_tell_pick): the same counts, sums (bit for bit) and draws as
+    ask/tell, in runs split anywhere; a value refused mid-run or as the last
+    one leaves the trials before it told and its own asked, as ask/tell's
+    check would."""
+    values = np.random.default_rng(1).normal(size=(5, 64))
+
+    def value(a, j):
+        return float(values[a, j % 64])
+
+    ran, told = make(backend), make(backend)
+    trial = iter(range(10**6))
+    ran.run(lambda a: value(a, next(trial)), 23).run(lambda a: value(a, next(trial)), 0)
+    ran.run(lambda a: value(a, next(trial)), 1).run(lambda a: value(a, next(trial)), 16)
+    for j in range(40):
+        a = told.ask()
+        told.tell(a, value(a, j))
+    assert ran.counts.tolist() == told.counts.tolist()
+    assert ran.sums.tobytes() == told.sums.tobytes()
+    for bad_at, budget in ((3, 10), (5, 6)):     # mid-run, and the last trial of the run
+        rule, checked = make(backend), make(backend)
+        trial = iter(range(10**6))
+        with pytest.raises(ValueError, match=r"^evaluate\(\d\) .* must be finite, got inf"):
+            rule.run(lambda a: math.inf if next(trial) == bad_at else 1.0, budget)
+        for j in range(bad_at + 1):
+            a = checked.ask()
+            if j < bad_at:
+                checked.tell(a, 1.0)
+        assert rule.counts.tolist() == checked.counts.tolist() and rule.ask() == checked.ask()
 
 
 def test_allocation_errors():

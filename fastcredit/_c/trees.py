@@ -1,10 +1,12 @@
 """C backend of the trees family (csrc/trees.c); the same signatures as
 fastcredit._numba.trees."""
+import math
+
 import numpy as np
 
 from . import check, ffi, lib, offsets_refused, ptr
 
-__all__ = ["actor_centered_credit", "allocation_pick"]
+__all__ = ["actor_centered_credit", "allocation_pick", "allocation_tell_pick"]
 # _tree and _finish (below) drive a user's environment: their Numba twins are
 # fastcredit._jit.trees.tree and .finish (drivers of @njit functions, not
 # kernels of fastcredit._numba.trees), so they stay out of the twins' list
@@ -33,9 +35,37 @@ def allocation_pick(rule, counts, sums, costs, c, c_tok, seed, step):
     return int(choice[0])
 
 
+def allocation_tell_pick(rule, counts, sums, costs, c, c_tok, seed, step, told, value):
+    choice = ffi.new("int64_t *")
+    check(lib.fc_allocation_tell_pick(rule, counts.shape[0], ptr(counts), ptr(sums), ptr(costs),
+                                      c, c_tok, int(seed), step, told, value, choice),
+          "fc_allocation_tell_pick", lambda: _tell_refused(rule, counts, told, value))
+    return int(choice[0])
+
+
+def _tell_refused(rule, counts, told, value):
+    """The first condition of fc_allocation_tell_pick's checks that these
+    arguments break, naming the argument."""
+    if not -1 <= told < counts.shape[0]:
+        return f"told = {told} is not -1 or an action"
+    if told >= 0 and not math.isfinite(value):
+        return f"value = {value} is not finite"
+    if told >= 0 and counts[told] == 2**63 - 1:
+        return f"counts[{told}] = 2**63 - 1 cannot take another trial"
+    return _pick_refused(rule, counts)
+
+
 def _pick_refused(rule, counts):
     """The first condition of fc_allocation_pick's checks that these
     arguments break, naming the argument."""
+    # else no action's score equals the best one: a NaN score (sums, c, c_tok or costs)
+    return _arguments_refused(rule, counts) or ("no action could be picked: a score is NaN "
+                                                "(sums, c, c_tok or costs)")
+
+
+def _arguments_refused(rule, counts):
+    """The first of fc_allocation_pick's checks of rule and counts that they
+    break, naming the argument (None if none)."""
     if not lib.FC_ALLOC_UNIFORM <= rule <= lib.FC_ALLOC_AGENT_UCT:
         return f"rule = {rule} is not an FC_ALLOC_* code"
     if not 1 <= counts.shape[0] <= lib.FC_RNG_MAX_RANGE:
@@ -45,8 +75,7 @@ def _pick_refused(rule, counts):
         return f"counts[{a}] = {counts[a]} is negative"
     if int(counts.sum(dtype=object)) > 2**63 - 1:
         return "counts sum past 2**63 - 1"
-    # no action's score equals the best one: a NaN score (sums, c, c_tok or costs)
-    return "no action could be picked: a score is NaN (sums, c, c_tok or costs)"
+    return None
 
 
 # --- the whole tree over a user's @njit environment (fc_counterfactual_tree) ---

@@ -12,6 +12,13 @@ Signatures:
         rule ALLOC_UNIFORM / ALLOC_UCT / ALLOC_AGENT_UCT (fastcredit._constants);
         counts (n,) int64, sums and costs (n,) float64 (costs read by
         ALLOC_AGENT_UCT only).
+    allocation_tell_pick(rule, counts, sums, costs, c, c_tok, seed, step, told, value)
+            -> int
+        The trial told (action told >= 0, its value) added to counts and
+        sums, then allocation_pick; told = -1 adds nothing (told in -1 ..
+        n-1 assumed). Raises ValueError, as the C twin: with nothing added
+        when the value is not finite, with the trial added when no action
+        can be picked.
 """
 import math
 
@@ -22,7 +29,7 @@ from .._constants import (ALLOC_AGENT_UCT, ALLOC_UNIFORM, CREDIT_ILLEGAL_ACTION,
                           CREDIT_NOT_A_POLICY)
 from .rng import below, key
 
-__all__ = ["actor_centered_credit", "allocation_pick"]
+__all__ = ["actor_centered_credit", "allocation_pick", "allocation_tell_pick"]
 
 jit = njit(cache=True, nogil=True)
 _MAX_DOUBLE = np.finfo(np.float64).max
@@ -98,3 +105,16 @@ def allocation_pick(rule, counts, sums, costs, c, c_tok, seed, step):
                 return a
             pick -= 1
     return -1
+
+
+@jit
+def allocation_tell_pick(rule, counts, sums, costs, c, c_tok, seed, step, told, value):
+    if told >= 0:
+        if not math.isfinite(value):
+            raise ValueError("allocation_tell_pick: the value told is not finite")
+        counts[told] += 1
+        sums[told] += value
+    a = allocation_pick(rule, counts, sums, costs, c, c_tok, seed, step)
+    if a < 0:
+        raise ValueError("allocation_tell_pick: no action can be picked (a score is NaN)")
+    return a
