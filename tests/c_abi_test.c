@@ -811,6 +811,29 @@ static void check_trees(void)
                    FC_EINVAL && choice == 42,
                "allocation: bad rule, n, counts, NULL refused");
     }
+    {
+        /* tell-and-pick: UCT, c = 0, counts (1, 2, 4), sums (0.5, 1.8, 2.0):
+         * 1.0 told to action 0 makes its mean 0.75, below action 1's 0.9 */
+        int64_t counts[3] = {1, 2, 4};
+        double sums[3] = {0.5, 1.8, 2.0};
+        expect(fc_allocation_tell_pick(FC_ALLOC_UCT, 3, counts, sums, NULL, 0.0, 0.0, 1, 1, 0, 1.0,
+                                       &choice) == FC_OK && choice == 1 && counts[0] == 2 &&
+                   sums[0] == 1.5, "tell-and-pick adds the trial, then picks");
+        expect(fc_allocation_tell_pick(FC_ALLOC_UCT, 3, counts, sums, NULL, 0.0, 0.0, 1, 1, -1, 0.0,
+                                       &choice) == FC_OK && choice == 1 && counts[0] == 2,
+               "tell-and-pick: told -1 adds nothing");
+        choice = 42;
+        expect(fc_allocation_tell_pick(FC_ALLOC_UCT, 3, counts, sums, NULL, 0.0, 0.0, 1, 1, 0,
+                                       NAN, &choice) == FC_EINVAL &&
+                   fc_allocation_tell_pick(FC_ALLOC_UCT, 3, counts, sums, NULL, 0.0, 0.0, 1, 1, 3,
+                                           1.0, &choice) == FC_EINVAL &&
+                   fc_allocation_tell_pick(FC_ALLOC_UCT, 3, counts, sums, NULL, 0.0, 0.0, 1, 1, -2,
+                                           1.0, &choice) == FC_EINVAL &&
+                   fc_allocation_tell_pick(3, 3, counts, sums, NULL, 0.0, 0.0, 1, 1, 0, 1.0,
+                                           &choice) == FC_EINVAL &&
+                   choice == 42 && counts[0] == 2 && sums[0] == 1.5,
+               "tell-and-pick: a NaN value, told out of range, a bad rule refused unwritten");
+    }
 }
 
 /* ---- auction ------------------------------------------------------------------- */
