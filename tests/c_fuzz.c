@@ -2151,6 +2151,38 @@ static void fuzz_allocation(void)
         else /* NaN scores (not covered by the contract): refused, not an arbitrary pick */
             CHECK(rc == FC_EINVAL && choice == -7, "NaN scores: neither a pick nor a refusal");
     }
+    {
+        /* tell-and-pick: the trial told added (a value that is not finite
+         * refused before), then the documented rule on the counts and sums
+         * it leaves; told outside -1 .. n-1 refused before anything */
+        const int64_t told = irange(-1, n - 1), away = chance(50) ? -2 - irange(0, 5)
+                                                                  : n + irange(0, 5);
+        const double v = value(specials);
+        const int64_t c0 = told >= 0 ? counts[told] : 0;
+        const double s0 = told >= 0 ? sums[told] : 0.0;
+        choice = -7;
+        CALL("fc_allocation_tell_pick");
+        rc = fc_allocation_tell_pick(rule, n, counts, sums, costs, c, c_tok, seed, step, told, v,
+                                     &choice);
+        if (told >= 0 && !isfinite(v)) {
+            CHECK(rc == FC_EINVAL && choice == -7 && counts[told] == c0 && same(sums[told], s0),
+                  "tell-and-pick: a value that is not finite not refused unwritten");
+        } else {
+            const int64_t want = ref_pick(rule, n, counts, sums, costs, c, c_tok, seed, step);
+            if (told >= 0)
+                CHECK(counts[told] == c0 + 1 && same(sums[told], s0 + v),
+                      "tell-and-pick: the trial told not added");
+            if (want >= 0)
+                CHECK(rc == FC_OK && choice == want, "tell-and-pick: choice != documented rule");
+            else
+                CHECK(rc == FC_EINVAL && choice == -7,
+                      "tell-and-pick, NaN scores: neither a pick nor a refusal");
+        }
+        choice = -7;
+        REFUSED(fc_allocation_tell_pick(rule, n, counts, sums, costs, c, c_tok, seed, step, away,
+                                        1.0, &choice), &choice, 0, "told outside -1 .. n-1");
+        CHECK(choice == -7, "tell-and-pick: choice written before refusing");
+    }
     choice = -7;
     {
         int a_rule = rule;
