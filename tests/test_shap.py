@@ -259,6 +259,24 @@ def test_partition_masker_refusals(data):
 
 # --- Permutation ---------------------------------------------------------------
 
+def test_rows_of_more_than_64_features_with_few_varying():
+    """70 features of which 5 differ from the background: Permutation with
+    every coalition in its budget, rows sharing model calls, equals Exact
+    (the masked rows made by np.where: masks over all 70 do not fit uint64)."""
+    rs = np.random.RandomState(5)
+    B = np.tile(rs.randn(1, 70), (3, 1))
+    X = np.tile(B[:1], (4, 1))
+    vary = [0, 3, 40, 66, 69]
+    B[:, vary] = rs.randn(3, 5)
+    X[:, vary] = rs.randn(4, 5)
+    model = lambda x: x[:, vary] @ np.arange(1.0, 6.0) + x[:, 0] * x[:, 69]  # noqa: E731
+    exact = ExactExplainer(model, B)(X, silent=True)
+    ours = PermutationExplainer(model, B, seed=0)(X, max_evals=32, silent=True)
+    np.testing.assert_allclose(ours.values, exact.values, rtol=0, atol=1e-12)
+    assert (ours.values[:, np.setdiff1d(np.arange(70), vary)] == 0).all()
+    np.testing.assert_allclose(ours.values.sum(1) + ours.base_values, model(X), atol=1e-12)
+
+
 def test_permutation_is_exact_for_second_order_models():
     """One antithetic pair of walks is exact for interactions of order <= 2
     (shap's own check): f = x0 x2 + x1 + x2 + x2 x3 over a zero background."""
@@ -832,6 +850,19 @@ def test_masked_rows_are_where_over_the_coalitions(varying):
     want = np.where(keep[:, None, :], x, background).reshape(-1, 5)
     np.testing.assert_array_equal(game.masked(masks), want)
     np.testing.assert_array_equal(game.masked(masks[1:]), want[len(background):])
+    # integer data (a legacy explainer's) and rows of more than 64 features
+    # take np.where's path, which keeps the data's dtype
+    for bg, row, vary in ((np.arange(15).reshape(3, 5), np.arange(5) + 7, varying),
+                          (rs.randn(2, 70), rs.randn(70), [1, 64, 69])):
+        game = RowGame(None, bg, row, None, varying=vary)
+        some = np.arange(2 ** len(vary), dtype=np.uint64)[1:]
+        kept = np.zeros((len(some), bg.shape[1]), dtype=bool)
+        kept[:, vary] = (some[:, None] >> np.arange(len(vary), dtype=np.uint64)) & 1
+        assert not game.compiled
+        got = game.masked(some)
+        assert got.dtype == bg.dtype
+        np.testing.assert_array_equal(got, np.where(kept[:, None, :], row, bg).reshape(
+            -1, bg.shape[1]))
     # two rows in one model call: each coalition's rows hold its own row's values
     seen = []
     model = lambda rows: seen.append(rows.copy()) or rows.sum(axis=1)  # noqa: E731

@@ -29,6 +29,7 @@ import shap
 
 from .._params import Integer
 from .._validation import check_bool
+from .._constants import MASKED_MAX_FEATURES
 from ..sampling import _background_mean, _masked_rows
 
 #: The kernels' backend: C, loaded in milliseconds (the cached Numba twins
@@ -217,6 +218,12 @@ class RowGame:
                              f"background is beyond the {MAX_VARYING} fastcredit.shap takes")
         self.m = m
         self.k = len(self.varying)
+        #: whether the masked rows are made by the compiled kernel: float64
+        #: values and at most 64 features (masks over all of them are
+        #: uint64); others (a legacy explainer's integer, string or object
+        #: data, wider rows) by np.where, which keeps their dtype
+        self.compiled = (background.dtype == np.float64 and x.dtype == np.float64
+                         and m <= MASKED_MAX_FEATURES)
         self.weights = None
         self.keys = np.empty(0, dtype=np.uint64)
         self.vals = None
@@ -282,11 +289,21 @@ class RowGame:
         bits = (masks[:, None] >> np.arange(self.k, dtype=np.uint64)) & np.uint64(1)
         return np.bitwise_or.reduce(bits << self.varying.astype(np.uint64), axis=1)
 
+    def keep(self, masks: np.ndarray) -> np.ndarray:
+        """Which features (c, m) the coalitions' masked rows take from x."""
+        bits = ((masks[:, None] >> np.arange(self.k, dtype=np.uint64)) & np.uint64(1)) != 0
+        keep = np.zeros((len(masks), self.m), dtype=bool)
+        keep[:, self.varying] = bits
+        return keep
+
     def masked(self, masks: np.ndarray) -> np.ndarray:
         """The masked rows (c n_b, m) of coalitions ``masks`` (compiled,
-        fastcredit.sampling._masked_rows)."""
-        return _masked_rows(self.background, self.x[None], self.full_masks(masks),
-                            np.zeros(len(masks), dtype=np.int64), backend=BACKEND)
+        fastcredit.sampling._masked_rows, where :attr:`compiled`)."""
+        if self.compiled:
+            return _masked_rows(self.background, self.x[None], self.full_masks(masks),
+                                np.zeros(len(masks), dtype=np.int64), backend=BACKEND)
+        return np.where(self.keep(masks)[:, None, :], self.x,
+                        self.background).reshape(-1, self.m)
 
     def _outputs(self, masks: np.ndarray) -> np.ndarray:
         """Model outputs (c, n_b) + output shape of the coalitions' masked rows."""
@@ -370,18 +387,26 @@ def evaluate_rows(games: list, masks: list, scratch: list | None = None) -> None
             game.values(mk)
         return
     owner = np.repeat(np.arange(len(games)), [len(mk) for mk in need])
-    full = np.concatenate([g.full_masks(mk) for g, mk in zip(games, need)])
+    compiled = all(g.compiled for g in games)
+    if compiled:
+        full = np.concatenate([g.full_masks(mk) for g, mk in zip(games, need)])
+    else:
+        keep = np.concatenate([g.keep(mk) for g, mk in zip(games, need)])
     xs = np.stack([g.x for g in games])
+    background = games[0].background
     size = games[0].batch_size
-    n_b, m = games[0].background.shape
-    if scratch is not None and (scratch[0] is None or len(scratch[0]) < min(size, len(full)) * n_b):
-        scratch[0] = np.empty((min(size, len(full)) * n_b, m))
+    n_b, m = background.shape
+    n = len(owner)
+    if compiled and scratch is not None and (scratch[0] is None
+                                             or len(scratch[0]) < min(size, n) * n_b):
+        scratch[0] = np.empty((min(size, n) * n_b, m))
     buffer = None if scratch is None else scratch[0]
     parts = []
-    for a in range(0, len(full), size):
-        b = min(a + size, len(full))
-        rows = _masked_rows(games[0].background, xs, full[a:b], owner[a:b], out=buffer,
-                            backend=BACKEND)
+    for a in range(0, n, size):
+        b = min(a + size, n)
+        rows = (_masked_rows(background, xs, full[a:b], owner[a:b], out=buffer, backend=BACKEND)
+                if compiled else np.where(keep[a:b, None, :], xs[owner[a:b], None, :],
+                                          background).reshape(-1, m))
         which = f"rows {owner[a]}-{owner[b - 1]} of this batch of {len(games)}"
         parts.append(games[0]._reduce(model_outputs(games[0], rows, which)))
     vals = np.split(np.concatenate(parts), np.cumsum([len(mk) for mk in need[:-1]]))
