@@ -139,7 +139,7 @@ class ExactExplainer(shap.ExactExplainer):
             values = pair_values(game)
         else:
             values = game.expand(exact_shapley(game))
-        expected = game.values(np.zeros(1, dtype=np.uint64))[0]
+        expected = game.base_value()
         return {
             "values": values,
             "expected_values": expected,

@@ -391,7 +391,7 @@ class PermutationExplainer(shap.PermutationExplainer):
         return {
             "values": values,
             # v({}) was among the coalitions evaluated
-            "expected_values": game.values(np.zeros(1, dtype=np.uint64))[0],
+            "expected_values": game.base_value(),
             "mask_shapes": [game.x.shape],
             "main_effects": game.main_effects() if getattr(self, "_main_effects", False) else None,
             "clustering": game.clustering,
