@@ -30,23 +30,23 @@ from fastcredit import shapiq as fcs
 N, BUDGET = 16, 20_000
 CLASSES = ("SVARM", "StratifiedSamplingSV", "OwenSamplingSV", "KernelSHAP", "KernelSHAPIQ",
            "InconsistentKernelSHAPIQ", "kADDSHAP", "RegressionFSII", "RegressionFBII",
-           "SHAPIQ", "SVARMIQ", "SPEX", "KernelSHAPIQ@3")
+           "SHAPIQ", "SVARMIQ", "SPEX", "ProxySPEX", "KernelSHAPIQ@3")
 METHOD = {"SVARM": "svarm", "StratifiedSamplingSV": "stratified", "OwenSamplingSV": "owen",
           "KernelSHAP": "kernelshap", "KernelSHAPIQ": "kernelshapiq",
           "InconsistentKernelSHAPIQ": "inconsistent_kernelshapiq", "kADDSHAP": "kaddshap",
           "RegressionFSII": "regression_fsii", "RegressionFBII": "regression_fbii",
-          "SHAPIQ": "shapiq", "SVARMIQ": "svarmiq"}
+          "SHAPIQ": "shapiq", "SVARMIQ": "svarmiq", "ProxySPEX": "proxyspex"}
 #: (index, order) each class estimates at its defaults (the others: SV, 1)
 INDEX = {"KernelSHAPIQ": ("k-SII", 2), "InconsistentKernelSHAPIQ": ("k-SII", 2),
          "kADDSHAP": ("kADD-SHAP", 2), "RegressionFSII": ("FSII", 2),
          "RegressionFBII": ("FBII", 2), "SHAPIQ": ("k-SII", 2), "SVARMIQ": ("k-SII", 2),
-         "SPEX": ("FBII", 2), "KernelSHAPIQ@3": ("k-SII", 3)}
+         "SPEX": ("FBII", 2), "ProxySPEX": ("FBII", 2), "KernelSHAPIQ@3": ("k-SII", 3)}
 
 
 def _make(cls, name, seed):
-    """The class at its defaults (SPEX's arguments are keywords; order 2),
+    """The class at its defaults (SPEX's, ProxySPEX's arguments are keywords; order 2),
     or at the row's order (``Class@k``)."""
-    if name == "SPEX":
+    if name in ("SPEX", "ProxySPEX"):
         return cls(n=N, max_order=2, random_state=seed)
     if "@" in name:
         return cls(N, max_order=INDEX[name][1], random_state=seed)

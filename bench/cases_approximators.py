@@ -73,6 +73,45 @@ def cases(quick: bool):
                    alternative=_shapiq(v, name), key=f"approximators.{method}", repeats=5,
                    bare="a loop of draw/fold kernels and memo bookkeeping: no single kernel")
     yield _spex_case()
+    yield _proxyspex_case()
+
+
+def _proxyspex_case():
+    """ProxySPEX's Fourier coefficients of its trees (tree_fourier): the
+    1,000 trees of depth 5 of a LightGBM model of the table game on 20,000
+    coalitions (the size of its proxy at n = 16, budget 20,000). The public
+    call reads the trees from LightGBM's model text first; the bare call is
+    the kernel's two calls (count, then sum). No alternative: shapiq's
+    recursion over dump_model's JSON is bench/approximators_vs_shapiq.py's
+    ProxySPEX row's. Needs lightgbm."""
+    from fastcredit.approximators import proxy
+    from fastcredit._backend import kernels
+    lgb = proxy.lightgbm()
+    v = table_game(N)
+    masks = np.random.default_rng(0).choice(1 << N, BUDGET, replace=False).astype(np.uint64)
+    x = ((masks[:, None] >> np.arange(N, dtype=np.uint64)) & np.uint64(1)).astype(float)
+    booster = proxy._train(lgb, x, v[masks.astype(np.int64)], 0.1, 5, 1000, 0)
+
+    def bare(backend, threads):
+        impl = kernels("approximators", backend or "c")
+        trees = proxy.trees_of(booster) + (N,)
+        counts = np.zeros(2, np.int64)
+        impl.tree_fourier(*trees, np.zeros(0, np.int64), np.zeros(0, np.uint64), np.zeros(0),
+                          counts)
+        terms = int(counts[0])
+        slots = np.empty(1 << max(1, (2 * terms - 1).bit_length()), np.int64)
+        freqs, coefs = np.empty(terms, np.uint64), np.empty(terms)
+
+        def call():
+            impl.tree_fourier(*trees, np.zeros(0, np.int64), np.zeros(0, np.uint64),
+                              np.zeros(0), counts)
+            impl.tree_fourier(*trees, slots, freqs, coefs, counts)
+        return call
+
+    return Case("proxyspex", "ProxySPEX's trees' Fourier coefficients: 1,000 LightGBM trees "
+                             "of depth 5 on n = 16 binary features",
+                lambda backend, threads: proxy.tree_fourier(booster, N, backend),
+                key="approximators.proxyspex", repeats=5, bare=bare)
 
 
 def _spex_case():

@@ -157,4 +157,37 @@ int fc_approx_bch_decode(const uint8_t *received, int64_t n_words, int64_t lengt
                          int64_t order, int64_t t, const int32_t *gf_exp,
                          const int32_t *gf_log, uint8_t *decoded, int64_t *n_errors);
 
+/* --- ProxySPEX: the Fourier coefficients of a fitted tree ensemble (proxyspex.c) ---
+ *
+ * Trees over m binary features (x_f = 0 goes left, as shapiq's
+ * _lgboost_tree_to_fourier reads LightGBM's splits), tree k with internal
+ * nodes node_start[k] .. node_start[k + 1] - 1 (split_feature, left_child,
+ * right_child; a child c >= 0 is the tree's internal node c, which must come
+ * after its parent, c < 0 its leaf -c - 1) and leaves leaf_start[k] ..
+ * leaf_start[k + 1] - 1 (one more than its nodes; a tree of one leaf has no
+ * node). A leaf of value v at depth d, whose path turns right at the depths
+ * in R, is v 2^-d prod_j (1 + s_j chi_{f_j}) with chi_f = (-1)^{x_f} and
+ * s_j = -1 in R, +1 else: for every subset J of its path, the term
+ * v 2^-d (-1)^{|J & R|} at the frequency XOR_{j in J} 2^{f_j}.
+ *
+ * The terms are taken tree by tree, leaves depth first (left first), J
+ * ascending (bit j = depth j); each distinct frequency is written once, in
+ * the order of first appearance, to masks[0..n_freq), its terms summed in
+ * that order into values[] (the first term, then += each further one).
+ * *n_terms = the number of terms (sum over leaves of 2^d) is always
+ * written; the frequencies only when capacity >= *n_terms and n_slots (a
+ * power of two, the open-addressing table's slots, work) >= 2 *n_terms,
+ * else *n_freq = 0 and nothing else is written (call once to size, then to
+ * fill). FC_EINVAL for n_trees < 0, m outside 1..64, node_start[0] or
+ * leaf_start[0] not 0, a tree whose leaves are not its nodes + 1, a child
+ * out of range or not after its parent, a feature outside 0..m-1, a leaf
+ * reached twice, a path deeper than 62, more than 2^62 terms, n_slots
+ * neither 0 nor a power of two, capacity < 0 or NULL tree arrays. */
+int fc_approx_tree_fourier(const int64_t *split_feature, const int64_t *left_child,
+                           const int64_t *right_child, const int64_t *node_start,
+                           const double *leaf_value, const int64_t *leaf_start,
+                           int64_t n_trees, int m, int64_t *slots, int64_t n_slots,
+                           uint64_t *masks, double *values, int64_t capacity,
+                           int64_t *n_terms, int64_t *n_freq);
+
 #endif

@@ -183,6 +183,8 @@ def _calls():
         # SPEX's BCH decoder (fastcredit.approximators.sparse), one word with an error
         "approximators.bch_decode": [lambda: _bch_code().decode(
             np.eye(1, 6 + _bch_code().parity_length, dtype=np.uint8), "numba")],
+        # ProxySPEX's trees' Fourier coefficients: one stump (a split and two leaves)
+        "approximators.proxyspex": [lambda: _stump_fourier()],
         "learning": [lambda: fc.learning.benchmark(fc.learning.benchmark_pools(4, rewrites=3),
                                                    m=2, credits=("shapley",), runs=1, steps=1,
                                                    batch=2, group=2, eval_samples=2),
@@ -200,6 +202,11 @@ def _calls():
         "rng.fill": [lambda: rng.fill(np.uint64(0), np.uint64(0), np.empty(1, np.uint64))],
     }
     return calls
+
+
+def _stump_fourier():
+    from .approximators.proxy import ensemble_fourier
+    return ensemble_fourier([0], [-1], [-2], [0, 1], [1.0, 2.0], [0, 2], 2, "numba")
 
 
 def _bch_code():

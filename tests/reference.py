@@ -1782,3 +1782,174 @@ def montecarlo_iq_run(v, method, index, order, budget, seed, game=0, pairing=Fal
         vals = agg
     return {"values": [np.array([v0])] + vals, "stderr": [np.zeros(1)] + errs,
             "n_evals": len(memo), "base": v0}
+
+
+def tree_fourier(split_feature, left_child, right_child, node_start, leaf_value,
+                 leaf_start) -> dict:
+    """{frequency mask: coefficient}: the Fourier transform of a sum of trees
+    over binary features (x_f = 0 left), as shapiq 1.4.1's
+    ``Sparse._lgboost_tree_to_fourier``: a leaf is the constant {(): value};
+    a split node on f has (L(I) + R(I)) / 2 at I and (L(I) - R(I)) / 2 at
+    I + f, over the union I of its children's frequencies; the trees summed,
+    zero sums left out."""
+    total = {}
+    for k in range(len(node_start) - 1):
+        first, leaf = int(node_start[k]), int(leaf_start[k])
+
+        def coefficients(child):
+            if child < 0:
+                return {0: float(leaf_value[leaf - child - 1])}
+            left = coefficients(int(left_child[first + child]))
+            right = coefficients(int(right_child[first + child]))
+            bit = 1 << int(split_feature[first + child])
+            out = {}
+            for i in set(left) | set(right):
+                lv, rv = left.get(i, 0.0), right.get(i, 0.0)
+                out[i] = (lv + rv) / 2
+                out[i | bit] = (lv - rv) / 2
+            return out
+
+        root = -1 if node_start[k + 1] == first else 0
+        for i, c in coefficients(root).items():
+            total[i] = total.get(i, 0.0) + c
+    return {i: c for i, c in total.items() if c != 0.0}
+
+
+# --- SPEX (fc.approximate(method="spex"); csrc/approximators.h spex_detect) ------
+
+def _k_smallest_partial_sums(arr, k):
+    """sparse_transform's k_smallest_partial_sums_with_indices, as written."""
+    import heapq
+    h = []
+    heapq.heappush(h, (0, [0] * len(arr)))
+    for i in range(len(arr)):
+        current_min = h[0][0]
+        to_add = []
+        for x in h:
+            if len(h) < k or x[0] - arr[i] >= current_min:
+                to_add.append((x[0] - arr[i], [x[1][j] if j != i else 1 for j in range(len(x[1]))]))
+        for el in to_add:
+            heapq.heappush(h, el)
+        if len(h) > k:
+            h = heapq.nlargest(k, h)[::-1]
+    return list(h)
+
+
+def spex_run(v, budget: int, seed: int, game: int = 0, t: int = 5) -> dict:
+    """SPEX (shapiq 1.4.1's, soft decoding) on one table from the
+    definitions: the code's t falls while b <= 2; three subsampling matrices
+    (n, b) from stream (key(seed, game), 0), bit q of the flat (3, n, b)
+    array = bit q % 64 of draw q // 64; queries (M l + d) mod 2 (l's bits,
+    most significant first; d the delay rows: 0, then the code's parity
+    rows, fastcredit's BCHCode, checked against galois elsewhere); the
+    transform by scipy's FFT over b axes of 2, /2^b; sparse_transform's
+    multi-detect peeling in complex arithmetic, its Chase-2 decoder with its
+    heap, decoding by the nearest codeword within distance t (bounded
+    distance: all 2^n codewords); the Fourier coefficients summed per
+    frequency. Returns {"fourier": {mask: coefficient}, "n_evals": distinct
+    coalitions, "table": the sparse game's 2^n values}."""
+    import heapq
+    import scipy.fft
+    from fastcredit.approximators.sparse import BCHCode
+    v = np.asarray(v, dtype=np.float64)
+    n = len(v).bit_length() - 1
+    while True:
+        code = BCHCode(n, t)
+        rows = 3 * (code.parity_length + 1)
+        b = int(np.floor(np.log(budget / rows) / np.log(2)))
+        if b > 2 or t <= 2:
+            break
+        t -= 1
+    delays = np.array(code.delay_matrix(), dtype=np.int64)
+    r = code.parity_length
+    st = Stream(Stream(seed, game).state, 0)
+    words = [st.next() for _ in range(-(-3 * n * b // 64))]
+    flat = [(words[q // 64] >> (q % 64)) & 1 for q in range(3 * n * b)]
+    ms = [np.array(flat[g * n * b:(g + 1) * n * b]).reshape(n, b) for g in range(3)]
+    points = np.array(list(itertools.product([0, 1], repeat=b))).T       # (b, 2^b)
+    seen, us = set(), []
+    for m_ in ms:
+        u = []
+        for d in delays:
+            coal = (m_ @ points + d[:, None]) % 2                              # (n, 2^b)
+            masks = [sum(int(coal[i, l]) << i for i in range(n)) for l in range(1 << b)]
+            seen.update(masks)
+            u.append(scipy.fft.fftn(v[masks].reshape([2] * b)).reshape(-1) / 2 ** b)
+        us.append(np.array(u))
+    messages = np.array(list(itertools.product([0, 1], repeat=n)))
+    codewords = np.concatenate([messages, messages @ delays[1:].T % 2], axis=1)
+
+    def decode(word):
+        dist = (codewords != np.asarray(word)).sum(axis=1)
+        best = int(np.argmin(dist))
+        return (messages[best], int(dist[best])) if dist[best] <= code.t else \
+            (np.asarray(word)[:n], -1)
+
+    def chase(parity):
+        hard = (np.array(parity) < 0).astype(int)
+        cw, errors = decode(np.concatenate([np.zeros(n, int), hard]))
+        if errors != -1:
+            return cw
+        depth = code.t
+        idx = np.array(heapq.nsmallest(depth, range(r), key=lambda i: abs(parity[i])))
+        patterns = [p[1] for p in reversed(_k_smallest_partial_sums(
+            [abs(parity[i]) for i in idx], depth * (depth + 1) // 2))]
+        found = [(cw, errors)]
+        for pos in patterns:
+            err = np.zeros(r, int)
+            err[idx] = pos
+            cw2, e2 = decode(np.concatenate([np.zeros(n, int), (hard + err) % 2]))
+            if e2 != -1 and all(not (f[0] == cw2).all() for f in found[1:]):
+                found.append((cw2, e2))
+        found.sort(key=lambda x: x[1])
+        return found[0][0] if len(found) == 1 else found[1][0]
+
+    omega = np.exp(2j * np.pi / 2)
+    to_check = [[True] * (1 << b) for _ in range(3)]
+    peeled, history, result = set(), [0] * 100, []
+    for it in range(100):
+        singletons = {}
+        for g in range(3):
+            for j in range(1 << b):
+                col = us[g][:, j]
+                if np.linalg.norm(col) ** 2 > 1e-9 * len(col) and to_check[g][j]:
+                    k = np.array(chase(list(np.real(col / col[0])[1:])), dtype=int)
+                    sig = omega ** (delays @ k)
+                    rho = np.dot(np.conjugate(sig), col) / len(col)
+                    res = col - rho * sig
+                    j_bits = [(j >> (b - 1 - p)) & 1 for p in range(b)]
+                    ok = (np.linalg.norm(res) ** 2 / np.linalg.norm(col) ** 2 < 0.9
+                          and np.all(ms[g].T @ k % 2 == j_bits))
+                    if ok:
+                        singletons[(g, j)] = (k, rho)
+                    else:
+                        to_check[g][j] = False
+                else:
+                    to_check[g][j] = False
+        go_on = any(any(row) for row in to_check)
+        if it >= 15 and history[it - 1] == history[it - 15]:
+            go_on = False
+        values, counts = {}, {}
+        for k, rho in singletons.values():
+            ball = tuple(k)
+            c = counts.get(ball, 0)
+            values[ball] = (values[ball] * c + rho) / (c + 1) if c else rho
+            counts[ball] = c + 1
+        for ball, rho in values.items():
+            k = np.array(ball)
+            result.append((ball, rho))
+            peeled.add(ball)
+            for g in range(3):
+                j = int("".join(str(x) for x in ms[g].T @ k % 2), 2)
+                us[g][:, j] -= rho * omega ** (delays @ k)
+                to_check[g][j] = True
+        history[it] = len(peeled)
+        if not go_on:
+            break
+    fourier = {}
+    for ball, rho in result:
+        mask = sum(1 << i for i, x in enumerate(ball) if x)
+        fourier[mask] = fourier.get(mask, 0.0) + float(np.real(rho))
+    table = np.array([sum(c * (-1) ** bin(s & mask).count("1") for mask, c in fourier.items())
+                      for s in range(1 << n)])
+    return {"fourier": fourier, "n_evals": len(seen), "table": table}

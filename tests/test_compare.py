@@ -118,6 +118,8 @@ STRICTNESS = {
     "approximators.kaddshap": BITS,
     "approximators.regression_fsii": BITS,
     "approximators.regression_fbii": BITS,
+    # ProxySPEX's trees: the same terms summed per frequency in the same order
+    "approximators.proxyspex": BITS,
 }
 
 
@@ -1219,9 +1221,96 @@ def regression_cases():
                 ("regression_fbii", "FBII", 2, True))]
 
 
+def random_trees(g, n_trees, m, max_leaves):
+    """Trees in LightGBM's layout (fastcredit.approximators.proxy.ensemble_fourier):
+    grown by splitting a random leaf into itself (left) and a new leaf, on a
+    feature not yet on its path, the new internal node numbered after its
+    parent; some trees a single leaf."""
+    feature, left, right, values, node_start, leaf_start = [], [], [], [], [0], [0]
+    for _ in range(n_trees):
+        n_leaves = int(g.integers(1, max_leaves + 1))
+        lf, rt, ft = [], [], []
+        parent_of_leaf, path_of_leaf = [None], [()]
+        for j in range(n_leaves - 1):
+            leaf = int(g.integers(0, len(parent_of_leaf)))
+            free = [f for f in range(m) if f not in path_of_leaf[leaf]]
+            if not free:
+                break
+            f = int(g.choice(free))
+            parent = parent_of_leaf[leaf]
+            if parent is not None:
+                node, side = parent
+                (lf if side == 0 else rt)[node] = j
+            lf.append(~leaf)
+            rt.append(~len(parent_of_leaf))
+            ft.append(f)
+            path = path_of_leaf[leaf] + (f,)
+            parent_of_leaf[leaf], path_of_leaf[leaf] = (j, 0), path
+            parent_of_leaf.append((j, 1))
+            path_of_leaf.append(path)
+        feature += ft
+        left += lf
+        right += rt
+        values += list(g.normal(size=len(parent_of_leaf)))
+        node_start.append(node_start[-1] + len(ft))
+        leaf_start.append(leaf_start[-1] + len(parent_of_leaf))
+    return tuple(np.array(x, dtype=np.float64 if x is values else np.int64)
+                 for x in (feature, left, right, node_start, values, leaf_start))
+
+
+def proxyspex_case():
+    """ProxySPEX's trees' Fourier coefficients (the tree_fourier kernel)
+    against shapiq's recursion over the same trees (tests/reference.py), 60
+    trees of up to 16 leaves on 9 players; sorted by frequency (the kernel
+    keeps the order first met)."""
+    from fastcredit.approximators.proxy import ensemble_fourier
+    trees = random_trees(_rng(95), 60, 9, 16)
+
+    def call(backend):
+        freqs, coefs = ensemble_fourier(*trees, 9, backend)
+        order = np.argsort(freqs)
+        return {"freqs": freqs[order], "coefs": coefs[order]}
+
+    def oracle():
+        want = ref.tree_fourier(*trees)
+        freqs = np.array(sorted(want), dtype=np.uint64)
+        return {"freqs": freqs, "coefs": np.array([want[int(f)] for f in freqs])}
+
+    return Case(("approximators.proxyspex",), "60-trees-m9", call, oracle, rtol=1e-12)
+
+
+def spex_case():
+    """SPEX on a batch of two tables of m = 11 players (six Fourier
+    coefficients plus noise of sd 0.05, so that some bins are multitons and
+    some need the Chase candidates), budget 1,300 of the 2,048 coalitions
+    (t = 5, b = 4), FBII of
+    order 2, against tests/reference.py's sparse_transform peeling in complex
+    arithmetic with a bounded-distance decoder, and FBII of the recovered
+    game from its definition (the least squares over all coalitions); the
+    oracle's transforms and sums run in another order (rtol 1e-9)."""
+    m, budget, seed = 11, 1300, 2**64 - 3
+    masks = np.arange(1 << m)
+    v = np.zeros((2, 1 << m))
+    for k, c in zip([0, 0b1, 0b110, 0b1000100000, 0b10, 0b11100], [0.5, 1.0, -0.7, 0.4, 0.3, 0.2]):
+        v += np.where(np.bitwise_count(masks & k) & 1, -c, c)
+    v += 0.05 * _rng(5).normal(size=v.shape)
+
+    def call(backend):
+        est = fc.approximate(v, index="FBII", order=2, method="spex", budget=budget, seed=seed,
+                             threads=2, backend=backend)
+        return {"values": np.concatenate(est.values, axis=-1), "n_evals": est.n_evals}
+
+    def oracle():
+        runs = [ref.spex_run(table, budget, seed, game=g) for g, table in enumerate(v)]
+        return {"values": np.array([np.concatenate(ref.fbii(r["table"], 2)) for r in runs]),
+                "n_evals": np.array([r["n_evals"] for r in runs])}
+
+    return Case(("approximators.spex",), "FBII-order2-batch", call, oracle, rtol=1e-9)
+
+
 CASES = table_cases() + interactions_cases() + sampling_cases() + auction_cases() + shaping_cases() + trees_cases() \
     + audit_cases() + [synthetic_case(), replay_repeats_case()] + approximator_cases() \
-    + regression_cases() + montecarlo_iq_cases()
+    + regression_cases() + montecarlo_iq_cases() + [proxyspex_case()]
 
 
 #: kernels whose C twin chooses paths by processor (fastcredit._c.paths): their

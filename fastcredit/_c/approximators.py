@@ -111,3 +111,25 @@ def bch_decode(received, order, t, gf_exp, gf_log, decoded, n_errors):
     check(lib.fc_approx_bch_decode(ptr(received), received.shape[0], received.shape[1],
                                    int(order), int(t), ptr(gf_exp), ptr(gf_log), ptr(decoded),
                                    ptr(n_errors)), "fc_approx_bch_decode")
+
+
+# --- ProxySPEX: the Fourier coefficients of a fitted tree ensemble (csrc/proxyspex.c) ---
+
+__all__ += ["tree_fourier"]
+
+
+def tree_fourier(split_feature, left_child, right_child, node_start, leaf_value, leaf_start, m,
+                 slots, masks, values, counts):
+    n_trees = node_start.shape[0] - 1
+    if n_trees < 0 or leaf_start.shape[0] != n_trees + 1:
+        raise ValueError("tree_fourier: node_start and leaf_start must be (n_trees + 1,)")
+    if int(node_start[-1]) > min(split_feature.shape[0], left_child.shape[0],
+                                 right_child.shape[0]) or int(leaf_start[-1]) > \
+            leaf_value.shape[0]:
+        raise ValueError("tree_fourier: the offsets pass the end of the node or leaf arrays")
+    if masks.shape[0] != values.shape[0] or counts.shape[0] != 2:
+        raise ValueError("tree_fourier: masks and values must be alike, counts (2,)")
+    check(lib.fc_approx_tree_fourier(
+        ptr(split_feature), ptr(left_child), ptr(right_child), ptr(node_start), ptr(leaf_value),
+        ptr(leaf_start), n_trees, m, ptr(slots), slots.shape[0], ptr(masks), ptr(values),
+        masks.shape[0], ptr(counts[:1]), ptr(counts[1:])), "fc_approx_tree_fourier")

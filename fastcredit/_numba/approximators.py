@@ -375,3 +375,129 @@ def bch_decode(received, order, t, gf_exp, gf_log, decoded, n_errors):
         for i in range(n_roots):
             decoded[w, length - 1 - roots[i]] ^= 1
         n_errors[w] = degree
+
+
+# --- ProxySPEX: the Fourier coefficients of a fitted tree ensemble (csrc/proxyspex.c) ---
+
+__all__ += ["tree_fourier"]
+
+_TREE_MAX_DEPTH = 62
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@jit
+def _tree_leaves(split_feature, left, right, first, n_nodes, leaf_value, leaf, n_leaves, m,
+                 fill, table):
+    """One tree's leaves, depth first (left first), as csrc/proxyspex.c's
+    walk_tree: counted (returns the terms) or filled into ``table`` (slots,
+    masks, values, n_freq, shift); -1 for a malformed tree."""
+    slots, masks, values, state = table
+    feature = np.zeros(_TREE_MAX_DEPTH + 1, np.int64)
+    went_right = np.zeros(_TREE_MAX_DEPTH + 1, np.int64)
+    node = np.zeros(_TREE_MAX_DEPTH + 2, np.int64)
+    terms = 0
+    visits = 0
+    depth = 0
+    if n_nodes == 0:
+        if fill:
+            _fill_leaf(leaf_value[leaf], 0, feature, went_right, slots, masks, values, state)
+        return 1
+    while True:
+        at = node[depth]
+        child = right[first + at] if went_right[depth] else left[first + at]
+        f = split_feature[first + at]
+        if f < 0 or f >= m:
+            return -1
+        feature[depth] = f
+        if child < 0:
+            lf = -child - 1
+            visits += 1
+            if lf >= n_leaves or visits > n_leaves:
+                return -1
+            if fill:
+                _fill_leaf(leaf_value[leaf + lf], depth + 1, feature, went_right, slots, masks,
+                           values, state)
+            if terms > (1 << 62) - (1 << (depth + 1)):
+                return -1
+            terms += 1 << (depth + 1)
+        else:
+            if child <= at or child >= n_nodes or depth + 1 >= _TREE_MAX_DEPTH:
+                return -1
+            depth += 1
+            node[depth] = child
+            went_right[depth] = 0
+            continue
+        while depth >= 0 and went_right[depth]:
+            depth -= 1
+        if depth < 0:
+            return terms
+        went_right[depth] = 1
+
+
+@jit
+def _fill_leaf(value, depth, feature, right, slots, masks, values, state):
+    scaled = value * (1.0 / float(np.uint64(1) << np.uint64(depth)))
+    slot_mask = np.uint64(slots.shape[0] - 1)
+    shift = np.uint64(state[1])
+    for j in range(1 << depth):
+        freq = np.uint64(0)
+        negative = 0
+        for d in range(depth):
+            if (j >> d) & 1:
+                freq ^= _ONE << np.uint64(feature[d])
+                negative ^= right[d]
+        term = -scaled if negative else scaled
+        h = (freq * _GOLDEN) >> shift
+        while True:
+            s = slots[h]
+            if s < 0:
+                slots[h] = state[0]
+                masks[state[0]] = freq
+                values[state[0]] = term
+                state[0] += 1
+                break
+            if masks[s] == freq:
+                values[s] += term
+                break
+            h = (h + _ONE) & slot_mask
+
+
+@jit
+def tree_fourier(split_feature, left_child, right_child, node_start, leaf_value, leaf_start, m,
+                 slots, masks, values, counts):
+    n_trees = node_start.shape[0] - 1
+    if n_trees < 0 or leaf_start.shape[0] != n_trees + 1 or m < 1 or m > 64 \
+            or node_start[0] != 0 or leaf_start[0] != 0 \
+            or (slots.shape[0] & (slots.shape[0] - 1)) != 0:
+        raise ValueError("tree_fourier: invalid arguments")
+    for k in range(n_trees):
+        nodes = node_start[k + 1] - node_start[k]
+        if nodes < 0 or leaf_start[k + 1] - leaf_start[k] != nodes + 1:
+            raise ValueError("tree_fourier: a tree's leaves must be its nodes + 1")
+    # state: n_freq, the hash shift
+    state = np.zeros(2, np.int64)
+    table = (slots, masks, values, state)
+    counts[1] = 0
+    total = 0
+    for k in range(n_trees):
+        t = _tree_leaves(split_feature, left_child, right_child, node_start[k],
+                         node_start[k + 1] - node_start[k], leaf_value, leaf_start[k],
+                         leaf_start[k + 1] - leaf_start[k], m, False, table)
+        if t < 0 or t > (1 << 62) - total:
+            raise ValueError("tree_fourier: a malformed tree or too many terms")
+        total += t
+    counts[0] = total
+    if masks.shape[0] < total or slots.shape[0] < 2 * total or slots.shape[0] < 2:
+        return
+    slots[:] = -1
+    shift = 64
+    s = slots.shape[0]
+    while s > 1:
+        shift -= 1
+        s >>= 1
+    state[1] = shift
+    for k in range(n_trees):
+        _tree_leaves(split_feature, left_child, right_child, node_start[k],
+                     node_start[k + 1] - node_start[k], leaf_value, leaf_start[k],
+                     leaf_start[k + 1] - leaf_start[k], m, True, table)
+    counts[1] = state[0]

@@ -13,7 +13,8 @@ over a shared base (as shapiq's ``approximator/``):
 - :mod:`~fastcredit.approximators.regression`: KernelSHAP
   (``"kernelshap"``), KernelSHAP-IQ (``"kernelshapiq"``), Inconsistent
   KernelSHAP-IQ (``"inconsistent_kernelshapiq"``), kADD-SHAP (``"kaddshap"``),
-  RegressionFSII (``"regression_fsii"``), RegressionFBII (``"regression_fbii"``).
+  RegressionFSII (``"regression_fsii"``), RegressionFBII (``"regression_fbii"``);
+- :mod:`~fastcredit.approximators.proxy`: ProxySPEX (``"proxyspex"``).
 
 Drawing the samples and folding the values into moments are the compiled
 kernels (csrc/approximators.c and fastcredit._numba.approximators, bit for
@@ -32,6 +33,7 @@ from .base import InteractionEstimate, run_design
 from .marginals import Owen, Stratified
 from .montecarlo import MONTE_CARLO_IQ, estimate_interactions
 from .regression import REGRESSION, check_regression_order, check_sampling_weights, estimate
+from .proxy import PROXY
 
 __all__ = ["InteractionEstimate", "approximate"]
 
@@ -40,6 +42,7 @@ _METHODS = {"stratified": (Stratified, ("SV",), 1),
             "owen": (Owen, ("SV",), 1)}
 _METHODS |= {name: (design, indices, 2) for name, (design, indices, _) in REGRESSION.items()}
 _METHODS |= {name: (design, indices, 2) for name, (design, indices) in MONTE_CARLO_IQ.items()}
+_METHODS |= {name: (design, indices, 2) for name, (design, indices) in PROXY.items()}
 #: methods that take an order, pairing and sampling weights
 _ORDERED = tuple(REGRESSION) + tuple(MONTE_CARLO_IQ)
 
@@ -76,7 +79,13 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         The estimator: "svarm", "stratified", "owen", "shapiq", "svarmiq",
         "kernelshap", "kernelshapiq", "inconsistent_kernelshapiq", "kaddshap",
         "regression_fsii" or "regression_fbii" (see
-        :mod:`fastcredit.approximators` and docs/approximators.md).
+        :mod:`fastcredit.approximators` and docs/approximators.md);
+        "proxyspex": ProxySPEX, a cross-validated LightGBM proxy fitted to
+        the evaluated coalitions, its Fourier coefficients refitted (needs
+        lightgbm; index any with Moebius weights: "SII", "BII", "CHII",
+        "STII", "FSII", "FBII", "k-SII", "kADD-SHAP", "Moebius",
+        "Co-Moebius", "SV", "BV"; no standard errors: NaN; at least 5
+        coalitions).
     budget : int
         Game evaluations to spend, never exceeded: a deterministic game
         (table, @njit ``fn(mask)``, declared callable) is evaluated once per
@@ -152,6 +161,8 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     RuntimeError
         If the game raises (a Python game's exception is wrapped, naming the
         batch it was called on) or an @njit game fails.
+    ImportError
+        If ``method="proxyspex"`` and lightgbm is not installed.
 
     Examples
     --------
@@ -173,7 +184,7 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     order = ORDER.check(order)
     if method in REGRESSION:
         order = check_regression_order(method, index, order)
-    elif method in MONTE_CARLO_IQ:
+    elif method in MONTE_CARLO_IQ or method in PROXY:
         if index in ("SV", "BV") and order != 1:
             raise ValueError(f"order must be 1 for index={index!r}, got {order}")
     elif order != 1:
@@ -200,6 +211,11 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     if g.m > MAX_MASK_PLAYERS:
         raise ValueError(f"m must be at most {MAX_MASK_PLAYERS} for fc.approximate "
                          f"(coalitions are uint64 masks), got {g.m}")
+    if method in PROXY:
+        if order > g.m:
+            raise ValueError(f"order must be at most the number of players m = {g.m}, got "
+                             f"{order}")
+        return design.estimate(g, index, order, budget, seed, threads)
     if method in _ORDERED:
         if order > g.m:
             raise ValueError(f"order must be at most the number of players m = {g.m}, got "

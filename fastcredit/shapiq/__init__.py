@@ -41,6 +41,7 @@ from .approximators import (SHAPIQ, SVARM, SVARMIQ, InconsistentKernelSHAPIQ, Ke
                             OwenSamplingSV, RegressionFBII, RegressionFSII, StratifiedSamplingSV,
                             UnbiasedKernelSHAP, kADDSHAP)
 from .approximators import SPEX
+from .approximators import ProxySPEX
 from .exact import ExactComputer, exact_values
 from .explainers import use
 from .kernelshap import KernelSHAP
@@ -50,4 +51,4 @@ __all__ = ["ExactComputer", "exact_values", "PermutationSamplingSV", "Permutatio
            "PermutationSamplingSTII", "KernelSHAP", "SVARM", "StratifiedSamplingSV",
            "OwenSamplingSV", "SHAPIQ", "SVARMIQ", "UnbiasedKernelSHAP", "KernelSHAPIQ",
            "InconsistentKernelSHAPIQ", "kADDSHAP", "RegressionFSII", "RegressionFBII",
-           "SPEX", "TableGame", "use"]
+           "SPEX", "ProxySPEX", "TableGame", "use"]
