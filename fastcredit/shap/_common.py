@@ -23,6 +23,7 @@ failed call is kept.
 from __future__ import annotations
 
 import collections
+import math
 
 import numpy as np
 import shap
@@ -336,7 +337,8 @@ class RowGame:
         out_shape = self.vals.shape[1:] if self.vals is not None else ()
         full = np.zeros((self.m,) + out_shape)
         # (outputs, k) -> (k, outputs): a transpose, not np.moveaxis (~10 us a row)
-        full[self.varying] = values.reshape(-1, self.k).T.reshape((self.k,) + out_shape)
+        full[self.varying] = values.reshape(math.prod(out_shape), self.k).T.reshape(
+            (self.k,) + out_shape)
         return full
 
     def output_columns(self) -> int:
