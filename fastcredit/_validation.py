@@ -183,7 +183,8 @@ def coalition_table(v, name: str = "v", *, max_m: int = MAX_TABLE_PLAYERS):
         check_memory(arr.size * dtype.itemsize, f"{name} (a contiguous {dtype.name} copy of "
                                                 f"its {arr.size:,} entries)")
         arr = np.ascontiguousarray(arr, dtype=dtype)
-    return arr.reshape(-1, n), m, shape[:-1]
+    # one game: the same (1, 2**m) view by indexing, half a reshape's cost
+    return arr[None] if len(shape) == 1 else arr.reshape(-1, n), m, shape[:-1]
 
 
 def _available_memory() -> int | None:

@@ -424,6 +424,14 @@ def _plan(index, m, order):
     return source == "moebius", sizes, rows, masks, counts, own_empty
 
 
+@functools.lru_cache(maxsize=None)
+def _kernels(graded_backend, moebius_backend):
+    """The graded sums and the Moebius transform (None) of resolved backends
+    (one cached call, not two module look-ups: ~0.3 us of a small call)."""
+    return (kernels("interactions", graded_backend).graded_sums,
+            kernels("tables", moebius_backend).moebius if moebius_backend else None)
+
+
 class _KeptScratch(threading.local):
     """The last scratch arrays of this thread, with the (m, rows) they are for."""
     key = None
@@ -451,9 +459,8 @@ def _exact(flat, m, index, order, nt, backend):
     """The values of every size, flat (n_games * C(m, s),) each, game by game
     (the kernels' layout: one game's arrays are its result as they are)."""
     moebius, sizes, rows, masks, counts, own_empty = _plan(index, m, order)
-    graded = kernels("interactions", resolve("interactions.graded", backend)).graded_sums
-    to_moebius = (kernels("tables", resolve("tables.moebius", backend)).moebius
-                  if moebius else None)
+    graded, to_moebius = _kernels(resolve("interactions.graded", backend),
+                                  resolve("tables.moebius", backend) if moebius else None)
 
     n_games = flat.shape[0]
     busy = min(nt, max(n_games, order + 1))     # threads that get work, each a scratch
@@ -462,8 +469,11 @@ def _exact(flat, m, index, order, nt, backend):
                  lambda: f"interactions of v ({n_games:,} games of m = {m} players up to "
                          f"order {order})")
     values = [np.empty(n_games * c) for c in counts]
-    if not own_empty:
-        values[0][:] = flat[:, 0]
+    if not own_empty:   # v(∅); one game's by scalar indexing, a third of a slice's cost
+        if n_games == 1:
+            values[0][0] = flat[0, 0]
+        else:
+            values[0][:] = flat[:, 0]
     step = max(1, _CHUNK_ENTRIES >> m)
 
     def by_games(a, b):
