@@ -64,7 +64,7 @@ class ExactExplainer(shap.ExactExplainer):
     Same constructor, call signature and result (shap's ``Explanation``) as
     ``shap.ExactExplainer``: for each row all 2**k coalitions of the k
     features that differ from the background are evaluated, in model calls
-    of ``batch_size`` coalitions ("auto": about 16,384 masked rows per
+    of ``batch_size`` coalitions ("auto": about 32,768 masked rows per
     call), and the Shapley values come from the table
     (:func:`fastcredit.shapley`, compiled and cached: no compilation on the
     first call); ``interactions=True`` (or 2) gives shap's pairwise

@@ -251,7 +251,7 @@ class PermutationExplainer(shap.PermutationExplainer):
       coalitions fit in the budget they are all evaluated and the values are
       exact (:func:`fastcredit.shapley`);
     - model calls take ``batch_size`` coalitions (n_b masked rows each;
-      "auto": about 16,384 masked rows per call);
+      "auto": about 32,768 masked rows per call);
     - ``error_bounds=True`` reports in ``error_std`` the standard error of
       each value (the sd of the antithetic pairs over sqrt(pairs); 0 where
       exact);
