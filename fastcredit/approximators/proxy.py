@@ -61,8 +61,9 @@ from ..games import TABLE
 from .base import Design, InteractionEstimate, run_design
 from .regression import border_trick
 
-__all__ = ["ProxySpex", "PROXY", "INDICES", "estimate", "moebius", "fit_fourier", "trees_of", "ensemble_fourier", "refine", "ridge", "fourier_to_moebius",
-           "moebius_to_index", "sparse_moebius"]
+__all__ = ["ProxySpex", "PROXY", "INDICES", "estimate", "moebius", "sparse_moebius",
+           "fit_fourier", "trees_of", "ensemble_fourier", "refine", "ridge",
+           "fourier_to_moebius", "moebius_to_index"]
 
 #: the indices estimated (those with Moebius weights)
 INDICES = tuple(_CARDINAL)
@@ -99,6 +100,8 @@ def _params(learning_rate, max_depth, rounds, seed):
 
 
 def _train(lgb, x, y, learning_rate, max_depth, rounds, seed):
+    """The booster LGBMRegressor would fit (kept trainable: no model-text
+    round trip)."""
     return lgb.train(_params(learning_rate, max_depth, rounds, seed), lgb.Dataset(x, label=y),
                      keep_training_booster=True)
 
@@ -119,9 +122,12 @@ def fit_fourier(masks, y, m, seed, threads, backend):
     (steps 2 and 3), zero coefficients left out. ``seed``: LightGBM's
     ``random_state`` (None: its default)."""
     lgb = lightgbm()
+    n = len(y)
+    if n < FOLDS:
+        raise ValueError(f"method='proxyspex' needs at least {FOLDS} coalitions for its "
+                         f"{FOLDS}-fold cross-validation, got {n}")
     x = ((masks[:, None] >> np.arange(m, dtype=np.uint64)) & np.uint64(1)).astype(np.float64)
     y = np.asarray(y, dtype=np.float64)
-    n = len(y)
     rates, depths, rounds = GRID["learning_rate"], GRID["max_depth"], GRID["max_iter"]
     fits = [(r, d) for r in rates for d in depths]
     # KFold(5): the first n % 5 folds one row longer, in row order
@@ -139,9 +145,6 @@ def fit_fourier(masks, y, m, seed, threads, backend):
                 pred = booster.predict(x[test], num_iteration=r)
                 scores[task // FOLDS, j, fold] = _r2(y[test], pred)
 
-    if n < FOLDS:
-        raise ValueError(f"method='proxyspex' needs at least {FOLDS} coalitions for its "
-                         f"{FOLDS}-fold cross-validation, got {n}")
     _parallel.run(work, len(fits) * FOLDS, threads)
     # candidates in the grid's order (rate, depth, rounds); the first best mean
     best = int(np.argmax(scores.mean(axis=2).reshape(-1)))
