@@ -398,7 +398,7 @@ def evaluate_rows(games: list, masks: list, scratch: list | None = None) -> None
     need = [np.asarray(mk, dtype=np.uint64) for mk in masks]
     # sorted and distinct already (the Permutation and Exact explainers' plans)
     # or made so
-    need = [mk if np.all(mk[1:] > mk[:-1]) else np.unique(mk) for mk in need]
+    need = [mk if (mk[1:] > mk[:-1]).all() else np.unique(mk) for mk in need]
     if not games or any(g.link is not None and g.linearize for g in games):
         for game, mk in zip(games, need):
             game.values(mk)
@@ -426,10 +426,12 @@ def evaluate_rows(games: list, masks: list, scratch: list | None = None) -> None
                                           background).reshape(-1, m))
         which = f"rows {owner[a]}-{owner[b - 1]} of this batch of {len(games)}"
         parts.append(games[0]._reduce(model_outputs(games[0], rows, which)))
-    vals = np.split(np.concatenate(parts), np.cumsum([len(mk) for mk in need[:-1]]))
-    for game, mk, v in zip(games, need, vals):
-        game.keys, game.vals = mk, v
+    vals = np.concatenate(parts)
+    at = 0
+    for game, mk in zip(games, need):
+        game.keys, game.vals = mk, vals[at:at + len(mk)]
         game.n_evals += len(mk)
+        at += len(mk)
 
 
 class Lookahead:
