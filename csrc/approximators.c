@@ -283,9 +283,9 @@ int fc_approx_fold_regression(const uint64_t *masks, const double *values, int64
 int fc_approx_fold_scores(const uint64_t *masks, const double *values, int64_t n_units, int c,
                           int m, double centre, const double *weights, int64_t n_stages,
                           const uint64_t *columns, const int64_t *column_sizes, int64_t p,
-                          const double *coef, int order, const double *phi, double *work_x,
-                          int64_t *work_i, double *work_g, double *work_fit,
-                          double *scores_sq, double *scores)
+                          const double *coef, int order, const double *phi,
+                          const int64_t *reach, double *work_x, int64_t *work_i,
+                          double *work_g, double *work_fit, double *scores_sq, double *scores)
 {
     const int width = order + 1;
     const int64_t wide = n_stages * p;
@@ -293,12 +293,14 @@ int fc_approx_fold_scores(const uint64_t *masks, const double *values, int64_t n
     int q;
     if (m < 1 || m > FC_APPROX_MAX_PLAYERS || n_units < 0 || c < 1 || n_stages < 1 || p < 1 ||
         order < 0 || order > m || (n_units > 0 && (!masks || !values)) || !weights ||
-        !columns || !column_sizes || !coef || !phi || !work_x || !work_i || !work_g ||
-        !work_fit || !scores_sq || !scores)
+        !columns || !column_sizes || !coef || !phi || !reach || !work_x || !work_i ||
+        !work_g || !work_fit || !scores_sq || !scores)
         return FC_EINVAL;
     for (a = 0; a < p; a++)
         if (column_sizes[a] < 0 || column_sizes[a] > order || (m < 64 && columns[a] >> m))
             return FC_EINVAL;
+    for (t = 0; t < n_stages; t++)
+        if (reach[t] < 0 || reach[t] > p) return FC_EINVAL;
     if (m < 64)
         for (u = 0; u < n_units * c; u++)
             if (masks[u] >> m) return FC_EINVAL;
@@ -325,10 +327,13 @@ int fc_approx_fold_scores(const uint64_t *masks, const double *values, int64_t n
                 r -= fit;
                 work_fit[t] = r * weights[t * (m + 1) + s];
             }
+            /* stage t's scores on its first reach[t] columns (the others
+             * are never read); work_i ascends */
             for (t = 0; t < n_stages; t++) {
                 const double rw = work_fit[t];
                 if (rw == 0.0) continue;
-                for (a = 0; a < k; a++) work_g[t * p + work_i[a]] += rw * work_x[a];
+                for (a = 0; a < k && work_i[a] < reach[t]; a++)
+                    work_g[t * p + work_i[a]] += rw * work_x[a];
             }
         }
         for (a = 0; a < wide; a++)
@@ -346,38 +351,54 @@ int fc_approx_fold_scores(const uint64_t *masks, const double *values, int64_t n
     return FC_OK;
 }
 
+/* right-hand sides the back substitution carries at once */
+#define FC_SOLVE_RHS 4
+
 int fc_approx_cholesky_solve(double *a, int64_t n, double *rhs, int64_t n_rhs, int64_t *info)
 {
-    int64_t i, j, k, r;
+    int64_t i, j, k, r, c;
     if (n < 1 || n_rhs < 0 || !a || (n_rhs > 0 && !rhs) || !info) return FC_EINVAL;
     info[0] = 0;
+    /* every sum runs along rows of R (the rows above row j; then, solving,
+     * row k of R scaled by z[k]): the terms of each entry in ascending k as
+     * down R's columns, the entries of a row independent of each other */
     for (j = 0; j < n; j++) {
         const double diag = a[j * n + j];
-        double d = diag;
-        for (k = 0; k < j; k++) d -= a[k * n + j] * a[k * n + j];
+        double *row = a + j * n;
+        double d;
+        for (k = 0; k < j; k++) {
+            const double *above = a + k * n;
+            const double r_kj = above[j];
+            for (i = j; i < n; i++) row[i] -= r_kj * above[i];
+        }
+        d = row[j];
         if (!(d > 1e-13 * diag)) {
             info[0] = j + 1;
             return FC_OK;
         }
         d = sqrt(d);
-        a[j * n + j] = d;
-        for (i = j + 1; i < n; i++) {
-            double x = a[j * n + i];
-            for (k = 0; k < j; k++) x -= a[k * n + j] * a[k * n + i];
-            a[j * n + i] = x / d;
-        }
+        row[j] = d;
+        for (i = j + 1; i < n; i++) row[i] /= d;
     }
-    for (r = 0; r < n_rhs; r++) {
+    /* FC_SOLVE_RHS right-hand sides at a time in the back substitution: its
+     * sums along R's rows are each one chain of dependent subtractions */
+    for (r = 0; r < n_rhs; r += FC_SOLVE_RHS) {
+        const int64_t w = n_rhs - r < FC_SOLVE_RHS ? n_rhs - r : FC_SOLVE_RHS;
         double *z = rhs + r * n;
-        for (i = 0; i < n; i++) {
-            double x = z[i];
-            for (k = 0; k < i; k++) x -= a[k * n + i] * z[k];
-            z[i] = x / a[i * n + i];
-        }
+        for (c = 0; c < w; c++)
+            for (k = 0; k < n; k++) {
+                const double *row = a + k * n;
+                const double zk = z[c * n + k] / row[k];
+                z[c * n + k] = zk;
+                for (i = k + 1; i < n; i++) z[c * n + i] -= row[i] * zk;
+            }
         for (i = n - 1; i >= 0; i--) {
-            double x = z[i];
-            for (k = i + 1; k < n; k++) x -= a[i * n + k] * z[k];
-            z[i] = x / a[i * n + i];
+            const double *row = a + i * n;
+            double x[FC_SOLVE_RHS];
+            for (c = 0; c < w; c++) x[c] = z[c * n + i];
+            for (k = i + 1; k < n; k++)
+                for (c = 0; c < w; c++) x[c] -= row[k] * z[c * n + k];
+            for (c = 0; c < w; c++) z[c * n + i] = x[c] / row[i];
         }
     }
     return FC_OK;

@@ -114,18 +114,20 @@ int fc_approx_fold_regression(const uint64_t *masks, const double *values, int64
 
 /* The sandwich variance's scores over n_stages stacked fits: unit u (c
  * coalitions masks[u * c + q], values[u * c + q]) has, for each stage t and
- * column a, g[t * p + a] = sum over its coalitions of w_t(|S|) r_t(S) x_a(S),
+ * column a < reach[t] (0 otherwise), g[t * p + a] = sum over its coalitions
+ * of w_t(|S|) r_t(S) x_a(S),
  * with x as in fc_approx_fold_regression, w_t = weights[t * (m + 1) + |S|]
  * and r_t = values - centre - sum_{t' <= t} x . phi[t' * p ..]; then
  * scores[i] += g[i] and scores_sq[i * n_stages * p + j] += g[i] g[j]
  * (i <= j, both non-zero). work_x, work_i, work_g: n_stages * p entries of
- * scratch; work_fit: n_stages. FC_EINVAL as fc_approx_fold_regression. */
+ * scratch; work_fit: n_stages. FC_EINVAL as fc_approx_fold_regression, or
+ * for a reach out of 0..p. */
 int fc_approx_fold_scores(const uint64_t *masks, const double *values, int64_t n_units, int c,
                           int m, double centre, const double *weights, int64_t n_stages,
                           const uint64_t *columns, const int64_t *column_sizes, int64_t p,
-                          const double *coef, int order, const double *phi, double *work_x,
-                          int64_t *work_i, double *work_g, double *work_fit,
-                          double *scores_sq, double *scores);
+                          const double *coef, int order, const double *phi,
+                          const int64_t *reach, double *work_x, int64_t *work_i,
+                          double *work_g, double *work_fit, double *scores_sq, double *scores);
 
 /* Solves A x = rhs[r] for each of the n_rhs rows (length n) of rhs, in
  * place, A (n x n, row-major) symmetric positive definite given by its upper

@@ -74,13 +74,13 @@ def fold_regression(masks, values, centre, weights, columns, column_sizes, coef,
         "fc_approx_fold_regression")
 
 
-def fold_scores(masks, values, centre, weights, columns, column_sizes, coef, phi, work_x,
-                work_i, work_g, work_fit, scores_sq, scores):
+def fold_scores(masks, values, centre, weights, columns, column_sizes, coef, phi, reach,
+                work_x, work_i, work_g, work_fit, scores_sq, scores):
     check(lib.fc_approx_fold_scores(
         ptr(masks), ptr(values), masks.shape[0], masks.shape[1], weights.shape[1] - 1,
         float(centre), ptr(weights), weights.shape[0], ptr(columns), ptr(column_sizes),
-        columns.shape[0], ptr(coef), coef.shape[0] - 1, ptr(phi), ptr(work_x), ptr(work_i),
-        ptr(work_g), ptr(work_fit), ptr(scores_sq), ptr(scores)),
+        columns.shape[0], ptr(coef), coef.shape[0] - 1, ptr(phi), ptr(reach), ptr(work_x),
+        ptr(work_i), ptr(work_g), ptr(work_fit), ptr(scores_sq), ptr(scores)),
         "fc_approx_fold_scores")
 
 

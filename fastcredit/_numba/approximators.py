@@ -173,6 +173,9 @@ def fold_shapiq(masks, values, m, centre, members, sizes, order, weights, count,
 
 __all__ += ["fold_regression", "fold_scores", "cholesky_solve"]
 
+#: right-hand sides the back substitution carries at once (C: FC_SOLVE_RHS)
+SOLVE_RHS = 4
+
 _M1 = np.uint64(0x5555555555555555)
 _M2 = np.uint64(0x3333333333333333)
 _M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
@@ -223,8 +226,8 @@ def fold_regression(masks, values, centre, weights, columns, column_sizes, coef,
 
 
 @jit
-def fold_scores(masks, values, centre, weights, columns, column_sizes, coef, phi, work_x,
-                work_i, work_g, work_fit, scores_sq, scores):
+def fold_scores(masks, values, centre, weights, columns, column_sizes, coef, phi, reach,
+                work_x, work_i, work_g, work_fit, scores_sq, scores):
     n_stages = weights.shape[0]
     p = columns.shape[0]
     wide = n_stages * p
@@ -248,11 +251,15 @@ def fold_scores(masks, values, centre, weights, columns, column_sizes, coef, phi
                     fit += work_x[a] * phi[t, work_i[a]]
                 r -= fit
                 work_fit[t] = r * weights[t, s]
+            # stage t's scores on its first reach[t] columns (the others are
+            # never read); work_i ascends
             for t in range(n_stages):
                 rw = work_fit[t]
                 if rw == 0.0:
                     continue
                 for a in range(k):
+                    if work_i[a] >= reach[t]:
+                        break
                     work_g[t * p + work_i[a]] += rw * work_x[a]
         nz = 0
         for a in range(wide):
@@ -271,32 +278,42 @@ def fold_scores(masks, values, centre, weights, columns, column_sizes, coef, phi
 def cholesky_solve(a, rhs, info):
     n = a.shape[0]
     info[0] = 0
+    # every sum runs along rows of R (the rows above row j; then, solving,
+    # row k of R scaled by z[k]): each entry's terms in ascending k, as down
+    # R's columns, the entries of a row independent of each other
     for j in range(n):
         diag = a[j, j]
-        d = diag
         for k in range(j):
-            d -= a[k, j] * a[k, j]
+            r_kj = a[k, j]
+            for i in range(j, n):
+                a[j, i] -= r_kj * a[k, i]
+        d = a[j, j]
         if not d > 1e-13 * diag:
             info[0] = j + 1
             return
         d = np.sqrt(d)
         a[j, j] = d
         for i in range(j + 1, n):
-            x = a[j, i]
-            for k in range(j):
-                x -= a[k, j] * a[k, i]
-            a[j, i] = x / d
-    for r in range(rhs.shape[0]):
-        for i in range(n):
-            x = rhs[r, i]
-            for k in range(i):
-                x -= a[k, i] * rhs[r, k]
-            rhs[r, i] = x / a[i, i]
+            a[j, i] /= d
+    # SOLVE_RHS right-hand sides at a time in the back substitution: its sums
+    # along R's rows are each one chain of dependent subtractions
+    x = np.empty(SOLVE_RHS)
+    for r in range(0, rhs.shape[0], SOLVE_RHS):
+        w = min(rhs.shape[0] - r, SOLVE_RHS)
+        for c in range(r, r + w):
+            for k in range(n):
+                zk = rhs[c, k] / a[k, k]
+                rhs[c, k] = zk
+                for i in range(k + 1, n):
+                    rhs[c, i] -= a[k, i] * zk
         for i in range(n - 1, -1, -1):
-            x = rhs[r, i]
+            for c in range(w):
+                x[c] = rhs[r + c, i]
             for k in range(i + 1, n):
-                x -= a[i, k] * rhs[r, k]
-            rhs[r, i] = x / a[i, i]
+                for c in range(w):
+                    x[c] -= a[i, k] * rhs[r + c, k]
+            for c in range(w):
+                rhs[r + c, i] = x[c] / a[i, i]
 
 
 # --- sparse transform (SPEX): binary BCH decoding ----------------------------------

@@ -186,12 +186,32 @@ class Regression(Design):
         # the basis changes' nonzeros, row by row (None: the identity)
         self.sparse = [None if sparse[j] is None else (sparse[j], sparse[j + 1])
                        for j in (0, 2)]
+        # the enumerated coalitions some kernel weighs 1e8 (below: folded in x)
+        self.heavy_sizes = np.any(self.census_weights >= BIG_M, axis=0)
         p, k = len(self.fold_columns), len(self.census_weights)
+        # the kernel rows' reach: the fit reads row j's normal equations only
+        # on the columns of orders <= reach_order[j] (KernelSHAP-IQ's stage t
+        # and order t's middle sizes read orders <= t; x_T is a sum of f_U, U
+        # ⊆ T, so the f columns of those orders suffice)
+        if self.staged:
+            reach_order = [j + 1 if j < order else j - order + 3 for j in range(k)]
+        else:
+            reach_order = [order] * k
+        self.reach = [sum(math.comb(m, t) for t in range(r + 1)) for r in reach_order]
+        self.reach_x = [int(np.sum(self.column_sizes <= r)) for r in reach_order]
+        # census, samples: each a plan of the folds (a row whose weights on
+        # the sizes it folds equal an earlier row's is folded once: order t's
+        # middle row is order t's row but on the border, which is heavy)
+        self.plans = [_fold_plan(np.where(self.heavy_sizes, 0.0, self.census_weights),
+                                 self.reach),
+                      _fold_plan(self.sample_weights, self.reach)]
         # census, samples; then the same for the coalitions of more than m/2
         # players, folded as their complements (a coalition of 14 of 16 has
         # 470 subsets of size <= 3, its complement 4)
-        self.gram = [np.zeros((k, p, p)) for _ in range(4)]
-        self.moment = [np.zeros((k, p)) for _ in range(4)]
+        self.gram = [[np.zeros((len(rows), q, q)) for rows, q in self.plans[part % 2][1]]
+                     for part in range(4)]
+        self.moment = [[np.zeros((len(rows), q)) for rows, q in self.plans[part % 2][1]]
+                       for part in range(4)]
         self.work_x = np.empty(p)
         self.work_i = np.empty(p, dtype=np.int64)
         self.n_drawn = 0
@@ -208,7 +228,6 @@ class Regression(Design):
         # 1e8 x rounding, which swamps the other coalitions' terms of the
         # columns that vanish on them (a rank-deficient sample then got an
         # arbitrary solution instead of shapiq's least-norm one)
-        self.heavy_sizes = np.any(self.census_weights >= BIG_M, axis=0)
         q = len(self.columns)
         self.heavy_gram = np.zeros((k, q, q))
         self.heavy_moment = np.zeros((k, q))
@@ -230,10 +249,13 @@ class Regression(Design):
                                            np.ascontiguousarray(values[at]))
             if part > 1:
                 fold_masks = fold_masks ^ full
-            if len(fold_masks):
-                impl.fold_regression(fold_masks, fold_values, v0, ws, self.fold_columns,
-                                     self.fold_sizes, self.fold_coef, self.work_x,
-                                     self.work_i, self.gram[part], self.moment[part])
+            if not len(fold_masks):
+                continue
+            for (rows, q), gram, moment in zip(self.plans[which][1], self.gram[part],
+                                                 self.moment[part]):
+                impl.fold_regression(fold_masks, fold_values, v0, np.ascontiguousarray(ws[rows]),
+                                     self.fold_columns[:q], self.fold_sizes[:q], self.fold_coef,
+                                     self.work_x, self.work_i, gram, moment)
 
     def _keep_border(self, which, masks, values):
         if self.border_top:
@@ -259,7 +281,10 @@ class Regression(Design):
         x = self.coef[self.column_sizes[None, :],
                       np.bitwise_count(masks[:, None] & self.columns[None, :])]
         for j, kernel in enumerate(self.census_weights):
-            wx = kernel[sizes][:, None] * x
+            w = kernel[sizes]
+            if not w.any():
+                continue
+            wx = w[:, None] * x
             self.heavy_gram[j] += x.T @ wx
             self.heavy_moment[j] += wx.T @ y
 
@@ -289,17 +314,28 @@ class Regression(Design):
     def _normal(self):
         """(A (k, p, p) symmetric, h (k, p)): the estimated normal equations."""
         a, h = self.heavy_gram.copy(), self.heavy_moment.copy()
+        (census_same, census_folds), (sample_same, sample_folds) = self.plans
+        census_at, sample_at = _fold_positions(census_folds), _fold_positions(sample_folds)
         for first, t in ((0, self.sparse[0]), (2, self.sparse[1])):
-            gram, moment = self.gram[first].copy(), self.moment[first].copy()
-            if self.n_drawn:
-                gram += self.gram[first + 1] / self.n_drawn
-                moment += self.moment[first + 1] / self.n_drawn
-            gram = np.triu(gram) + np.transpose(np.triu(gram, 1), (0, 2, 1))
-            if t is not None:
-                gram = np.stack([_rows_times(t, _rows_times(t, g).T) for g in gram])
-                moment = _rows_times(t, moment.T).T
-            a += gram
-            h += moment
+            done = {}
+            for j, (p, q) in enumerate(zip(self.reach_x, self.reach)):
+                key = (census_same[j], sample_same[j])
+                if key not in done:
+                    f, r = census_at[key[0]]
+                    gram, moment = self.gram[first][f][r].copy(), self.moment[first][f][r].copy()
+                    if self.n_drawn:
+                        f, r = sample_at[key[1]]
+                        gram += self.gram[first + 1][f][r] / self.n_drawn
+                        moment += self.moment[first + 1][f][r] / self.n_drawn
+                    gram = np.triu(gram) + np.triu(gram, 1).T
+                    if t is not None:
+                        rows = (t[0][:p], t[1][:p])
+                        gram = _rows_times(rows, _rows_times(rows, gram).T)
+                        moment = _rows_times(rows, moment[:, None])[:, 0]
+                    done[key] = gram, moment
+                gram, moment = done[key]
+                a[j, :p, :p] += gram
+                h[j, :p] += moment
         return a, h
 
     def _blocks(self):
@@ -397,7 +433,7 @@ class Regression(Design):
         (compiled: ``fold_scores``) and L the map from the scores to the
         entries' influence (stage t of phi: A_tt^-1 (g_t - sum_{i<t} A_ti
         psi_i), then the layout, k-SII's aggregation included)."""
-        p, q = len(self.columns), len(self.fold_columns)
+        p = len(self.columns)
         width = sum(math.comb(self.m, t) for t in range(self.order + 1))
         if not self.n_units:
             return np.zeros(width)
@@ -431,35 +467,75 @@ class Regression(Design):
                 part[cols] = phi[cols]
                 kernel_rows.append(self.sample_weights[t if self.staged else 0])
             parts.append(part)
-        k = len(kernel_rows)
-        # each row's fit in the f basis: f . (M' part)
-        fit = np.array([part if self.transform is None else self.transform.T @ part
-                        for part in parts])
-        scores_sq, scores = np.zeros((k * q, k * q)), np.zeros(k * q)
-        self.impl.fold_scores(masks, values, v0, np.array(kernel_rows), self.fold_columns,
-                              self.fold_sizes, self.fold_coef, fit, np.empty(k * q),
-                              np.empty(k * q, dtype=np.int64), np.empty(k * q), np.empty(k),
-                              scores_sq, scores)
-        cov = np.triu(scores_sq) + np.triu(scores_sq, 1).T
-        cov = (cov - np.outer(scores, scores) / n_units) / (n_units - 1)
-        # influence of the stacked x scores (row r's block: its M g_r), by stage
-        influence = np.zeros((p, k * p))
+        kernel_rows, parts = np.array(kernel_rows), np.array(parts)
+        # the influence reads stage t's x scores of its own columns only: p
+        # of the k p, x column c of score row block[c] (their covariance
+        # below, the stages' cross terms included)
+        block = np.zeros(p, dtype=np.int64)
+        for t, cols in enumerate(blocks):
+            block[cols] = rows_at[t]
+        cov, total = self._score_moments(masks, values, v0, kernel_rows, parts, block)
+        cov = (cov - np.outer(total, total) / n_units) / (n_units - 1)
+        # influence of those x scores, by stage
+        influence = np.zeros((p, p))
         for t, cols in enumerate(blocks):
             j = t if self.staged else 0
             prev = np.concatenate(blocks[:t]) if t else cols[:0]
-            rows = np.zeros((len(cols), k * p))
-            rows[:, rows_at[t] * p + cols] = np.eye(len(cols))
+            rows = np.zeros((len(cols), p))
+            rows[:, cols] = np.eye(len(cols))
             jr = self._middle_row(t + 1) if t in self.plus else j
             rows -= a[jr][np.ix_(cols, prev)] @ influence[prev]
             influence[cols] = self._solve(a[j][np.ix_(cols, cols)], rows.T).T
             if t in self.plus:       # the border's part: - J phi_{<t}
                 influence[cols] -= self.through[t] @ influence[prev]
-        if self.transform is not None:   # to the f scores: x scores = M f scores
-            influence = np.concatenate([influence[:, r * p:(r + 1) * p] @ self.transform
-                                        for r in range(k)], axis=1)
         influence = self._layout(influence, 0.0)
         var = ((influence @ cov) * influence).sum(axis=1)
         return np.sqrt(np.maximum(var, 0.0) * n_units) / self.n_drawn
+
+    def _score_moments(self, masks, values, v0, kernel_rows, parts, block):
+        """(sum_u g_u g_u^T, sum_u g_u) of the samples' x scores g_u, score
+        row block[c]'s column c for each x column c. ``fold_scores`` sums
+        each sample's f-basis scores' products; without pairing a coalition
+        of more than m/2 players is folded as its complement, in its own
+        basis (its subsets of size <= k are the fewer), and the f scores the
+        x scores read (x = M f, M's nonzeros row by row) are mapped to them."""
+        p, q, k = len(self.columns), len(self.fold_columns), len(kernel_rows)
+        if self.pairing:
+            groups = [(np.ones(len(masks), dtype=bool), 0)]
+        else:
+            large = 2 * np.bitwise_count(masks[:, 0]) > self.m
+            groups = [(~large, 0), (large, 1)]
+        full = np.uint64((1 << self.m) - 1)
+        second, total = np.zeros((p, p)), np.zeros(p)
+        for at, flip in groups:
+            if not at.any():
+                continue
+            transform = (self.transform, self.complement_transform)[flip]
+            sparse = self.sparse[flip]
+            if sparse is None:        # M = I
+                sparse = (np.arange(p)[:, None], np.ones((p, 1)))
+            group_masks = np.ascontiguousarray(masks[at] ^ full if flip else masks[at])
+            weights = np.ascontiguousarray(kernel_rows[:, ::-1] if flip else kernel_rows)
+            # each row's fit in the f basis: f . (M' part)
+            fit = parts if transform is None else parts @ transform
+            # each score row's f columns read: M's nonzeros in its x columns
+            reach = np.zeros(k, dtype=np.int64)
+            np.maximum.at(reach, block, sparse[0].max(axis=1) + 1)
+            scores_sq, scores = np.zeros((k * q, k * q)), np.zeros(k * q)
+            self.impl.fold_scores(group_masks, np.ascontiguousarray(values[at]), v0, weights,
+                                  self.fold_columns, self.fold_sizes, self.fold_coef,
+                                  np.ascontiguousarray(fit), reach, np.empty(k * q),
+                                  np.empty(k * q, dtype=np.int64), np.empty(k * q),
+                                  np.empty(k), scores_sq, scores)
+            # the f scores read, and M's rows on them
+            cols = sparse[0] + (block * q)[:, None]
+            read = np.unique(cols)
+            rows = (np.searchsorted(read, cols), sparse[1])
+            sub = scores_sq[np.ix_(read, read)]          # upper triangle
+            sub = np.triu(sub) + np.triu(sub, 1).T
+            second += _rows_times(rows, _rows_times(rows, sub).T)
+            total += _rows_times(rows, scores[read][:, None])[:, 0]
+        return second, total
 
     def _layout(self, phi, v0):
         """The entries of orders 0..k (1 + sum C(m, t), then phi's trailing
@@ -545,6 +621,27 @@ def _layout(design, m, order, budget, weights):
     for t in (transform, complement_transform):
         arrays += [None, None] if t is None else list(_padded_rows(t))
     return (tuple(computed),) + tuple(None if a is None else frozen(a) for a in arrays)
+
+
+def _fold_plan(weights, reach):
+    """(same, folds) for kernel rows ``weights`` (k, m + 1) of f-basis
+    reaches ``reach``: same[j] the first row equal to row j (weights and
+    reach), folds [(rows, reach)] the others grouped by reach, one
+    ``fold_regression`` call each."""
+    same = list(range(len(weights)))
+    for j in range(len(weights)):
+        same[j] = next(i for i in range(j + 1)
+                       if reach[i] == reach[j] and np.array_equal(weights[i], weights[j]))
+    folds = {}
+    for j in range(len(weights)):
+        if same[j] == j:
+            folds.setdefault(reach[j], []).append(j)
+    return same, [(rows, q) for q, rows in folds.items()]
+
+
+def _fold_positions(folds):
+    """row -> (fold, position in it) for a plan's folds."""
+    return {j: (f, r) for f, (rows, _) in enumerate(folds) for r, j in enumerate(rows)}
 
 
 @functools.lru_cache(maxsize=64)
