@@ -17,7 +17,7 @@ static int walk_tree(const int64_t *split_feature, const int64_t *left, const in
                      int64_t n_nodes, const double *leaf_value, int64_t n_leaves, int m,
                      leaf_fn leaf, void *ctx)
 {
-    int feature[TREE_MAX_DEPTH + 1], went_right[TREE_MAX_DEPTH + 1];
+    int feature[TREE_MAX_DEPTH + 1] = {0}, went_right[TREE_MAX_DEPTH + 1] = {0};
     int64_t node[TREE_MAX_DEPTH + 2];
     int64_t visits = 0;
     int depth = 0;
