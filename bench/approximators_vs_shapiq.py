@@ -35,7 +35,7 @@ METHOD = {"SVARM": "svarm", "StratifiedSamplingSV": "stratified", "OwenSamplingS
           "KernelSHAP": "kernelshap", "KernelSHAPIQ": "kernelshapiq",
           "InconsistentKernelSHAPIQ": "inconsistent_kernelshapiq", "kADDSHAP": "kaddshap",
           "RegressionFSII": "regression_fsii", "RegressionFBII": "regression_fbii",
-          "SHAPIQ": "shapiq", "SVARMIQ": "svarmiq", "ProxySPEX": "proxyspex"}
+          "SHAPIQ": "shapiq", "SVARMIQ": "svarmiq", "SPEX": "spex", "ProxySPEX": "proxyspex"}
 #: (index, order) each class estimates at its defaults (the others: SV, 1)
 INDEX = {"KernelSHAPIQ": ("k-SII", 2), "InconsistentKernelSHAPIQ": ("k-SII", 2),
          "kADDSHAP": ("kADD-SHAP", 2), "RegressionFSII": ("FSII", 2),
@@ -105,7 +105,7 @@ def main() -> None:
                 np.random.seed(s)      # shapiq's SPEX subsamples with numpy's global generator
                 b = _make(theirs_cls, name, s).approximate(BUDGET, game)
                 t2 = time.perf_counter()
-            if cls_name in METHOD:     # SPEX is the drop-in alone (no fc.approximate method)
+            if cls_name in METHOD:
                 fc.approximate(v, index=index, order=order, method=METHOD[cls_name],
                                budget=BUDGET, seed=s)
             t3 = time.perf_counter()

@@ -72,6 +72,14 @@ def cases(quick: bool):
                                   backend=backend, threads=1),
                    alternative=_shapiq(v, name), key=f"approximators.{method}", repeats=5,
                    bare="a loop of draw/fold kernels and memo bookkeeping: no single kernel")
+    # no alternative: shapiq's SPEX takes minutes a call here (galois' decoder;
+    # bench/approximators_vs_shapiq.py's SPEX row times it over seeds)
+    yield Case("approximate", f"spex (FBII, order 2), n = {N}, budget {BUDGET:,}, table",
+               lambda backend, threads: fc.approximate(
+                   v, index="FBII", order=2, method="spex", budget=BUDGET, backend=backend,
+                   threads=1),
+               key="approximators.spex", repeats=5,
+               bare="rounds of the spex_detect kernel between numpy peeling: no single kernel")
     yield _spex_case()
     yield _proxyspex_case()
 

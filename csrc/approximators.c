@@ -415,85 +415,282 @@ static int32_t bch_mul(int32_t a, int32_t b, const int32_t *gf_exp, const int32_
     return gf_exp[gf_log[a] + gf_log[b]];
 }
 
-int fc_approx_bch_decode(const uint8_t *received, int64_t n_words, int64_t length,
-                         int64_t order, int64_t t, const int32_t *gf_exp,
-                         const int32_t *gf_log, uint8_t *decoded, int64_t *n_errors)
+/* One received word (0/1 bits) decoded into out; returns n_errors (-1 for a
+ * failure, out = the word then). The caller has checked the bits and the code. */
+static int64_t bch_decode_word(const uint8_t *word, int64_t length, int64_t order, int64_t t,
+                               const int32_t *gf_exp, const int32_t *gf_log, uint8_t *out)
 {
     int32_t syndrome[2 * FC_BCH_MAX_T], locator[2 * FC_BCH_MAX_T + 1];
     int32_t previous[2 * FC_BCH_MAX_T + 1], saved[2 * FC_BCH_MAX_T + 1];
     int64_t roots[FC_BCH_MAX_T];
-    int64_t w, i, j, l, r;
-    if (!received || !gf_exp || !gf_log || !decoded || !n_errors || n_words < 0 || t < 1
-        || t > FC_BCH_MAX_T || order < 3 || order > FC_BCH_MAX_ORDER || (order & (order + 1))
-        || length < 1 || length > order || 2 * t > order)
+    int64_t i, j, l, r;
+    int any = 0, degree = 0, shift = 1, n_roots = 0, outside = 0;
+    int32_t last = 1;
+    for (j = 0; j < length; j++) out[j] = word[j];
+    /* S_l = r(alpha^(l + 1)); bit j of the word is the coefficient of
+     * x^(length - 1 - j) (galois' descending order) */
+    for (l = 0; l < 2 * t; l++) {
+        int32_t s = 0;
+        for (j = 0; j < length; j++)
+            if (word[j]) s ^= gf_exp[((l + 1) * (length - 1 - j)) % order];
+        syndrome[l] = s;
+        any |= s != 0;
+    }
+    if (!any) return 0;
+    /* Berlekamp-Massey: the shortest recurrence locator(x) (degree <= 2t)
+     * generating the syndromes; degree is its linear complexity */
+    for (i = 0; i <= 2 * t; i++) locator[i] = previous[i] = 0;
+    locator[0] = previous[0] = 1;
+    for (r = 0; r < 2 * t; r++) {
+        int32_t discrepancy = syndrome[r], scale;
+        for (i = 1; i <= degree; i++)
+            discrepancy ^= bch_mul(locator[i], syndrome[r - i], gf_exp, gf_log);
+        if (discrepancy == 0) {
+            shift++;
+            continue;
+        }
+        scale = gf_exp[gf_log[discrepancy] + order - gf_log[last]];
+        for (i = 0; i <= 2 * t; i++) saved[i] = locator[i];
+        for (i = 0; i + shift <= 2 * t; i++)
+            locator[i + shift] ^= bch_mul(scale, previous[i], gf_exp, gf_log);
+        if (2 * degree <= r) {
+            degree = (int)(r + 1 - degree);
+            for (i = 0; i <= 2 * t; i++) previous[i] = saved[i];
+            last = discrepancy;
+            shift = 1;
+        } else {
+            shift++;
+        }
+    }
+    if (degree > t) return -1;
+    /* Chien search over every position of the full code: an error at
+     * x^i when locator(alpha^-i) = 0; a root beyond the shortened word,
+     * or fewer roots than the degree, is a decoding failure */
+    for (i = 0; i < order; i++) {
+        int32_t value = 1;
+        for (l = 1; l <= degree; l++)
+            if (locator[l]) value ^= gf_exp[(gf_log[locator[l]] + (order - i) * l) % order];
+        if (value == 0) {
+            if (i >= length) outside = 1;
+            else if (n_roots < FC_BCH_MAX_T) roots[n_roots++] = i;
+        }
+    }
+    if (outside || n_roots != degree) {
+        for (j = 0; j < length; j++) out[j] = word[j];
+        return -1;
+    }
+    for (i = 0; i < n_roots; i++) out[length - 1 - roots[i]] ^= 1;
+    return degree;
+}
+
+static int bch_code_ok(int64_t length, int64_t order, int64_t t, const int32_t *gf_exp,
+                       const int32_t *gf_log)
+{
+    return gf_exp && gf_log && t >= 1 && t <= FC_BCH_MAX_T && order >= 3
+        && order <= FC_BCH_MAX_ORDER && !(order & (order + 1)) && length >= 1
+        && length <= order && 2 * t <= order;
+}
+
+int fc_approx_bch_decode(const uint8_t *received, int64_t n_words, int64_t length,
+                         int64_t order, int64_t t, const int32_t *gf_exp,
+                         const int32_t *gf_log, uint8_t *decoded, int64_t *n_errors)
+{
+    int64_t w, j;
+    if (!received || !decoded || !n_errors || n_words < 0
+        || !bch_code_ok(length, order, t, gf_exp, gf_log))
         return FC_EINVAL;
-    for (w = 0; w < n_words; w++) {
-        const uint8_t *word = received + w * length;
-        uint8_t *out = decoded + w * length;
-        int any = 0, degree = 0, shift = 1, n_roots = 0, outside = 0;
-        int32_t last = 1;
-        for (j = 0; j < length; j++) {
-            if (word[j] > 1) return FC_EINVAL;
-            out[j] = word[j];
+    for (w = 0; w < n_words; w++)
+        for (j = 0; j < length; j++)
+            if (received[w * length + j] > 1) return FC_EINVAL;
+    for (w = 0; w < n_words; w++)
+        n_errors[w] = bch_decode_word(received + w * length, length, order, t, gf_exp, gf_log,
+                                      decoded + w * length);
+    return FC_OK;
+}
+
+/* --- sparse transform (SPEX): singleton detection ------------------------------ */
+
+/* Python's order of (sum, [bit 0, bit 1, ...]) tuples: the sums, then the
+ * patterns as lists of their bits (the first differing bit decides). */
+static int chase_less(double sa, uint32_t pa, double sb, uint32_t pb)
+{
+    uint32_t diff = pa ^ pb;
+    int j = 0;
+    if (sa != sb) return sa < sb;
+    if (!diff) return 0;
+    while (!((diff >> j) & 1)) j++;
+    return (pb >> j) & 1;
+}
+
+/* heapq.heappush */
+static void chase_push(double *hs, uint32_t *hp, int64_t *size, double s, uint32_t p)
+{
+    int64_t pos = (*size)++;
+    while (pos > 0) {
+        const int64_t parent = (pos - 1) >> 1;
+        if (!chase_less(s, p, hs[parent], hp[parent])) break;
+        hs[pos] = hs[parent];
+        hp[pos] = hp[parent];
+        pos = parent;
+    }
+    hs[pos] = s;
+    hp[pos] = p;
+}
+
+#define CHASE_MAX (FC_BCH_MAX_T * (FC_BCH_MAX_T + 1) + 2)
+
+/* sparse_transform's k_smallest_partial_sums_with_indices(arr, count), step
+ * for step (its heap, its culls to the count largest of the negated sums,
+ * ascending); the patterns are then tried from the heap's last entry to its
+ * first. Returns the heap's size. */
+static int64_t chase_patterns(const double *arr, int64_t depth, int64_t count, double *hs,
+                              uint32_t *hp)
+{
+    double add_s[CHASE_MAX];
+    uint32_t add_p[CHASE_MAX];
+    int64_t size = 1, i, x, a, b;
+    hs[0] = 0.0;
+    hp[0] = 0;
+    for (i = 0; i < depth; i++) {
+        const double current_min = hs[0];
+        int64_t n_add = 0;
+        for (x = 0; x < size; x++)
+            if (size < count || hs[x] - arr[i] >= current_min) {
+                add_s[n_add] = hs[x] - arr[i];
+                add_p[n_add++] = hp[x] | (uint32_t)1 << i;
+            }
+        for (a = 0; a < n_add; a++) chase_push(hs, hp, &size, add_s[a], add_p[a]);
+        if (size > count) {
+            /* heapq.nlargest(count, h)[::-1]: ascending, the largest count */
+            for (a = 1; a < size; a++) {
+                const double s = hs[a];
+                const uint32_t p = hp[a];
+                for (b = a; b > 0 && chase_less(s, p, hs[b - 1], hp[b - 1]); b--) {
+                    hs[b] = hs[b - 1];
+                    hp[b] = hp[b - 1];
+                }
+                hs[b] = s;
+                hp[b] = p;
+            }
+            for (a = 0; a < count; a++) {
+                hs[a] = hs[size - count + a];
+                hp[a] = hp[size - count + a];
+            }
+            size = count;
         }
-        /* S_l = r(alpha^(l + 1)); bit j of the word is the coefficient of
-         * x^(length - 1 - j) (galois' descending order) */
-        for (l = 0; l < 2 * t; l++) {
-            int32_t s = 0;
-            for (j = 0; j < length; j++)
-                if (word[j]) s ^= gf_exp[((l + 1) * (length - 1 - j)) % order];
-            syndrome[l] = s;
-            any |= s != 0;
-        }
-        n_errors[w] = 0;
-        if (!any) continue;
-        /* Berlekamp-Massey: the shortest recurrence locator(x) (degree <= 2t)
-         * generating the syndromes; degree is its linear complexity */
-        for (i = 0; i <= 2 * t; i++) locator[i] = previous[i] = 0;
-        locator[0] = previous[0] = 1;
-        for (r = 0; r < 2 * t; r++) {
-            int32_t discrepancy = syndrome[r], scale;
-            for (i = 1; i <= degree; i++)
-                discrepancy ^= bch_mul(locator[i], syndrome[r - i], gf_exp, gf_log);
-            if (discrepancy == 0) {
-                shift++;
+    }
+    return size;
+}
+
+int fc_approx_spex_detect(const double *u, int64_t n_groups, int64_t n_delays, int64_t b,
+                          const uint8_t *subsampling, const uint8_t *delays, int64_t n,
+                          int64_t order, int64_t t, const int32_t *gf_exp,
+                          const int32_t *gf_log, int soft, double cutoff, double energy_cutoff,
+                          uint8_t *check, uint8_t *status, uint8_t *k, double *rho,
+                          uint8_t *work)
+{
+    double hs[CHASE_MAX], arr[FC_BCH_MAX_T];
+    uint32_t hp[CHASE_MAX];
+    int64_t idx[FC_BCH_MAX_T];
+    const int64_t r = n_delays - 1, length = n + r, n_bins = (int64_t)1 << (b < 0 ? 0 : b);
+    const int64_t depth = t < r ? t : r, count = t * (t + 1) / 2;
+    uint8_t *word = work, *dec = work + length, *messages = work + 2 * length;
+    int64_t g, j, d, i, p;
+    if (!u || !subsampling || !delays || !check || !status || !k || !rho || !work
+        || n_groups < 0 || r < 1 || b < 0 || b > 30 || n < 1
+        || !bch_code_ok(length, order, t, gf_exp, gf_log))
+        return FC_EINVAL;
+    for (g = 0; g < n_groups; g++)
+        for (j = 0; j < n_bins; j++) {
+            const int64_t bin = g * n_bins + j;
+            const double *col = u + g * n_delays * n_bins + j;
+            uint8_t *kk = k + bin * n;
+            double energy = 0.0, mean = 0.0, residual = 0.0;
+            int64_t n_errors, matching = 1;
+            for (d = 0; d < n_delays; d++) energy += col[d * n_bins] * col[d * n_bins];
+            if (!(energy > cutoff * (double)n_delays) || !check[bin]) {
+                check[bin] = 0;
+                status[bin] = 0;
                 continue;
             }
-            scale = gf_exp[gf_log[discrepancy] + order - gf_log[last]];
-            for (i = 0; i <= 2 * t; i++) saved[i] = locator[i];
-            for (i = 0; i + shift <= 2 * t; i++)
-                locator[i + shift] ^= bch_mul(scale, previous[i], gf_exp, gf_log);
-            if (2 * degree <= r) {
-                degree = (int)(r + 1 - degree);
-                for (i = 0; i <= 2 * t; i++) previous[i] = saved[i];
-                last = discrepancy;
-                shift = 1;
+            /* the word [0] * n + parity: the signs of the ratios to delay 0
+             * (soft), or of the delays against delay 0's (hard) */
+            for (i = 0; i < n; i++) word[i] = 0;
+            for (p = 0; p < r; p++)
+                word[n + p] = soft ? col[(p + 1) * n_bins] / col[0] < 0
+                                   : (col[(p + 1) * n_bins] < 0) != (col[0] < 0);
+            n_errors = bch_decode_word(word, length, order, t, gf_exp, gf_log, dec);
+            for (i = 0; i < n; i++) kk[i] = n_errors == -1 ? 0 : dec[i];
+            if (n_errors == -1 && soft) {
+                /* Chase-2: the depth least reliable parity bits (ascending
+                 * |ratio|, the first on ties), flipped by the patterns in
+                 * sparse_transform's order; of the distinct messages decoded
+                 * (the first of each), the one with the fewest errors */
+                int64_t size, h, n_distinct = 0, best = -1, best_errors = 0;
+                for (i = 0; i < depth; i++) {
+                    int64_t pick = -1;
+                    double pick_key = 0.0;
+                    for (p = 0; p < r; p++) {
+                        const double key = fabs(col[(p + 1) * n_bins] / col[0]);
+                        int64_t c, taken = 0;
+                        for (c = 0; c < i; c++) taken |= idx[c] == p;
+                        if (!taken && (pick < 0 || key < pick_key)) {
+                            pick = p;
+                            pick_key = key;
+                        }
+                    }
+                    idx[i] = pick;
+                    arr[i] = pick_key;
+                }
+                size = chase_patterns(arr, depth, count, hs, hp);
+                for (h = size - 1; h >= 0; h--) {
+                    for (i = 0; i < depth; i++) word[n + idx[i]] ^= (uint8_t)((hp[h] >> i) & 1);
+                    n_errors = bch_decode_word(word, length, order, t, gf_exp, gf_log, dec);
+                    for (i = 0; i < depth; i++) word[n + idx[i]] ^= (uint8_t)((hp[h] >> i) & 1);
+                    if (n_errors == -1) continue;
+                    for (i = 0; i < n_distinct; i++) {
+                        int64_t c = 0;
+                        while (c < n && messages[i * n + c] == dec[c]) c++;
+                        if (c == n) break;
+                    }
+                    if (i < n_distinct) continue;
+                    for (i = 0; i < n; i++) messages[n_distinct * n + i] = dec[i];
+                    if (best < 0 || n_errors < best_errors) {
+                        best = n_distinct;
+                        best_errors = n_errors;
+                    }
+                    n_distinct++;
+                }
+                if (best >= 0)
+                    for (i = 0; i < n; i++) kk[i] = messages[best * n + i];
+            }
+            /* valid_k: the coefficient from the signatures (-1)^(D k), the
+             * energy it leaves, and k's bin in this group */
+            for (d = 0; d < n_delays; d++) {
+                int parity = 0;
+                for (i = 0; i < n; i++) parity ^= delays[d * n + i] & kk[i];
+                mean += parity ? -col[d * n_bins] : col[d * n_bins];
+            }
+            mean /= (double)n_delays;
+            for (d = 0; d < n_delays; d++) {
+                int parity = 0;
+                double e;
+                for (i = 0; i < n; i++) parity ^= delays[d * n + i] & kk[i];
+                e = col[d * n_bins] - (parity ? -mean : mean);
+                residual += e * e;
+            }
+            for (p = 0; p < b; p++) {
+                int bit = 0;
+                for (i = 0; i < n; i++) bit ^= subsampling[(g * n + i) * b + p] & kk[i];
+                matching &= bit == (int)((j >> (b - 1 - p)) & 1);
+            }
+            rho[bin] = mean;
+            if (matching && residual / energy < energy_cutoff) {
+                status[bin] = 2;
             } else {
-                shift++;
+                status[bin] = 1;
+                check[bin] = 0;
             }
         }
-        if (degree > t) {
-            n_errors[w] = -1;
-            continue;
-        }
-        /* Chien search over every position of the full code: an error at
-         * x^i when locator(alpha^-i) = 0; a root beyond the shortened word,
-         * or fewer roots than the degree, is a decoding failure */
-        for (i = 0; i < order; i++) {
-            int32_t value = 1;
-            for (l = 1; l <= degree; l++)
-                if (locator[l]) value ^= gf_exp[(gf_log[locator[l]] + (order - i) * l) % order];
-            if (value == 0) {
-                if (i >= length) outside = 1;
-                else if (n_roots < FC_BCH_MAX_T) roots[n_roots++] = i;
-            }
-        }
-        if (outside || n_roots != degree) {
-            n_errors[w] = -1;
-            continue;
-        }
-        for (i = 0; i < n_roots; i++) out[length - 1 - roots[i]] ^= 1;
-        n_errors[w] = degree;
-    }
     return FC_OK;
 }

@@ -192,4 +192,35 @@ int fc_approx_tree_fourier(const int64_t *split_feature, const int64_t *left_chi
                            uint64_t *masks, double *values, int64_t capacity,
                            int64_t *n_terms, int64_t *n_freq);
 
+/* SPEX's singleton detection (sparse_transform's multi-detect peeling, step
+ * 1) on every bin j = 0..2^b - 1 of every subsampling group g =
+ * 0..n_groups-1, bin = g * 2^b + j: its column col[d] = u[(g * n_delays + d)
+ * * 2^b + j], d = 0..n_delays-1 (the subsampled Walsh-Hadamard transform
+ * under delay d; delay 0 the zero row of delays (n_delays, n), the others
+ * the parity rows of the BCH code: order, t, gf_exp, gf_log as in
+ * fc_approx_bch_decode, length n + n_delays - 1). A bin with check[bin] = 0
+ * or energy sum col^2 <= cutoff * n_delays gets check 0 and status 0. Else
+ * k (n bits, k + bin * n) is found by decoding the word [0] * n + parity,
+ * parity[p] = col[p + 1] / col[0] < 0 (soft) or sign(col[p + 1]) !=
+ * sign(col[0]) (hard), k = the decoded message (0 on a failure); soft: when
+ * the hard decision fails, Chase-2 over the min(t, n_delays - 1) parity
+ * bits of least |col[p + 1] / col[0]| (ascending, the first on ties) with
+ * the t (t + 1) / 2 flip patterns of sparse_transform's
+ * k_smallest_partial_sums_with_indices (its heap, replayed; tried from the
+ * heap's last entry to its first), k = the first message of fewest errors
+ * among the distinct messages decoded. Then rho[bin] = sum_d s_d col[d] /
+ * n_delays, s_d = (-1)^(delays[d] . k); status 2 (a singleton) when k's bin
+ * in the group, bit p (most significant first) the parity of
+ * subsampling[(g * n + i) * b + p] & k[i] over i, is j and sum_d (col[d] -
+ * rho s_d)^2 / energy < energy_cutoff; else status 1 and check 0. work:
+ * (t (t + 1) / 2 + 3) * length bytes of scratch. FC_EINVAL for n_groups < 0,
+ * n_delays < 2, b outside 0..30, n < 1, a code as fc_approx_bch_decode
+ * refuses, or NULL arrays. */
+int fc_approx_spex_detect(const double *u, int64_t n_groups, int64_t n_delays, int64_t b,
+                          const uint8_t *subsampling, const uint8_t *delays, int64_t n,
+                          int64_t order, int64_t t, const int32_t *gf_exp,
+                          const int32_t *gf_log, int soft, double cutoff, double energy_cutoff,
+                          uint8_t *check, uint8_t *status, uint8_t *k, double *rho,
+                          uint8_t *work);
+
 #endif

@@ -67,6 +67,8 @@ FASTEST: dict[str, str] = {
     "approximators.kaddshap": "c",
     "approximators.regression_fsii": "c",
     "approximators.regression_fbii": "c",
+    # SPEX: its per-bin singleton detection (spex_detect) between numpy rounds
+    "approximators.spex": "c",
     # ProxySPEX: the trees' Fourier coefficients (tree_fourier) and its draws
     "approximators.proxyspex": "c",
 }

@@ -256,11 +256,11 @@ REPLAY_NOISE_DEFAULT = 1.0
 APPROX_METHOD = Options("method", ("svarm", "stratified", "owen", "shapiq", "svarmiq",
                                    "kernelshap", "kernelshapiq",
                                    "inconsistent_kernelshapiq", "kaddshap", "regression_fsii",
-                                   "regression_fbii", "proxyspex"),
+                                   "regression_fbii", "spex", "proxyspex"),
                         "sampling estimator of fc.approximate (shapiq's SVARM, "
                         "StratifiedSamplingSV, OwenSamplingSV, SHAPIQ, SVARMIQ, KernelSHAP, "
                         "KernelSHAPIQ, InconsistentKernelSHAPIQ, kADDSHAP, RegressionFSII, "
-                        "RegressionFBII, ProxySPEX)")
+                        "RegressionFBII, SPEX, ProxySPEX)")
 APPROX_BUDGET = Integer("budget", 1, 2**62, "game evaluations an approximator may spend")
 APPROX_ANCHORS = Integer("anchors", 1, 1 << 16,
                          "Owen sampling: anchor points q in [0, 1] (shapiq's n_anchor_points)")

@@ -180,6 +180,10 @@ def _calls():
                                  ("inconsistent_kernelshapiq", "SII"),
                                  ("kaddshap", "kADD-SHAP"), ("regression_fsii", "FSII"),
                                  ("regression_fbii", "FBII"))},
+        # SPEX: its detection kernel on 9 players (budget 300 of 512: t = 2, b = 3)
+        "approximators.spex": [lambda dt=dt: fc.approximate(
+            np.linspace(0.0, 1.0, 512).astype(dt) ** 2, index="FBII", order=2, method="spex",
+            budget=300, **nb) for dt in (np.float64, np.float32)],
         # SPEX's BCH decoder (fastcredit.approximators.sparse), one word with an error
         "approximators.bch_decode": [lambda: _bch_code().decode(
             np.eye(1, 6 + _bch_code().parity_length, dtype=np.uint8), "numba")],

@@ -753,3 +753,169 @@ def test_bch_decode_refuses_bad_arguments():
     with pytest.raises(ValueError):
         capprox.bch_decode(words[:, :1] * 0, code.order, 0, code.gf_exp, code.gf_log,
                            out[:, :1], errors)
+
+
+# -- SPEX (fc.approximate(method="spex"); fastcredit.approximators.sparse) -------
+
+from fastcredit._numba import approximators as nbapprox  # noqa: E402
+
+
+def _fourier_game(m, frequencies, coefficients, noise=0.0, seed=0):
+    """v(S) = sum_k c_k (-1)^|S & k| (+ normal noise of sd ``noise``)."""
+    masks = np.arange(1 << m)
+    v = np.zeros(1 << m)
+    for k, c in zip(frequencies, coefficients):
+        v += np.where(np.bitwise_count(masks & k) & 1, -c, c)
+    return v + noise * np.random.default_rng(seed).normal(size=v.size)
+
+
+#: a sparse game of degree <= 3 on 12 players: SPEX's claim is that its
+#: coefficients, hence every index of it, are recovered exactly
+SPARSE_FREQUENCIES = [0, 0b1, 0b110, 0b100000100000, 0b10, 0b11100, 0b1000000]
+SPARSE_COEFFICIENTS = [0.5, 1.0, -0.7, 0.4, 0.3, 0.25, -0.6]
+
+
+@pytest.mark.parametrize("index", ["FBII", "SII", "k-SII", "STII", "FSII", "BII", "Moebius",
+                                   "kADD-SHAP", "CHII"])
+def test_spex_recovers_a_sparse_low_order_game_exactly(index):
+    m = 12
+    v = _fourier_game(m, SPARSE_FREQUENCIES, SPARSE_COEFFICIENTS)
+    exact = fc.interactions(v, index, 3)
+    for backend in BACKENDS:
+        est = fc.approximate(v, index=index, order=3, method="spex", budget=2000, seed=4,
+                             backend=backend)
+        assert est.n_evals <= 2000 < 1 << m
+        for got, want in zip(est.values, exact.values):
+            np.testing.assert_allclose(got, want, atol=1e-9)
+        assert all(np.isnan(s).all() for s in est.stderr)
+
+
+def test_spex_on_every_kind_of_game():
+    """A table, a vectorised callable (masks and bool rows), an @njit game and
+    a batch of tables give the same estimate (the batch's game g keyed by its
+    position, the others as game 0)."""
+    m = 12
+    v = _fourier_game(m, SPARSE_FREQUENCIES, SPARSE_COEFFICIENTS, noise=0.05, seed=1)
+    kw = dict(index="FBII", order=2, method="spex", budget=3000, seed=9)
+    table = fc.approximate(v, **kw)
+    masks = fc.approximate(fc.games.deterministic(lambda s: v[s.astype(np.int64)]), m, **kw)
+    rows = fc.approximate(fc.games.deterministic(lambda b: v[b @ (1 << np.arange(m))]), m,
+                          coalitions="bool", **kw)
+    table_nb = v.copy()
+    jitted = fc.approximate(njit(lambda s: table_nb[s]), m, **kw)
+    batch = fc.approximate(np.stack([v, v[::-1]]), threads=2, **kw)
+    for est in (masks, rows, jitted):
+        for a, b in zip(est.values, table.values):
+            np.testing.assert_array_equal(a, b)
+        assert est.n_evals == table.n_evals
+    for a, b in zip(batch.values, table.values):
+        np.testing.assert_array_equal(a[0], b)
+    alone = fc.approximate(v[::-1], **kw)
+    assert not np.array_equal(batch.values[1][1], alone.values[1])   # game 1's own stream
+    assert batch.n_evals.shape == (2,) and batch.n_evals[0] == table.n_evals
+
+
+def test_spex_backends_are_bit_identical():
+    m = 14
+    v = _fourier_game(m, SPARSE_FREQUENCIES, SPARSE_COEFFICIENTS, noise=0.2, seed=2)
+    runs = [fc.approximate(v, index="FBII", order=2, method="spex", budget=5000, seed=s,
+                           backend=b) for s in range(3) for b in BACKENDS]
+    for c, numba in zip(runs[::len(BACKENDS)], runs[len(BACKENDS) - 1::len(BACKENDS)]):
+        assert np.concatenate(c.values).tobytes() == np.concatenate(numba.values).tobytes()
+
+
+def test_spex_detect_kernels_are_bit_identical_on_any_bins():
+    """The detection kernel alone, C against Numba, on random transforms (every
+    bin to check; some zero bins, some sign patterns no code word is near),
+    soft and hard, at t = 2 and 5."""
+    g = np.random.default_rng(11)
+    for n, t, b in [(9, 2, 3), (16, 5, 4), (70, 5, 3)]:
+        code = BCHCode(n, t)
+        delays = np.ascontiguousarray(code.delay_matrix(), dtype=np.uint8)
+        sub = (g.random((3, n, b)) < 0.5).astype(np.uint8)
+        u = g.normal(size=(3, code.parity_length + 1, 1 << b))
+        u[:, :, 0] = 0.0
+        u[1] *= np.sign(u[1, :1])            # positive ratios: the all-zero word
+        for soft in (True, False):
+            out = []
+            for impl in (capprox, nbapprox):
+                arrays = (np.ones((3, 1 << b), np.uint8), np.empty((3, 1 << b), np.uint8),
+                          np.empty((3, 1 << b, n), np.uint8), np.empty((3, 1 << b)))
+                work = np.empty((t * (t + 1) // 2 + 3) * (n + code.parity_length), np.uint8)
+                impl.spex_detect(u, sub, delays, code.order, code.t, code.gf_exp, code.gf_log,
+                                 soft, 1e-9, 0.9, *arrays, work)
+                out.append(arrays)
+            (check_c, status_c, k_c, rho_c), (check_nb, status_nb, k_nb, rho_nb) = out
+            assert check_c.tobytes() == check_nb.tobytes()
+            assert status_c.tobytes() == status_nb.tobytes()
+            # k and rho are written for the bins examined (status 1 or 2)
+            seen = status_c > 0
+            assert k_c[seen].tobytes() == k_nb[seen].tobytes()
+            assert rho_c[seen].tobytes() == rho_nb[seen].tobytes()
+            assert (status_c[:, 0] == 0).all() and (status_c == 1).any()
+
+
+def test_spex_budget_accounting():
+    """Budget = evaluations: a deterministic game is evaluated once per
+    distinct query (3 (parity bits + 1) 2^b queries, the largest b that fits);
+    a stochastic @njit game on every query, afresh; a budget covering every
+    coalition evaluates each once and is exact."""
+    m = 12
+    v = _fourier_game(m, SPARSE_FREQUENCIES, SPARSE_COEFFICIENTS, noise=0.1)
+    seen = []
+
+    def game(masks):
+        seen.append(masks.copy())
+        return v[masks.astype(np.int64)]
+    est = fc.approximate(fc.games.deterministic(game), m, index="FBII", order=2,
+                         method="spex", budget=3000)
+    calls = np.concatenate(seen)
+    # BCH(63, 36) shortened to 12: 27 parity bits; 3 * 28 * 2^5 = 2688 <= 3000
+    assert est.n_samples == 2688 and len(calls) == est.n_evals == len(np.unique(calls)) < 2688
+
+    @njit
+    def noisy(mask, key):
+        return float(mask & 7) + (key >> np.uint64(11)) * 2.0**-53
+    sto = fc.approximate(noisy, m, index="FBII", order=2, method="spex", budget=3000)
+    assert sto.n_evals == sto.n_samples == 2688
+    again = fc.approximate(noisy, m, index="FBII", order=2, method="spex", budget=3000)
+    np.testing.assert_array_equal(sto.values[1], again.values[1])     # keyed draws
+    full = fc.approximate(v, index="FBII", order=2, method="spex", budget=1 << m)
+    assert full.n_evals == 1 << m and all((s == 0).all() for s in full.stderr)
+    for got, want in zip(full.values, fc.interactions(v, "FBII", 2).values):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"budget": 100}, "budget"), ({"pairing": True}, "pairing"),
+    ({"index": "SGV"}, "index"), ({"index": "SV", "order": 2}, "order"),
+    ({"order": 13}, "order"), ({"anchors": 3}, "anchors")])
+def test_spex_refusals(kwargs, name):
+    args = {"index": "FBII", "order": 2, "method": "spex", "budget": 3000} | kwargs
+    with pytest.raises(ValueError, match=name):
+        fc.approximate(_fourier_game(12, [1], [1.0]), **args)
+
+
+def test_spex_detect_refuses_bad_arguments():
+    code = BCHCode(9, 2)
+    delays = np.ascontiguousarray(code.delay_matrix(), dtype=np.uint8)
+    sub = np.zeros((3, 9, 3), np.uint8)
+    u = np.ones((3, code.parity_length + 1, 8))
+    arrays = [np.ones((3, 8), np.uint8), np.empty((3, 8), np.uint8),
+              np.empty((3, 8, 9), np.uint8), np.empty((3, 8))]
+    work = np.empty(6 * (9 + code.parity_length), np.uint8)
+    args = (code.order, code.t, code.gf_exp, code.gf_log, True, 1e-9, 0.9)
+    capprox.spex_detect(u, sub, delays, *args, *arrays, work)
+    for bad, name in ((dict(u=np.ones((3, code.parity_length + 1, 4))), "subsampling"),
+                      (dict(u=u.astype(np.float32)), "u"),
+                      (dict(delays=delays[1:]), "delays"), (dict(work=work[:10]), "work"),
+                      (dict(k=arrays[2][:, :, :3]), "k"), (dict(rho=arrays[3][:2]), "rho")):
+        call = dict(u=u, subsampling=sub, delays=delays, work=work, to_check=arrays[0],
+                    status=arrays[1], k=arrays[2], rho=arrays[3]) | bad
+        with pytest.raises(ValueError, match=name):
+            capprox.spex_detect(call["u"], call["subsampling"], call["delays"], *args,
+                                call["to_check"], call["status"], call["k"], call["rho"],
+                                call["work"])
+    with pytest.raises(ValueError, match="fc_approx_spex_detect"):
+        capprox.spex_detect(u, sub, delays, code.order, 0, code.gf_exp, code.gf_log, True,
+                            1e-9, 0.9, *arrays, work)

@@ -120,6 +120,9 @@ STRICTNESS = {
     "approximators.regression_fbii": BITS,
     # ProxySPEX's trees: the same terms summed per frequency in the same order
     "approximators.proxyspex": BITS,
+    # SPEX: the same detections (integer decoding) and float operations in
+    # the same order, then the same NumPy
+    "approximators.spex": BITS,
 }
 
 
@@ -1310,7 +1313,7 @@ def spex_case():
 
 CASES = table_cases() + interactions_cases() + sampling_cases() + auction_cases() + shaping_cases() + trees_cases() \
     + audit_cases() + [synthetic_case(), replay_repeats_case()] + approximator_cases() \
-    + regression_cases() + montecarlo_iq_cases() + [proxyspex_case()]
+    + regression_cases() + montecarlo_iq_cases() + [proxyspex_case(), spex_case()]
 
 
 #: kernels whose C twin chooses paths by processor (fastcredit._c.paths): their

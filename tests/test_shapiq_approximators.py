@@ -790,7 +790,7 @@ def test_regression_fbii_baseline_is_v_empty_as_shapiq_s():
         RegressionFBII(n, 2, index="SII")
 
 
-# -- SPEX: the sparse transform over our compiled BCH decoder --------------------
+# -- SPEX: fastcredit's sparse transform (fastcredit.approximators.sparse) -------
 
 from fastcredit.approximators.sparse import BCHCode  # noqa: E402
 from fastcredit.shapiq import SPEX  # noqa: E402
@@ -873,7 +873,9 @@ def test_spex_is_shapiq_s_class_and_estimand():
     np.random.seed(0)
     a = SPEX(n=n, max_order=2, random_state=0).approximate(2000, TableGame(v))
     b = shapiq.SPEX(n=n, max_order=2, random_state=0).approximate(2000, TableGame(v))
-    assert a.estimation_budget == b.estimation_budget
+    # the same queries, each distinct coalition evaluated once (shapiq's: all
+    # 3 x 21 x 2^4, the empty coalition once per group and delay 0 at least)
+    assert a.estimation_budget < b.estimation_budget == 3 * 21 * 16
     np.testing.assert_allclose(_spex_entries(a, n), _spex_entries(b, n), atol=1e-9)
     noisy = v + 0.05 * np.random.default_rng(1).normal(size=v.size)
     exact = np.concatenate(fc.interactions(noisy, "FBII", 2).values[1:])
@@ -905,13 +907,39 @@ def test_spex_is_shapiq_s_class_and_estimand():
     assert mse(SPEX) <= 1.5 * mse(shapiq.SPEX)
 
 
+def test_spex_calls_no_sparse_transform(monkeypatch):
+    """Our SPEX's transform is fastcredit's own: with sparse_transform's
+    transform, signal and decoder made to fail, it still recovers a sparse
+    game exactly, and equals fc.approximate(method="spex") given the same
+    subspaces."""
+    import importlib
+    base = importlib.import_module("shapiq.approximator.sparse.base")
+    qsft = importlib.import_module("sparse_transform.qsft.qsft")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("sparse_transform was called")
+    for module, name in ((qsft, "transform"), (base, "sparse_fourier_transform"),
+                         (base, "SubsampledSignalFourier"), (base, "get_bch_decoder")):
+        monkeypatch.setattr(module, name, refuse)
+    n = 10
+    v = _fourier_sparse_table(n, [0, 0b1, 0b110, 0b1000100000, 0b10],
+                              [0.5, 1.0, -0.7, 0.4, 0.3])
+    est = SPEX(n=n, max_order=2, random_state=3).approximate(900, TableGame(v))
+    np.testing.assert_allclose(_spex_entries(est, n),
+                               np.concatenate(fc.interactions(v, "FBII", 2).values[1:]),
+                               atol=1e-9)
+
+
 def test_spex_budget_random_state_and_refusals():
     n = 12
     game = Counting(table_game(n, 2))
     est = SPEX(n=n, max_order=2, random_state=4).approximate(3000, game)
     # 3 subsamplings x (parity bits + 1) delays x 2^b points, the largest b
     # that fits: BCH(63, 36) shortened to 12 has 27 parity bits, 3 * 28 * 2^5
-    assert game.n_evals == est.estimation_budget == 3 * 28 * 32 <= 3000
+    # queries, each distinct coalition evaluated once (the empty one is
+    # point 0 of delay 0 in every group)
+    assert game.n_evals == est.estimation_budget <= 3 * 28 * 32 - 2
+    assert len(np.unique(game.rows, axis=0)) == game.n_evals
     again = SPEX(n=n, max_order=2, random_state=4).approximate(3000, table_game(n, 2))
     assert np.array_equal(est.values, again.values)
     # too small a budget for t = 5: t falls, as shapiq's does
@@ -929,7 +957,7 @@ def test_spex_budget_random_state_and_refusals():
     with pytest.raises(TypeError, match="^game must be callable"):
         SPEX(n=n).approximate(3000, None)
     hard = SPEX(n=n, max_order=2, random_state=1, decoder_type="hard")
-    assert hard.approximate(3000, table_game(n, 2)).estimation_budget == 3 * 28 * 32
+    assert hard.approximate(3000, table_game(n, 2)).estimation_budget <= 3 * 28 * 32 - 2
 
 
 # -- a game of more than 64 players: shapiq's own class runs ------------------

@@ -113,6 +113,46 @@ def bch_decode(received, order, t, gf_exp, gf_log, decoded, n_errors):
                                    ptr(n_errors)), "fc_approx_bch_decode")
 
 
+__all__ += ["spex_detect"]
+
+
+def spex_detect(u, subsampling, delays, order, t, gf_exp, gf_log, soft, cutoff, energy_cutoff,
+                to_check, status, k, rho, work):
+    if u.ndim != 3 or u.dtype != np.float64 or not u.flags.c_contiguous:
+        raise ValueError("spex_detect: u must be a C-contiguous (n_groups, n_delays, n_bins) "
+                         "float64 array")
+    n_groups, n_delays, n_bins = u.shape
+    if subsampling.ndim != 3 or subsampling.shape[0] != n_groups or subsampling.dtype != np.uint8 \
+            or not subsampling.flags.c_contiguous or n_bins != 1 << subsampling.shape[2]:
+        raise ValueError("spex_detect: subsampling must be C-contiguous (n_groups, n, b) uint8 "
+                         "with n_bins = 2**b")
+    n, b = subsampling.shape[1], subsampling.shape[2]
+    if delays.shape != (n_delays, n) or delays.dtype != np.uint8 \
+            or not delays.flags.c_contiguous:
+        raise ValueError("spex_detect: delays must be C-contiguous (n_delays, n) uint8")
+    for name, a, dtype in (("to_check", to_check, np.uint8), ("status", status, np.uint8),
+                           ("rho", rho, np.float64)):
+        if a.shape != (n_groups, n_bins) or a.dtype != dtype or not a.flags.c_contiguous:
+            raise ValueError(f"spex_detect: {name} must be C-contiguous (n_groups, n_bins) "
+                             f"{np.dtype(dtype).name}")
+    if k.shape != (n_groups, n_bins, n) or k.dtype != np.uint8 or not k.flags.c_contiguous:
+        raise ValueError("spex_detect: k must be C-contiguous (n_groups, n_bins, n) uint8")
+    length = n + n_delays - 1
+    if work.dtype != np.uint8 or work.ndim != 1 or \
+            work.shape[0] < (t * (t + 1) // 2 + 3) * length:
+        raise ValueError("spex_detect: work must be (t (t + 1) / 2 + 3) (n + n_delays - 1) "
+                         "uint8")
+    if gf_exp.dtype != np.int32 or gf_exp.shape[0] < 2 * order \
+            or gf_log.dtype != np.int32 or gf_log.shape[0] < order + 1:
+        raise ValueError("spex_detect: gf_exp must be (2 * order,) and gf_log (order + 1,) "
+                         "int32")
+    check(lib.fc_approx_spex_detect(ptr(u), n_groups, n_delays, b, ptr(subsampling),
+                                    ptr(delays), n, int(order), int(t), ptr(gf_exp),
+                                    ptr(gf_log), int(bool(soft)), float(cutoff),
+                                    float(energy_cutoff), ptr(to_check), ptr(status), ptr(k),
+                                    ptr(rho), ptr(work)), "fc_approx_spex_detect")
+
+
 # --- ProxySPEX: the Fourier coefficients of a fitted tree ensemble (csrc/proxyspex.c) ---
 
 __all__ += ["tree_fourier"]

@@ -329,69 +329,259 @@ def _bch_mul(a, b, gf_exp, gf_log):
 
 
 @jit
+def _bch_decode_word(word, order, t, gf_exp, gf_log, out, syndrome, locator, previous, saved,
+                     roots):
+    """One word decoded into out: n_errors (-1 for a failure, out = word)."""
+    length = word.shape[0]
+    for j in range(length):
+        out[j] = word[j]
+    any_nonzero = False
+    for l in range(2 * t):
+        s = 0
+        for j in range(length):
+            if word[j]:
+                s ^= gf_exp[((l + 1) * (length - 1 - j)) % order]
+        syndrome[l] = s
+        any_nonzero |= s != 0
+    if not any_nonzero:
+        return 0
+    locator[:] = 0
+    previous[:] = 0
+    locator[0] = previous[0] = 1
+    degree, shift, last = 0, 1, 1
+    for r in range(2 * t):
+        discrepancy = syndrome[r]
+        for i in range(1, degree + 1):
+            discrepancy ^= _bch_mul(locator[i], syndrome[r - i], gf_exp, gf_log)
+        if discrepancy == 0:
+            shift += 1
+            continue
+        scale = gf_exp[gf_log[discrepancy] + order - gf_log[last]]
+        saved[:] = locator
+        for i in range(2 * t + 1 - shift):
+            locator[i + shift] ^= _bch_mul(scale, previous[i], gf_exp, gf_log)
+        if 2 * degree <= r:
+            degree = r + 1 - degree
+            previous[:] = saved
+            last = discrepancy
+            shift = 1
+        else:
+            shift += 1
+    if degree > t:
+        return -1
+    n_roots, outside = 0, False
+    for i in range(order):
+        value = 1
+        for l in range(1, degree + 1):
+            if locator[l]:
+                value ^= gf_exp[(gf_log[locator[l]] + (order - i) * l) % order]
+        if value == 0:
+            if i >= length:
+                outside = True
+            elif n_roots < t:
+                roots[n_roots] = i
+                n_roots += 1
+    if outside or n_roots != degree:
+        return -1
+    for i in range(n_roots):
+        out[length - 1 - roots[i]] ^= 1
+    return degree
+
+
+@jit
 def bch_decode(received, order, t, gf_exp, gf_log, decoded, n_errors):
-    n_words, length = received.shape
     syndrome = np.zeros(2 * t, np.int32)
     locator = np.zeros(2 * t + 1, np.int32)
     previous = np.zeros(2 * t + 1, np.int32)
+    saved = np.zeros(2 * t + 1, np.int32)
     roots = np.zeros(t, np.int64)
-    for w in range(n_words):
-        for j in range(length):
-            decoded[w, j] = received[w, j]
-        any_nonzero = False
-        for l in range(2 * t):
-            s = 0
-            for j in range(length):
-                if received[w, j]:
-                    s ^= gf_exp[((l + 1) * (length - 1 - j)) % order]
-            syndrome[l] = s
-            any_nonzero |= s != 0
-        n_errors[w] = 0
-        if not any_nonzero:
-            continue
-        locator[:] = 0
-        previous[:] = 0
-        locator[0] = previous[0] = 1
-        degree, shift, last = 0, 1, 1
-        for r in range(2 * t):
-            discrepancy = syndrome[r]
-            for i in range(1, degree + 1):
-                discrepancy ^= _bch_mul(locator[i], syndrome[r - i], gf_exp, gf_log)
-            if discrepancy == 0:
-                shift += 1
+    for w in range(received.shape[0]):
+        n_errors[w] = _bch_decode_word(received[w], order, t, gf_exp, gf_log, decoded[w],
+                                       syndrome, locator, previous, saved, roots)
+
+
+# --- sparse transform (SPEX): singleton detection ----------------------------------
+
+__all__ += ["spex_detect"]
+
+
+@jit
+def _chase_less(sa, pa, sb, pb):
+    """Python's order of (sum, [bit 0, bit 1, ...]) tuples."""
+    if sa != sb:
+        return sa < sb
+    diff = pa ^ pb
+    if diff == 0:
+        return False
+    j = 0
+    while not (diff >> j) & 1:
+        j += 1
+    return (pb >> j) & 1 == 1
+
+
+@jit
+def _chase_push(hs, hp, size, s, p):
+    """heapq.heappush; returns the new size."""
+    pos = size
+    while pos > 0:
+        parent = (pos - 1) >> 1
+        if not _chase_less(s, p, hs[parent], hp[parent]):
+            break
+        hs[pos] = hs[parent]
+        hp[pos] = hp[parent]
+        pos = parent
+    hs[pos] = s
+    hp[pos] = p
+    return size + 1
+
+
+@jit
+def _chase_patterns(arr, depth, count, hs, hp, add_s, add_p):
+    """sparse_transform's k_smallest_partial_sums_with_indices, replayed: the
+    heap's size (the patterns are tried from its last entry to its first)."""
+    size = 1
+    hs[0] = 0.0
+    hp[0] = 0
+    for i in range(depth):
+        current_min = hs[0]
+        n_add = 0
+        for x in range(size):
+            if size < count or hs[x] - arr[i] >= current_min:
+                add_s[n_add] = hs[x] - arr[i]
+                add_p[n_add] = hp[x] | (1 << i)
+                n_add += 1
+        for a in range(n_add):
+            size = _chase_push(hs, hp, size, add_s[a], add_p[a])
+        if size > count:
+            for a in range(1, size):
+                s, p = hs[a], hp[a]
+                b = a
+                while b > 0 and _chase_less(s, p, hs[b - 1], hp[b - 1]):
+                    hs[b] = hs[b - 1]
+                    hp[b] = hp[b - 1]
+                    b -= 1
+                hs[b] = s
+                hp[b] = p
+            for a in range(count):
+                hs[a] = hs[size - count + a]
+                hp[a] = hp[size - count + a]
+            size = count
+    return size
+
+
+@njit(cache=True, nogil=True, error_model="numpy")   # a zero col[0]: C's IEEE ratios
+def spex_detect(u, subsampling, delays, order, t, gf_exp, gf_log, soft, cutoff, energy_cutoff,
+                to_check, status, k, rho, work):
+    n_groups, n_delays, n_bins = u.shape
+    n, b = subsampling.shape[1], subsampling.shape[2]
+    r = n_delays - 1
+    length = n + r
+    depth = min(t, r)
+    count = t * (t + 1) // 2
+    word, dec = work[:length], work[length:2 * length]
+    messages = work[2 * length:]
+    syndrome = np.zeros(2 * t, np.int32)
+    locator = np.zeros(2 * t + 1, np.int32)
+    previous = np.zeros(2 * t + 1, np.int32)
+    saved = np.zeros(2 * t + 1, np.int32)
+    roots = np.zeros(t, np.int64)
+    hs = np.zeros(2 * count + 2)
+    hp = np.zeros(2 * count + 2, np.int64)
+    add_s = np.zeros(count + 1)
+    add_p = np.zeros(count + 1, np.int64)
+    idx = np.zeros(depth, np.int64)
+    arr = np.zeros(depth)
+    for g in range(n_groups):
+        for j in range(n_bins):
+            kk = k[g, j]
+            energy = 0.0
+            for d in range(n_delays):
+                energy += u[g, d, j] * u[g, d, j]
+            if not energy > cutoff * n_delays or not to_check[g, j]:
+                to_check[g, j] = 0
+                status[g, j] = 0
                 continue
-            scale = gf_exp[gf_log[discrepancy] + order - gf_log[last]]
-            saved = locator.copy()
-            for i in range(2 * t + 1 - shift):
-                locator[i + shift] ^= _bch_mul(scale, previous[i], gf_exp, gf_log)
-            if 2 * degree <= r:
-                degree = r + 1 - degree
-                previous[:] = saved
-                last = discrepancy
-                shift = 1
+            c0 = u[g, 0, j]
+            for i in range(n):
+                word[i] = 0
+            for p in range(r):
+                if soft:
+                    word[n + p] = u[g, p + 1, j] / c0 < 0
+                else:
+                    word[n + p] = (u[g, p + 1, j] < 0) != (c0 < 0)
+            n_errors = _bch_decode_word(word, order, t, gf_exp, gf_log, dec, syndrome, locator,
+                                        previous, saved, roots)
+            for i in range(n):
+                kk[i] = 0 if n_errors == -1 else dec[i]
+            if n_errors == -1 and soft:
+                for i in range(depth):
+                    pick, pick_key = -1, 0.0
+                    for p in range(r):
+                        key = abs(u[g, p + 1, j] / c0)
+                        taken = False
+                        for c in range(i):
+                            taken |= idx[c] == p
+                        if not taken and (pick < 0 or key < pick_key):
+                            pick, pick_key = p, key
+                    idx[i] = pick
+                    arr[i] = pick_key
+                size = _chase_patterns(arr, depth, count, hs, hp, add_s, add_p)
+                n_distinct, best, best_errors = 0, -1, 0
+                for h in range(size - 1, -1, -1):
+                    for i in range(depth):
+                        word[n + idx[i]] ^= (hp[h] >> i) & 1
+                    n_errors = _bch_decode_word(word, order, t, gf_exp, gf_log, dec, syndrome,
+                                                locator, previous, saved, roots)
+                    for i in range(depth):
+                        word[n + idx[i]] ^= (hp[h] >> i) & 1
+                    if n_errors == -1:
+                        continue
+                    new = True
+                    for i in range(n_distinct):
+                        same = True
+                        for c in range(n):
+                            if messages[i * n + c] != dec[c]:
+                                same = False
+                                break
+                        if same:
+                            new = False
+                            break
+                    if not new:
+                        continue
+                    for i in range(n):
+                        messages[n_distinct * n + i] = dec[i]
+                    if best < 0 or n_errors < best_errors:
+                        best, best_errors = n_distinct, n_errors
+                    n_distinct += 1
+                if best >= 0:
+                    for i in range(n):
+                        kk[i] = messages[best * n + i]
+            mean = 0.0
+            for d in range(n_delays):
+                parity = 0
+                for i in range(n):
+                    parity ^= delays[d, i] & kk[i]
+                mean += -u[g, d, j] if parity else u[g, d, j]
+            mean /= n_delays
+            residual = 0.0
+            for d in range(n_delays):
+                parity = 0
+                for i in range(n):
+                    parity ^= delays[d, i] & kk[i]
+                e = u[g, d, j] - (-mean if parity else mean)
+                residual += e * e
+            matching = True
+            for p in range(b):
+                bit = 0
+                for i in range(n):
+                    bit ^= subsampling[g, i, p] & kk[i]
+                matching &= bit == (j >> (b - 1 - p)) & 1
+            rho[g, j] = mean
+            if matching and residual / energy < energy_cutoff:
+                status[g, j] = 2
             else:
-                shift += 1
-        if degree > t:
-            n_errors[w] = -1
-            continue
-        n_roots, outside = 0, False
-        for i in range(order):
-            value = 1
-            for l in range(1, degree + 1):
-                if locator[l]:
-                    value ^= gf_exp[(gf_log[locator[l]] + (order - i) * l) % order]
-            if value == 0:
-                if i >= length:
-                    outside = True
-                elif n_roots < t:
-                    roots[n_roots] = i
-                    n_roots += 1
-        if outside or n_roots != degree:
-            n_errors[w] = -1
-            continue
-        for i in range(n_roots):
-            decoded[w, length - 1 - roots[i]] ^= 1
-        n_errors[w] = degree
+                status[g, j] = 1
+                to_check[g, j] = 0
 
 
 # --- ProxySPEX: the Fourier coefficients of a fitted tree ensemble (csrc/proxyspex.c) ---

@@ -14,6 +14,9 @@ over a shared base (as shapiq's ``approximator/``):
   (``"kernelshap"``), KernelSHAP-IQ (``"kernelshapiq"``), Inconsistent
   KernelSHAP-IQ (``"inconsistent_kernelshapiq"``), kADD-SHAP (``"kaddshap"``),
   RegressionFSII (``"regression_fsii"``), RegressionFBII (``"regression_fbii"``);
+- :mod:`~fastcredit.approximators.sparse`: SPEX (``"spex"``), the sparse
+  Fourier transform from BCH-coded subsamples, its rounds of singleton
+  detection compiled (``spex_detect``);
 - :mod:`~fastcredit.approximators.proxy`: ProxySPEX (``"proxyspex"``).
 
 Drawing the samples and folding the values into moments are the compiled
@@ -33,6 +36,7 @@ from .base import InteractionEstimate, run_design
 from .marginals import Owen, Stratified
 from .montecarlo import MONTE_CARLO_IQ, estimate_interactions
 from .regression import REGRESSION, check_regression_order, check_sampling_weights, estimate
+from .sparse import SPARSE
 from .proxy import PROXY
 
 __all__ = ["InteractionEstimate", "approximate"]
@@ -42,6 +46,7 @@ _METHODS = {"stratified": (Stratified, ("SV",), 1),
             "owen": (Owen, ("SV",), 1)}
 _METHODS |= {name: (design, indices, 2) for name, (design, indices, _) in REGRESSION.items()}
 _METHODS |= {name: (design, indices, 2) for name, (design, indices) in MONTE_CARLO_IQ.items()}
+_METHODS |= {name: (design, indices, 1) for name, (design, indices) in SPARSE.items()}
 _METHODS |= {name: (design, indices, 2) for name, (design, indices) in PROXY.items()}
 #: methods that take an order, pairing and sampling weights
 _ORDERED = tuple(REGRESSION) + tuple(MONTE_CARLO_IQ)
@@ -71,14 +76,17 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         "k-SII" (kernelshapiq, inconsistent_kernelshapiq), "kADD-SHAP"
         (kaddshap), "FSII" (regression_fsii), "FBII" (regression_fbii);
         shapiq and svarmiq: "SII", "BII", "CHII", "STII", "FSII", "FBII",
-        "k-SII" (any order) and "SV", "BV" (order 1).
+        "k-SII" (any order) and "SV", "BV" (order 1); spex: those and
+        "Moebius", "Co-Moebius", "kADD-SHAP" (every index with Moebius
+        weights, from the recovered Fourier coefficients; SPEX's usual one
+        is "FBII").
     order : int
         1 for the value estimators (svarm, stratified, owen, kernelshap); the
         interaction order k of the regression methods and of shapiq and svarmiq (every order 1..k is estimated).
     method : str
         The estimator: "svarm", "stratified", "owen", "shapiq", "svarmiq",
         "kernelshap", "kernelshapiq", "inconsistent_kernelshapiq", "kaddshap",
-        "regression_fsii" or "regression_fbii" (see
+        "regression_fsii", "regression_fbii" or "spex" (see
         :mod:`fastcredit.approximators` and docs/approximators.md);
         "proxyspex": ProxySPEX, a cross-validated LightGBM proxy fitted to
         the evaluated coalitions, its Fourier coefficients refitted (needs
@@ -91,9 +99,12 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         (table, @njit ``fn(mask)``, declared callable) is evaluated once per
         distinct coalition; a stochastic one afresh at every use. At least
         the method's fixed evaluations (svarm and the regression methods:
-        v(empty) and v(N), 2; stratified, owen: v(empty), 1). When a
-        deterministic game's 2**m coalitions fit in it, all are evaluated
-        once and the estimand is exact.
+        v(empty) and v(N), 2; stratified, owen: v(empty), 1; spex: its
+        3 (parity bits + 1) 2^b queries for the largest b that fits, b >= 3
+        with the code of t = 2 at least: 264 for m <= 21, 312 for m <= 51,
+        360 beyond).
+        When a deterministic game's 2**m coalitions fit in it, all are
+        evaluated once and the estimand is exact.
     seed : int
         Seed of the counter-based streams, in [0, 2**64): the same estimate
         on the C and Numba backends.
@@ -125,10 +136,12 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         regression_fbii FBII's own empty entry, the fitted intercept, as
         ``fc.interactions(v, "FBII", k)``; ``values[1]`` the m values;
         ``values[k]`` the order-k interactions of the regression methods,
-        shapiq and svarmiq) with ``stderr`` (same
+        shapiq, svarmiq and spex) with ``stderr`` (same
         layout; NaN for svarmiq's k-SII orders below k, sums of estimates
         each stratified its own way, whose covariances the strata do not
-        give), ``n_evals``, ``n_samples`` and ``method``.
+        give, and for spex, whose peeling gives none), ``n_evals``,
+        ``n_samples`` (spex: its queries, repeated coalitions included) and
+        ``method``.
 
     Raises
     ------
@@ -137,10 +150,11 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         or ``index`` is not one the method estimates; if ``order`` is outside
         [1, 30], is not 1 for svarm, stratified, owen or index "SV" or "BV",
         or is above m; if ``budget`` is outside
-        [1, 2**62] or does not cover the method's fixed evaluations; if
+        [1, 2**62] or does not cover the method's fixed evaluations (spex:
+        its smallest design) when below 2**m; if
         ``anchors`` is given for a method other than owen, or is outside
         [1, 2**16]; if ``pairing`` or ``sampling_weights`` is given for
-        stratified or owen; if ``sampling_weights`` is not of shape
+        stratified, owen or spex; if ``sampling_weights`` is not of shape
         (m + 1,), finite and non-negative with a positive weight on some size
         1..m-1, or is given for a stochastic game (svarm, shapiq, svarmiq); if
         ``seed`` is outside [0, 2**64) or ``threads`` below 1; if ``backend``
@@ -174,6 +188,16 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     >>> est = fc.approximate(v, index="k-SII", order=2, method="svarmiq", budget=12)
     >>> est.values[2].shape, est.n_evals <= 12
     ((6,), True)
+
+    SPEX recovers a game of few Fourier coefficients exactly from a few
+    hundred of its 2**10 coalitions: v(S) = 2 [{0, 1} ⊆ S] + [5 ∈ S], whose
+    FBII of order 2 is its Moebius coefficients.
+
+    >>> bits = (np.arange(1 << 10)[:, None] >> np.arange(10)) & 1
+    >>> v = 2.0 * bits[:, 0] * bits[:, 1] + bits[:, 5]
+    >>> est = fc.approximate(v, index="FBII", order=2, method="spex", budget=400)
+    >>> float(est.values[2][0].round(6)), est.values[1].round(6)[[0, 5]], est.n_evals <= 400
+    (2.0, array([0., 1.]), True)
     """
     method = APPROX_METHOD.check(method)
     design, indices, fixed = _METHODS[method]
@@ -184,7 +208,7 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     order = ORDER.check(order)
     if method in REGRESSION:
         order = check_regression_order(method, index, order)
-    elif method in MONTE_CARLO_IQ or method in PROXY:
+    elif method in MONTE_CARLO_IQ or method in SPARSE or method in PROXY:
         if index in ("SV", "BV") and order != 1:
             raise ValueError(f"order must be 1 for index={index!r}, got {order}")
     elif order != 1:
@@ -211,7 +235,7 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     if g.m > MAX_MASK_PLAYERS:
         raise ValueError(f"m must be at most {MAX_MASK_PLAYERS} for fc.approximate "
                          f"(coalitions are uint64 masks), got {g.m}")
-    if method in PROXY:
+    if method in SPARSE or method in PROXY:
         if order > g.m:
             raise ValueError(f"order must be at most the number of players m = {g.m}, got "
                              f"{order}")

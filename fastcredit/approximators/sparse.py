@@ -1,29 +1,44 @@
-r"""The sparse Fourier transform of SPEX (Kang et al. 2025) over a compiled
-BCH decoder.
+r"""SPEX (Kang et al. 2025): the sparse Fourier transform of a game from
+subsampled evaluations, with BCH-coded singleton detection, compiled
+(``fc.approximate(method="spex")`` and the drop-in ``fastcredit.shapiq.SPEX``).
 
-SPEX subsamples the game on ``num_subsample`` random b-dimensional
-subspaces, each shifted by the rows of a *delay matrix*: the parity part of
-the systematic generator of a binary BCH code of length :math:`2^q - 1`
-correcting t errors (shortened to n message bits), so that the signs of a
-singleton bin's ratios across the delays are the parity bits of its
-frequency k. Finding k (singleton detection) is decoding the received word
-``[0] * n + parity``: k is the error pattern in the message part, found when
-``|k| + (sign errors) <= t``. shapiq's ``sparse_transform`` does this with
-``galois``' decoder, one Python-level call of ~40-60 ms per Chase candidate
-(98% of SPEX's time at n = 16, budget 20,000, and ~30 s of ``galois``
-compiling itself once per process); here the codes are built in numpy and
-decoded by the compiled ``bch_decode`` kernel (syndromes, Berlekamp-Massey,
-Chien search; csrc/approximators.c, fastcredit._numba.approximators), the
-Chase candidates of one bin in one call. The subsampling and the peeling
-stay ``sparse_transform``'s (about 1 s of the call).
+The game is evaluated on ``N_GROUPS`` = 3 random b-dimensional subspaces,
+each shifted by the rows of a *delay matrix*: a zero row, then the parity
+part of the systematic generator of a binary BCH code of length 2^q - 1
+correcting t errors (shortened to n message bits). A bin of a subsampled
+Walsh-Hadamard transform that holds one Fourier coefficient k shows the
+parity bits of k in the signs of its ratios across the delays, so finding k
+(*singleton detection*) is decoding the word ``[0] * n + parity``: k is the
+error pattern in the message part, found when |k| + (sign errors) <= t.
+Detected singletons are peeled off every bin they fall in, and the bins
+checked again, until nothing changes: sparse_transform's ``qsft.transform``
+with shapiq's SPEX parameters ("multi-detect" peeling, residual energy
+cutoff 0.9, Chase-2 soft decoding), the same estimator.
+
+The codes are built in numpy (MATLAB's primitive polynomials, as galois',
+so the codes and delays are sparse_transform's bit for bit); each round's
+per-bin work (the energy test, the decoding with its Chase candidates, the
+coefficient, the residual and the bin check) is the compiled ``spex_detect``
+kernel (csrc/approximators.c, fastcredit._numba.approximators); the
+subsampling, the transforms and the peeling of the detected coefficients are
+numpy over whole arrays.
 """
 from __future__ import annotations
 
 import functools
+import itertools
+import math
+from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _parallel
 from .._backend import kernels, resolve
+from .._index_weights import _CARDINAL, weight_tables
+from .._subsets import binomials, combination_rank
+from .._validation import check_memory
+from ..games import TABLE
+from .base import Evaluations, InteractionEstimate
 
 #: MATLAB's default primitive polynomials of GF(2^q) (``gfprimdf``; bit i =
 #: coefficient of x^i): the fields galois builds its BCH codes over
@@ -113,101 +128,25 @@ class BCHCode:
         return decoded, n_errors
 
 
-def _chase_patterns(reliability: np.ndarray, count: int) -> list[list[int]]:
-    """sparse_transform's Chase order: flip patterns of the least reliable
-    bits, those of smallest summed reliability first (its own heap, called)."""
-    from sparse_transform.qsft.utils.general import k_smallest_partial_sums_with_indices
-    return [p[1] for p in reversed(k_smallest_partial_sums_with_indices(list(reliability),
-                                                                        count))]
+#: shapiq's SPEX parameters: subsampling groups, the residual energy a
+#: singleton may leave (of its bin's), the noise cutoff of a bin's energy per
+#: delay (sparse_transform's 1e-9 at noise_sd = 0), the peeling's rounds and
+#: the rounds after which a run with nothing new peeled stops (trap_exit)
+N_GROUPS = 3
+ENERGY_CUTOFF = 0.9
+NOISE_CUTOFF = 1e-9
+MAX_ROUNDS = 100
+STALL_ROUNDS = 15
 
 
-class ChaseDecoder:
-    """sparse_transform's ``source_decoder`` (its soft, Chase-2
-    maximum-likelihood BCH decoder) over the compiled kernel: called with a
-    bin's real parity observations (negative = bit 1), returns
-    (k as a (1, n) array, n_errors). The hard decision first; when it fails,
-    the ``t (t + 1) / 2`` flip patterns of the t least reliable bits in one
-    kernel call, and among the distinct messages decoded (the first of each),
-    the one with the fewest corrected errors (the first on ties); the failed
-    hard decision (k = 0, -1) when none decodes."""
-
-    def __init__(self, code: BCHCode, chase_depth: int | None = None, backend=None):
-        self.code = code
-        self.chase_depth = code.t if chase_depth is None else chase_depth
-        self.backend = backend
-
-    def __call__(self, parity, **kwargs):
-        parity = np.asarray(parity, dtype=float)
-        n, depth = self.code.n, self.chase_depth
-        word = np.zeros((1, n + parity.shape[0]), np.uint8)
-        word[0, n:] = parity < 0
-        decoded, n_errors = self.code.decode(word, self.backend)
-        if n_errors[0] != -1:
-            return decoded[:, :n], int(n_errors[0])
-        least = np.argsort(np.abs(parity), kind="stable")[:depth]
-        patterns = np.array(_chase_patterns(np.abs(parity[least]), depth * (depth + 1) // 2),
-                            dtype=np.uint8)
-        words = np.repeat(word, patterns.shape[0], axis=0)
-        words[:, n + least] ^= patterns
-        candidates, errors = self.code.decode(words, self.backend)
-        best, seen = None, set()
-        for c in np.flatnonzero(errors != -1):
-            message = candidates[c, :n].tobytes()
-            if message in seen:
-                continue
-            seen.add(message)
-            if best is None or errors[c] < errors[best]:
-                best = c
-        if best is None:
-            return decoded[:, :n], -1
-        return candidates[best:best + 1, :n], int(errors[best])
-
-
-def subsampled_signal(game, n: int, query_args: dict, delays: np.ndarray, rng):
-    """sparse_transform's ``SubsampledSignal`` of ``game`` (0/1 rows -> values)
-    with our delays and subsampling matrices drawn from ``rng``: its own
-    sampling and transforms, no ``galois`` code built."""
-    from sparse_transform.qsft.signals.input_signal_subsampled import SubsampledSignal
-
-    class Signal(SubsampledSignal):
-        def _set_Ms_and_Ds_qsft(self):
-            self.Ms = [rng.integers(2, size=(n, self.query_args["b"]))
-                       for _ in range(self.query_args["num_subsample"])]
-            self.Ds = [[delays]] * len(self.Ms)
-
-    return Signal(func=game, n=n, q=2, query_args=query_args)
-
-
-def query_args(t: int) -> dict:
-    """shapiq's SPEX sampling parameters (its ``query_args``)."""
-    return {"query_method": "complex", "num_subsample": 3,
-            "delays_method_source": "joint-coded", "subsampling_method": "qsft",
-            "delays_method_channel": "identity-siso", "num_repeat": 1, "t": t}
-
-
-def decoder_args(decoder_type: str) -> dict:
-    """shapiq's SPEX decoding parameters (its ``decoder_args``), the source
-    decoder set per call by :func:`sparse_fourier`."""
-    return {"num_subsample": 3, "num_repeat": 1, "reconstruct_method_source": "coded",
-            "peeling_method": "multi-detect",
-            "reconstruct_method_channel": "identity-siso" if decoder_type == "soft"
-            else "identity", "regress": "lasso", "res_energy_cutoff": 0.9}
-
-
-def sparse_fourier(game, n: int, budget: int, rng, query: dict, decoder: dict,
-                   decoder_type: str = "soft", backend=None):
-    """SPEX's sparse Fourier transform of ``game`` (0/1 rows -> values) on n
-    players within budget: ({frequency tuple: coefficient}, evaluations
-    spent). As shapiq's, the code's correction t = ``query["t"]`` falls while
-    the subspaces would have at most 4 points (b <= 2), and ``query`` /
-    ``decoder`` are updated in place (t, b, the source decoder). ValueError
-    when even t = 2 leaves b <= 2."""
-    from sparse_transform.qsft.qsft import transform
-
-    t = query["t"]
+def spex_code(n: int, t: int, budget: int) -> tuple[BCHCode, int]:
+    """(the code, b) for n players within budget, as shapiq's SPEX: the
+    largest b with N_GROUPS (parity bits + 1) 2^b <= budget; while that
+    leaves b <= 2, t falls (to 2 at least). ValueError when even t = 2 leaves
+    b <= 2."""
     while True:
         code = BCHCode(n, t)
-        rows = query["num_subsample"] * (code.parity_length + 1)
+        rows = N_GROUPS * (code.parity_length + 1)
         b = int(np.floor(np.log(budget / rows) / np.log(2)))
         if b > 2 or t <= 2:
             break
@@ -215,17 +154,257 @@ def sparse_fourier(game, n: int, budget: int, rng, query: dict, decoder: dict,
     if b <= 2:
         raise ValueError("Insufficient budget to compute the transform. Increase the budget or "
                          "use a different approximator.")
-    query["t"], query["b"], decoder["b"] = t, b, b
-    if decoder_type == "soft":
-        decoder["source_decoder"] = ChaseDecoder(code, backend=backend)
+    return code, b
+
+
+def stream_subsampling(seed, game: int, n: int, b: int) -> np.ndarray:
+    """(N_GROUPS, n, b) 0/1 subsampling matrices from the counter-based
+    stream (seed, game): fc.approximate's, the same on every backend."""
+    from .._numba.rng import fill, key
+    words = np.empty(-(-N_GROUPS * n * b // 64), np.uint64)
+    fill(np.uint64(key(np.uint64(seed), np.uint64(game))), np.uint64(0), words)
+    bits = np.unpackbits(words.astype("<u8").view(np.uint8),
+                         bitorder="little")[:N_GROUPS * n * b]
+    return np.ascontiguousarray(bits.reshape(N_GROUPS, n, b))
+
+
+def query_rows(subsampling: np.ndarray, delays: np.ndarray) -> np.ndarray:
+    """(N_GROUPS, n_delays, 2^b, n) 0/1: the coalition (M_g l + d) mod 2 of
+    point l (its b bits, the most significant first) of group g under delay
+    d (sparse_transform's queries)."""
+    b = subsampling.shape[2]
+    points = (np.arange(1 << b)[:, None] >> np.arange(b - 1, -1, -1)) & 1
+    out = []
+    for m in subsampling:
+        shifted = (points @ m.T.astype(np.int64)) & 1                  # (2^b, n)
+        out.append(shifted[None, :, :].astype(np.uint8) ^ delays[:, None, :])
+    return np.stack(out)
+
+
+def walsh_hadamard(values: np.ndarray) -> np.ndarray:
+    """U[..., j] = 2^-b sum_l (-1)^|j & l| values[..., l] over the last axis
+    (2^b): sparse_transform's ``gwht`` (an FFT over b axes of length 2, each
+    butterfly exact)."""
+    lead, size = values.shape[:-1], values.shape[-1]
+    x = np.ascontiguousarray(values, dtype=np.float64).reshape(-1, size)
+    half = 1
+    while half < size:
+        x = x.reshape(x.shape[0], size // (2 * half), 2, half)
+        x = np.stack([x[:, :, 0] + x[:, :, 1], x[:, :, 0] - x[:, :, 1]], axis=2)
+        half *= 2
+    return x.reshape(lead + (size,)) / size
+
+
+def peel(u: np.ndarray, subsampling: np.ndarray, code: BCHCode, soft: bool = True,
+         backend=None) -> tuple[np.ndarray, np.ndarray]:
+    """The multi-detect peeling of the subsampled transforms ``u``
+    (N_GROUPS, n_delays, 2^b; peeled in place): (frequencies (K, n) 0/1,
+    their coefficients (K,)), each frequency once with the sum of what was
+    peeled of it. Each round the kernel finds every bin's singleton; the
+    singletons of one frequency found in several bins are averaged, then
+    subtracted from its bin in every group, which are checked again; the
+    run stops when no bin is left to check, after MAX_ROUNDS rounds, when
+    STALL_ROUNDS rounds peeled no new frequency, or when 2^n peels were made
+    (sparse_transform's bounds)."""
+    impl = kernels("approximators", resolve("approximators.spex", backend))
+    n_groups, n_delays, n_bins = u.shape
+    n, b = subsampling.shape[1], subsampling.shape[2]
+    delays = np.ascontiguousarray(code.delay_matrix(), dtype=np.uint8)
+    to_check = np.ones((n_groups, n_bins), np.uint8)
+    status = np.empty((n_groups, n_bins), np.uint8)
+    found = np.empty((n_groups, n_bins, n), np.uint8)
+    rho = np.empty((n_groups, n_bins))
+    work = np.empty((code.t * (code.t + 1) // 2 + 3) * (n + n_delays - 1), np.uint8)
+    place = 1 << np.arange(b - 1, -1, -1)
+    delays_t = delays.T.astype(np.int64)
+    groups = subsampling.astype(np.int64)
+    peeled_k, peeled_value, seen, history, n_peels = [], [], set(), [], 0
+    for round_ in range(MAX_ROUNDS):
+        impl.spex_detect(u, subsampling, delays, code.order, code.t, code.gf_exp, code.gf_log,
+                         soft, NOISE_CUTOFF, ENERGY_CUTOFF, to_check, status, found, rho, work)
+        go_on = bool(to_check.any()) and not (
+            round_ >= STALL_ROUNDS and history[-1] == history[-STALL_ROUNDS])
+        singles = status.reshape(-1) == 2
+        if singles.any():
+            balls, at = np.unique(found.reshape(-1, n)[singles], axis=0, return_inverse=True)
+            at = at.reshape(-1)
+            value = np.bincount(at, weights=rho.reshape(-1)[singles]) / np.bincount(at)
+            k = balls.astype(np.int64)
+            signed = value[:, None] * (1 - 2 * ((k @ delays_t) & 1))      # (balls, delays)
+            for g in range(n_groups):
+                bins = ((k @ groups[g]) & 1) @ place
+                np.subtract.at(u[g].T, bins, signed)
+                to_check[g, bins] = 1
+            peeled_k.append(balls)
+            peeled_value.append(value)
+            seen.update(map(bytes, balls))
+            n_peels += len(balls)
+        history.append(len(seen))
+        if not go_on or n_peels >= 1 << n:
+            break
+    if not peeled_k:
+        return np.zeros((0, n), np.uint8), np.zeros(0)
+    k, at = np.unique(np.concatenate(peeled_k), axis=0, return_inverse=True)
+    return k, np.bincount(at.reshape(-1), weights=np.concatenate(peeled_value))
+
+
+def _keys(rows: np.ndarray) -> np.ndarray:
+    """One comparable key per 0/1 row: a uint64 mask (bit i = player i) for
+    n <= 64, else the packed bytes."""
+    packed = np.packbits(rows, axis=1, bitorder="little")
+    if rows.shape[1] <= 64:
+        padded = np.zeros((rows.shape[0], 8), np.uint8)
+        padded[:, :packed.shape[1]] = packed
+        return padded.view("<u8").reshape(-1).astype(np.uint64)
+    return np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).reshape(-1)
+
+
+@dataclass(frozen=True)
+class SparseFourier:
+    """A sparse Fourier transform: ``frequencies`` (K, n) 0/1 (each once),
+    their ``coefficients`` (K,) (v(S) = sum_K f(K) (-1)^|S & K|), the
+    evaluations spent, the queries answered (repeats of a deterministic
+    game's coalitions included), the code's t and the subspaces' b."""
+
+    frequencies: np.ndarray
+    coefficients: np.ndarray
+    n_evals: int
+    n_queries: int
+    t: int
+    b: int
+
+
+def sparse_fourier(evaluate, n: int, budget: int, subsampling, t: int = 5, soft: bool = True,
+                   deterministic: bool = True, backend=None):
+    """SPEX's sparse Fourier transform of a game on n players within budget.
+
+    ``evaluate(rows, keys)``: the game's values on 0/1 rows (n_rows, n) whose
+    keys are ``_keys(rows)``; ``subsampling(b)``: the (N_GROUPS, n, b) 0/1
+    matrices. A deterministic game is evaluated once per distinct coalition
+    (the queries repeat some: the empty coalition in every group), a
+    stochastic one on every query. Returns :class:`SparseFourier`."""
+    code, b = spex_code(n, t, budget)
+    m = np.ascontiguousarray(subsampling(b), dtype=np.uint8)
+    delays = code.delay_matrix().astype(np.uint8)
+    rows = query_rows(m, delays).reshape(-1, n)
+    keys = _keys(rows)
+    if deterministic:
+        distinct, first, at = np.unique(keys, return_index=True, return_inverse=True)
+        values = np.asarray(evaluate(rows[first], distinct), dtype=np.float64)[at.reshape(-1)]
+        spent = len(distinct)
     else:
-        def hard(parity, **kwargs):
-            word = np.zeros((1, n + len(parity)), np.uint8)
-            word[0, n:] = np.asarray(parity) == 1
-            decoded, n_errors = code.decode(word, backend)
-            return decoded[:, :n], int(n_errors[0])
-        decoder["source_decoder"] = hard
-    signal = subsampled_signal(game, n, query, code.delay_matrix(), rng)
-    coefficients = {tuple(int(i) for i in np.flatnonzero(key)): float(np.real(value))
-                    for key, value in transform(signal, **decoder).items()}
-    return coefficients, rows * (1 << b)
+        values = np.asarray(evaluate(rows, keys), dtype=np.float64)
+        spent = len(rows)
+    u = walsh_hadamard(values.reshape(N_GROUPS, code.parity_length + 1, 1 << b))
+    k, coefficients = peel(u, m, code, soft, backend)
+    return SparseFourier(k, coefficients, spent, len(rows), code.t, b)
+
+
+def fourier_to_moebius(frequencies: np.ndarray, coefficients: np.ndarray) -> dict:
+    """{players tuple: Moebius coefficient}: a(U) = (-2)^|U| sum_{K ⊇ U} f(K)
+    (sparse_transform's ``fourier_to_mobius``)."""
+    out = {}
+    for k, c in zip(frequencies, coefficients):
+        players = tuple(int(i) for i in np.flatnonzero(k))
+        for size in range(len(players) + 1):
+            for subset in itertools.combinations(players, size):
+                out[subset] = out.get(subset, 0.0) + float(c) * (-2.0) ** size
+    return out
+
+
+def fourier_to_index(frequencies, coefficients, index: str, m: int, order: int):
+    """The index's values of orders 0..order in fc.interactions' layout from
+    sparse Fourier coefficients: I(S) = sum_{K ⊇ S} f(K) c(|S|, |K|) with
+    c(s, w) = sum_{u=s}^{w} C(w - s, u - s) (-2)^u w_I(s, u), w_I the index's
+    Moebius weights (a(U) = (-2)^|U| sum_{K ⊇ U} f(K)); values[0] is v(∅) =
+    sum_K f(K) unless the index has its own empty value."""
+    _, up, _, own_empty = weight_tables(index, m, order)
+    widths = frequencies.sum(axis=1).astype(np.int64) if len(frequencies) else np.zeros(0, int)
+    top = int(widths.max(initial=0))
+    factor = np.zeros((order + 1, top + 1))
+    for s in range(order + 1):
+        for w in range(s, top + 1):
+            factor[s, w] = sum(math.comb(w - s, u - s) * (-2.0) ** u * up[s, u]
+                               for u in range(s, w + 1))
+    binom = binomials(m, order)
+    values = [np.zeros(math.comb(m, s)) for s in range(order + 1)]
+    values[0][0] = coefficients.sum() if not own_empty else 0.0
+    for w in np.unique(widths):
+        # the frequencies of w players: each subset of s of them, at once
+        at = widths == w
+        players = np.nonzero(frequencies[at])[1].reshape(int(at.sum()), w)
+        for s in range(0 if own_empty else 1, min(order, w) + 1):
+            picks = np.array(list(itertools.combinations(range(w), s)), np.int64).reshape(
+                math.comb(w, s), s)
+            ranks = combination_rank(players[:, picks], m, binom)
+            np.add.at(values[s], ranks.reshape(-1),
+                      np.repeat(coefficients[at] * factor[s, w], len(picks)))
+    return values
+
+
+def estimate(g, index: str, order: int, budget: int, seed, threads) -> InteractionEstimate:
+    """fc.approximate(method="spex") (arguments checked): one SPEX run per
+    game (a batch of tables in threads), NaN standard errors (the peeling
+    gives none); a deterministic game whose 2**m coalitions fit in the
+    budget is evaluated on all of them once and its index is exact."""
+    from ..interactions import interactions
+    m = g.m
+    whole = bool(g.deterministic) and m <= 30 and budget >= 1 << m
+    least = N_GROUPS * (BCHCode(m, 2).parity_length + 1) << 3
+    if not whole and budget < least:
+        raise ValueError(f"budget must be at least {least} for method='spex' on {m} players "
+                         f"(3 subspaces of 2**3 points under each delay of the smallest code, "
+                         f"t = 2), got {budget}")
+    sizes = [math.comb(m, s) for s in range(order + 1)]
+    n_games = g.value.shape[0] if g.kind == TABLE else 1
+    values = np.empty((n_games, sum(sizes)))
+    stderr = np.full((n_games, sum(sizes)), np.nan)
+    evals = np.zeros(n_games, np.int64)
+    queries = np.zeros(n_games, np.int64)
+    backend = g.backend
+
+    def work(lo, hi):
+        for game in range(lo, hi):
+            ev = Evaluations(g, game, seed)
+            if whole:
+                check_memory((1 << m) * 16, f"the whole table of the game (m = {m}), which "
+                                            f"the budget {budget} covers")
+                table = ev(np.arange(1 << m, dtype=np.uint64))
+                exact = interactions(table, index, order, threads=1).values
+                values[game] = np.concatenate([np.atleast_1d(x) for x in exact])
+                stderr[game] = 0.0
+            else:
+                fourier = sparse_fourier(
+                    lambda rows, keys: ev(keys), m, budget,
+                    lambda b: stream_subsampling(seed, game, m, b), 5, True,
+                    bool(g.deterministic), backend)
+                values[game] = np.concatenate(fourier_to_index(
+                    fourier.frequencies, fourier.coefficients, index, m, order))
+                queries[game] = fourier.n_queries
+            evals[game] = ev.n_evals
+
+    if g.kind == TABLE:
+        _parallel.run(work, n_games, threads)
+    else:
+        work(0, 1)
+    lead = g.lead
+    cuts = np.cumsum(sizes)[:-1]
+    shaped = [x.reshape(lead + (-1,)) for x in np.split(values, cuts, axis=1)]
+    errors = [x.reshape(lead + (-1,)) for x in np.split(stderr, cuts, axis=1)]
+    return InteractionEstimate(index=index, order=order, m=m, values=tuple(shaped),
+                               stderr=tuple(errors),
+                               n_evals=int(evals[0]) if not lead else evals.reshape(lead),
+                               n_samples=int(queries[0]) if not lead else queries.reshape(lead),
+                               method="spex")
+
+
+class Spex:
+    """fc.approximate's method="spex" (its FASTEST key; :func:`estimate`)."""
+
+    kernel = "approximators.spex"
+    estimate = staticmethod(estimate)
+
+
+#: method -> (its estimator, the indices it estimates: those with Moebius
+#: weights, from the recovered Fourier coefficients)
+SPARSE = {"spex": (Spex, tuple(_CARDINAL))}

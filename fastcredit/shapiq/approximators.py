@@ -37,7 +37,6 @@ from shapiq.interaction_values import InteractionValues
 from shapiq.approximator.base import Approximator as _ShapiqApproximator
 from shapiq.approximator.sparse import SPEX as _ShapiqSPEX
 from shapiq.approximator.sparse import ProxySPEX as _ShapiqProxySPEX
-from sparse_transform.qsft.utils.general import fourier_to_mobius as _fourier_to_moebius
 
 from .. import _parallel
 from .._constants import BCH_MAX_ORDER, BCH_MAX_T
@@ -657,14 +656,17 @@ __all__ += ["SPEX"]
 class SPEX(_ShapiqSPEX):
     r"""Drop-in for ``shapiq.SPEX`` (Kang et al. 2025): the sparse Fourier
     transform of the game from ``budget`` subsampled evaluations, its
-    coefficients turned into Moebius coefficients and those into ``index``,
-    as shapiq's (its ``sparse_transform`` subsampling and peeling), with the
-    BCH decoding of singleton detection compiled
-    (:mod:`fastcredit.approximators.sparse`) and no ``galois`` code built.
+    coefficients turned into Moebius coefficients and those into ``index``
+    (shapiq's converter), the transform fastcredit's
+    (:mod:`fastcredit.approximators.sparse`: shapiq's sparse_transform
+    estimator, its subsampling, peeling and BCH decoding compiled; neither
+    ``sparse_transform`` nor ``galois`` is called).
 
     The subsampling matrices are drawn from ``random_state`` (shapiq's draw
-    them from numpy's global generator). ``estimation_budget`` is the
-    evaluations spent: 3 (parity bits + 1) 2^b for the largest b that fits.
+    them from numpy's global generator). The queries are 3 (parity bits + 1)
+    2^b coalitions for the largest b that fits in the budget; each distinct
+    coalition is evaluated once, and ``estimation_budget`` is the
+    evaluations spent.
 
     Parameters
     ----------
@@ -704,8 +706,18 @@ class SPEX(_ShapiqSPEX):
         self.decoder_type = check_choice(decoder_type, "decoder_type", ("soft", "hard"))
         self.degree_parameter = check_int(degree_parameter, "degree_parameter", lo=2,
                                           hi=BCH_MAX_T)
-        self.query_args = _sparse.query_args(self.degree_parameter)
-        self.decoder_args = _sparse.decoder_args(self.decoder_type)
+        # shapiq's sampling and decoding parameters, as attributes (the
+        # estimator is fastcredit.approximators.sparse's with these values)
+        self.query_args = {"query_method": "complex", "num_subsample": _sparse.N_GROUPS,
+                           "delays_method_source": "joint-coded", "subsampling_method": "qsft",
+                           "delays_method_channel": "identity-siso", "num_repeat": 1,
+                           "t": self.degree_parameter}
+        self.decoder_args = {"num_subsample": _sparse.N_GROUPS, "num_repeat": 1,
+                             "reconstruct_method_source": "coded",
+                             "peeling_method": "multi-detect",
+                             "reconstruct_method_channel": "identity-siso"
+                             if self.decoder_type == "soft" else "identity",
+                             "regress": "lasso", "res_energy_cutoff": _sparse.ENERGY_CUTOFF}
         # shapiq's Sparse.__init__ would build galois' BCH decoder (galois
         # compiling itself, ~30 s once per process): its attributes are set
         # above and the base class below is shapiq's Approximator
@@ -720,13 +732,23 @@ class SPEX(_ShapiqSPEX):
         budget = check_budget(budget, 1)
         if not callable(game):
             raise TypeError(f"game must be callable, got {type(game).__name__}")
-        fourier, used = _sparse.sparse_fourier(
-            lambda rows: call_value_function(game, rows.astype(bool), name="game",
-                                             where="inside SPEX.approximate", finite=True),
-            self.n, budget, self._rng, self.query_args,
-            self.decoder_args, self.decoder_type)
-        self.degree_parameter = self.query_args["t"]
-        result = self._process_moebius(moebius_transform=_fourier_to_moebius(fourier))
+        n = self.n
+
+        def subsampling(b):
+            return np.stack([self._rng.integers(2, size=(n, b))
+                             for _ in range(_sparse.N_GROUPS)])
+
+        fourier = _sparse.sparse_fourier(
+            lambda rows, keys: call_value_function(game, rows.astype(bool), name="game",
+                                                   where="inside SPEX.approximate",
+                                                   finite=True),
+            n, budget, subsampling, self.query_args["t"], self.decoder_type == "soft")
+        # as shapiq's: t as it fell, b as chosen
+        self.degree_parameter = self.query_args["t"] = fourier.t
+        self.query_args["b"] = self.decoder_args["b"] = fourier.b
+        used = fourier.n_evals
+        result = self._process_moebius(moebius_transform=_sparse.fourier_to_moebius(
+            fourier.frequencies, fourier.coefficients))
         if self.top_order:
             result = self._filter_order(result)
         return InteractionValues(
