@@ -228,6 +228,22 @@ static int popcount_swar(uint64_t x)
     return (int)((x * 0x0101010101010101ULL) >> 56);
 }
 
+/* Whether x_a(S) = coef[t_a, |S & U_a|] is [U_a ⊆ S] coef[t_a, t_a]: coef[t,
+ * j] = 0 for j < t and every column's size its number of members (the f
+ * basis); the folds then test U_a & ~S instead of counting S & U_a. */
+static int subset_columns(const double *coef, int order, const uint64_t *columns,
+                          const int64_t *column_sizes, int64_t p)
+{
+    int64_t a;
+    int t, j;
+    for (t = 0; t <= order; t++)
+        for (j = 0; j < t; j++)
+            if (coef[t * (order + 1) + j] != 0.0) return 0;
+    for (a = 0; a < p; a++)
+        if (popcount_swar(columns[a]) != column_sizes[a]) return 0;
+    return 1;
+}
+
 int fc_approx_fold_regression(const uint64_t *masks, const double *values, int64_t n, int m,
                               double centre, const double *weights, int64_t n_kernels,
                               const uint64_t *columns, const int64_t *column_sizes, int64_t p,
@@ -236,6 +252,7 @@ int fc_approx_fold_regression(const uint64_t *masks, const double *values, int64
 {
     const int width = order + 1;
     int64_t k, a, b, j;
+    int subset;
     if (m < 1 || m > FC_APPROX_MAX_PLAYERS || n < 0 || n_kernels < 1 || p < 1 || order < 0 ||
         order > m || (n > 0 && (!masks || !values)) || !weights || !columns ||
         !column_sizes || !coef || !work_x || !work_i || !gram || !moment)
@@ -247,6 +264,7 @@ int fc_approx_fold_regression(const uint64_t *masks, const double *values, int64
     if (m < 64)
         for (k = 0; k < n; k++)
             if (masks[k] >> m) return FC_EINVAL;
+    subset = subset_columns(coef, order, columns, column_sizes, p);
     for (k = 0; k < n; k++) {
         const uint64_t mask = masks[k];
         const int s = popcount_swar(mask);
@@ -257,7 +275,9 @@ int fc_approx_fold_regression(const uint64_t *masks, const double *values, int64
             if (weights[j * (m + 1) + s] != 0.0) live = 1;
         if (!live) continue;
         for (a = 0; a < p; a++) {
-            const double x = coef[column_sizes[a] * width + popcount_swar(mask & columns[a])];
+            const double x =
+                subset ? (columns[a] & ~mask ? 0.0 : coef[column_sizes[a] * (width + 1)])
+                       : coef[column_sizes[a] * width + popcount_swar(mask & columns[a])];
             if (x != 0.0) {
                 work_x[nz] = x;
                 work_i[nz] = a;
@@ -290,7 +310,7 @@ int fc_approx_fold_scores(const uint64_t *masks, const double *values, int64_t n
     const int width = order + 1;
     const int64_t wide = n_stages * p;
     int64_t u, a, b, t;
-    int q;
+    int q, subset;
     if (m < 1 || m > FC_APPROX_MAX_PLAYERS || n_units < 0 || c < 1 || n_stages < 1 || p < 1 ||
         order < 0 || order > m || (n_units > 0 && (!masks || !values)) || !weights ||
         !columns || !column_sizes || !coef || !phi || !reach || !work_x || !work_i ||
@@ -304,6 +324,7 @@ int fc_approx_fold_scores(const uint64_t *masks, const double *values, int64_t n
     if (m < 64)
         for (u = 0; u < n_units * c; u++)
             if (masks[u] >> m) return FC_EINVAL;
+    subset = subset_columns(coef, order, columns, column_sizes, p);
     for (u = 0; u < n_units; u++) {
         int64_t nz = 0;
         for (a = 0; a < wide; a++) work_g[a] = 0.0;
@@ -313,7 +334,9 @@ int fc_approx_fold_scores(const uint64_t *masks, const double *values, int64_t n
             double r = values[u * c + q] - centre;
             int64_t k = 0;
             for (a = 0; a < p; a++) {
-                const double x = coef[column_sizes[a] * width + popcount_swar(mask & columns[a])];
+                const double x =
+                    subset ? (columns[a] & ~mask ? 0.0 : coef[column_sizes[a] * (width + 1)])
+                           : coef[column_sizes[a] * width + popcount_swar(mask & columns[a])];
                 if (x != 0.0) {
                     work_x[k] = x;
                     work_i[k] = a;

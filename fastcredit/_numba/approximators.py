@@ -192,10 +192,26 @@ def _popcount(x):
 
 
 @jit
+def _subset_columns(coef, columns, column_sizes):
+    """Whether x_a(S) = coef[t_a, |S & U_a|] is [U_a ⊆ S] coef[t_a, t_a]
+    (csrc/approximators.c's subset_columns): coef[t, j] = 0 for j < t and
+    every column's size its number of members."""
+    for t in range(coef.shape[0]):
+        for j in range(t):
+            if coef[t, j] != 0.0:
+                return False
+    for a in range(columns.shape[0]):
+        if _popcount(columns[a]) != column_sizes[a]:
+            return False
+    return True
+
+
+@jit
 def fold_regression(masks, values, centre, weights, columns, column_sizes, coef, work_x,
                     work_i, gram, moment):
     n_kernels = weights.shape[0]
     p = columns.shape[0]
+    subset = _subset_columns(coef, columns, column_sizes)
     for k in range(masks.shape[0]):
         mask = masks[k]
         s = _popcount(mask)
@@ -208,7 +224,10 @@ def fold_regression(masks, values, centre, weights, columns, column_sizes, coef,
             continue
         nz = 0
         for a in range(p):
-            x = coef[column_sizes[a], _popcount(mask & columns[a])]
+            if subset:
+                x = 0.0 if columns[a] & ~mask else coef[column_sizes[a], column_sizes[a]]
+            else:
+                x = coef[column_sizes[a], _popcount(mask & columns[a])]
             if x != 0.0:
                 work_x[nz] = x
                 work_i[nz] = a
@@ -231,6 +250,7 @@ def fold_scores(masks, values, centre, weights, columns, column_sizes, coef, phi
     n_stages = weights.shape[0]
     p = columns.shape[0]
     wide = n_stages * p
+    subset = _subset_columns(coef, columns, column_sizes)
     for u in range(masks.shape[0]):
         for a in range(wide):
             work_g[a] = 0.0
@@ -240,7 +260,10 @@ def fold_scores(masks, values, centre, weights, columns, column_sizes, coef, phi
             r = values[u, q] - centre
             k = 0
             for a in range(p):
-                x = coef[column_sizes[a], _popcount(mask & columns[a])]
+                if subset:
+                    x = 0.0 if columns[a] & ~mask else coef[column_sizes[a], column_sizes[a]]
+                else:
+                    x = coef[column_sizes[a], _popcount(mask & columns[a])]
                 if x != 0.0:
                     work_x[k] = x
                     work_i[k] = a
