@@ -70,8 +70,10 @@ coalitions held fixed: for a single regression
 :math:`\widehat{\mathrm{Var}}(\hat\phi) = A^{-1}\,\widehat{\mathrm{Cov}}(g_u)\,A^{-1}\,N_u / N^2`,
 with A the estimated normal matrix and :math:`g_u = \sum_{S \in u} w_S\,x(S)\,r(S)`
 the sample's weighted residual scores (KernelSHAP-IQ chains the orders'
-influence functions). It is computed in NumPy after the run from the kept
-samples. 0 for an interaction fitted from enumerated coalitions only; ``inf``
+influence functions). It is computed after the run from the kept samples: the
+compiled ``fold_scores`` sums the scores' products in the f basis (a coalition
+of more than m/2 players as its complement, without pairing), each score row
+on the f columns its influence reads, the rest in NumPy. 0 for an interaction fitted from enumerated coalitions only; ``inf``
 with fewer than 2 samples. KernelSHAP-IQ of order >= 3: the middle sizes'
 regression is a score row of its own and the border's part a linear map of
 the lower orders; where border coalitions were drawn rather than enumerated
