@@ -559,7 +559,10 @@ def _tree_permutations(children, seed: int, n_units: int, first_unit: int = 0,
                          "earlier row's cluster")
     perms = np.empty((n_units, m), dtype=np.int32)
     impl = kernels("sampling", resolve("sampling.tree_permutations", backend))
-    impl.tree_permutations(SEED.check(seed), 0, first_unit, children, perms)
+    # uint64 always: a Numba overload compiled for an int64 seed would take a
+    # seed above 2**63 by unsafe conversion and overflow
+    impl.tree_permutations(np.uint64(SEED.check(seed)), np.uint64(0), first_unit, children,
+                           perms)
     return perms
 
 
