@@ -39,7 +39,7 @@ FASTEST: dict[str, str] = {
     "sampling.permutations": "c",
     "sampling.tree_permutations": "c",
     "sampling.masked_rows": "c",
-    "sampling.background_mean": "c",
+    "sampling.background_mean": "numba",
     "audit.bootstrap_median": "c",
     "audit.bootstrap_mean_diff": "c",
     "audit.spearman": "c",
