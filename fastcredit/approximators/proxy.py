@@ -57,7 +57,7 @@ from .. import _parallel
 from .._backend import kernels, resolve
 from .._index_weights import _CARDINAL, weight_tables
 from .._subsets import binomials, combination_rank, subset_masks
-from ..games import TABLE
+from ..games import TABLE, masks_to_bool
 from .base import Design, InteractionEstimate, run_design
 from .regression import border_trick
 
@@ -126,7 +126,7 @@ def fit_fourier(masks, y, m, seed, threads, backend):
     if n < FOLDS:
         raise ValueError(f"method='proxyspex' needs at least {FOLDS} coalitions for its "
                          f"{FOLDS}-fold cross-validation, got {n}")
-    x = ((masks[:, None] >> np.arange(m, dtype=np.uint64)) & np.uint64(1)).astype(np.float64)
+    x = masks_to_bool(masks, m).astype(np.float64)
     y = np.asarray(y, dtype=np.float64)
     rates, depths, rounds = GRID["learning_rate"], GRID["max_depth"], GRID["max_iter"]
     fits = [(r, d) for r in rates for d in depths]
