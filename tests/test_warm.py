@@ -122,6 +122,10 @@ def test_environment_override_wins_even_when_cold(marker_dir, monkeypatch):
     assert _backend.resolve("tables.semivalue", None) == "numba"
     monkeypatch.setenv("FASTCREDIT_BACKEND", "c")
     assert {_backend.resolve(k, None) for k in _backend.FASTEST} == {"c"}
+    # read on every resolution: unset at run time, FASTEST decides again
+    monkeypatch.setenv("FASTCREDIT_BACKEND", "numba")
+    monkeypatch.delenv("FASTCREDIT_BACKEND")
+    assert _backend.resolve("tables.semivalue", None) == _backend.FASTEST["tables.semivalue"]
 
 
 def test_marker_names_this_install(marker_dir):
