@@ -95,11 +95,13 @@ def _bare(v, index, order):
 
         def call():
             values[:] = [np.empty(n_games * c) for c in counts]
-            if n_games >= nt or m < interactions._SPLIT_SIZES_M or len(sizes) == 1:
-                _parallel.run(by_games, n_games, nt,
-                              min_items=max(1, interactions._MIN_ENTRIES_PER_THREAD >> m))
-            else:
+            min_games = max(1, interactions._MIN_ENTRIES_PER_THREAD >> m)
+            if n_games < nt and m >= interactions._SPLIT_SIZES_M and len(sizes) > 1:
                 by_sizes()
+            elif nt == 1 or n_games < 2 * min_games:    # one chunk, on this thread
+                by_games(0, n_games)
+            else:
+                _parallel.run(by_games, n_games, nt, min_items=min_games)
             return values
 
         return call
