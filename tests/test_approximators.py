@@ -790,6 +790,38 @@ def test_spex_recovers_a_sparse_low_order_game_exactly(index):
         assert all(np.isnan(s).all() for s in est.stderr)
 
 
+@pytest.mark.parametrize("index", ["FBII", "SII", "k-SII", "STII", "FSII", "BII", "Moebius",
+                                   "Co-Moebius", "kADD-SHAP", "CHII"])
+def test_fourier_conversions_are_the_tables(index):
+    """The one Fourier -> Moebius and Fourier -> index pair (SPEX's and
+    ProxySPEX's), on uint64 masks and on 0/1 rows alike, against the table
+    the Fourier series makes: fc.moebius of it, fc.interactions of it (with
+    several frequencies of one width, every width 0..5)."""
+    from fastcredit.approximators.sparse import fourier_to_index, fourier_to_moebius
+    m = 9
+    g = np.random.default_rng(3)
+    freqs = np.array([0, 0b1, 0b110, 0b101000000, 0b11100, 0b111010, 0b11111000, 0b100010001,
+                      0b1000000], dtype=np.uint64)
+    coefs = g.normal(size=len(freqs))
+    v = _fourier_game(m, freqs.astype(np.int64), coefs)
+    rows = ((freqs[:, None] >> np.arange(m, dtype=np.uint64)) & np.uint64(1)).astype(np.uint8)
+    moebius = fc.moebius(v)
+    want = fc.interactions(v, index, 3).values
+    for frequencies in (freqs, rows):
+        got = fourier_to_moebius(frequencies, coefs)
+        table = np.zeros(1 << m)
+        for players, a in got.items():
+            table[sum(1 << i for i in players)] = a
+        np.testing.assert_allclose(table, moebius, atol=1e-12)
+        for a, b in zip(fourier_to_index(frequencies, coefs, index, m, 3), want):
+            np.testing.assert_allclose(a, b, atol=1e-12)
+    # values[0]: the given v(empty) where the index has no own empty value
+    from fastcredit._index_weights import _CARDINAL
+    own_empty = _CARDINAL[index][1]
+    shifted = fourier_to_index(freqs, coefs, index, m, 3, empty=7.0)[0]
+    np.testing.assert_allclose(shifted, want[0] if own_empty else 7.0, atol=1e-12)
+
+
 def test_spex_on_every_kind_of_game():
     """A table, a vectorised callable (masks and bool rows), an @njit game and
     a batch of tables give the same estimate (the batch's game g keyed by its

@@ -13,6 +13,7 @@ import pytest
 
 import fastcredit as fc
 from fastcredit.approximators import proxy
+from fastcredit.approximators.sparse import fourier_to_moebius
 
 lgb = pytest.importorskip("lightgbm")
 
@@ -101,10 +102,9 @@ def test_matches_shapiq_on_its_coalitions():
     sampler.sample(budget)
     rows = sampler.coalitions_matrix
     masks = (rows.astype(np.uint64) << np.arange(m, dtype=np.uint64)).sum(axis=1)
-    moebius = proxy.sparse_moebius(masks.astype(np.uint64), game(rows), m, seed, 2, None)
+    fourier = proxy.proxy_fourier(masks.astype(np.uint64), game(rows), m, seed, 2, None)
     ours = ProxySPEX(n=m, max_order=2, random_state=seed)
-    values = ours._process_moebius({tuple(np.flatnonzero(bits([k], m)[0]).tolist()): c
-                                    for k, c in zip(*moebius)})
+    values = ours._process_moebius(fourier_to_moebius(*fourier))
     assert set(ours.interaction_lookup) == set(theirs.interaction_lookup)
     for s, at in ours.interaction_lookup.items():
         assert values[at] == pytest.approx(theirs[s], rel=1e-9, abs=1e-9), s

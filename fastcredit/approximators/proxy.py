@@ -37,8 +37,11 @@ The steps, each as shapiq 1.4.1's:
    ``logspace(-6, 6, 100)`` by exact leave-one-out error (scikit-learn's
    ``RidgeCV(fit_intercept=False)``: the same estimator; here from one SVD
    of the basis, all penalties in a few matrix products).
-5. **Moebius**: :math:`a(T) = (-2)^{|T|} \sum_{K \supseteq T} F(K)`, then the
-   index's Moebius weights (``fastcredit._index_weights``).
+5. **The index**: the index's Moebius weights
+   (``fastcredit._index_weights``) applied to the Moebius coefficients
+   :math:`a(T) = (-2)^{|T|} \sum_{K \supseteq T} F(K)`, folded into one
+   pass over the frequencies (SPEX's ``fourier_to_index``); the shapiq
+   drop-in takes the Moebius coefficients themselves (``fourier_to_moebius``).
 
 shapiq's GridSearchCV is most of shapiq's time (docs/approximators.md has
 the measurement); steps 1, 3 and 4 here take a fraction of a second.
@@ -48,22 +51,21 @@ truncation) has no variance formula; ``stderr`` is NaN.
 """
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 
 from .. import _parallel
 from .._backend import kernels, resolve
-from .._index_weights import _CARDINAL, weight_tables
-from .._subsets import binomials, combination_rank, subset_masks
+from .._index_weights import _CARDINAL
+from .._subsets import subset_masks
 from ..games import TABLE, masks_to_bool
 from .base import Design, InteractionEstimate, run_design
 from .regression import border_trick
+from .sparse import fourier_to_index, fourier_to_moebius
 
-__all__ = ["ProxySpex", "PROXY", "INDICES", "estimate", "moebius", "sparse_moebius",
-           "fit_fourier", "trees_of", "ensemble_fourier", "refine", "ridge",
-           "fourier_to_moebius", "moebius_to_index"]
+__all__ = ["ProxySpex", "PROXY", "INDICES", "estimate", "moebius", "proxy_fourier",
+           "fit_fourier", "trees_of", "ensemble_fourier", "refine", "ridge"]
 
 #: the indices estimated (those with Moebius weights)
 INDICES = tuple(_CARDINAL)
@@ -255,60 +257,17 @@ def ridge(basis, y):
     return vec @ (inverse * zty)
 
 
-def fourier_to_moebius(freqs, coefs):
-    """(masks, coefficients) of the Moebius transform of a sparse Fourier
-    transform: :math:`a(T) = (-2)^{|T|} \\sum_{K \\supseteq T} F(K)`."""
-    out = {}
-    for k, c in zip(freqs.tolist(), coefs.tolist()):
-        t = k
-        while True:
-            out[t] = out.get(t, 0.0) + c * (-2.0) ** bin(t).count("1")
-            if not t:
-                break
-            t = (t - 1) & k
-    masks = np.fromiter(out, dtype=np.uint64, count=len(out))
-    return masks, np.fromiter(out.values(), dtype=np.float64, count=len(out))
-
-
-def moebius_to_index(masks, coefs, m, index, order, v0):
-    """The index of orders 0..order from sparse Moebius coefficients, in
-    fastcredit's layout (one array per size, lexicographic): I(S) =
-    sum_{U ⊇ S} w(|S|, |U|) a(U); the empty set's own value where the index
-    has one, else v0."""
-    _, up, _, own_empty = weight_tables(index, m, order)
-    binom = binomials(m, order)
-    values = [np.zeros(math.comb(m, s)) for s in range(order + 1)]
-    if not own_empty:
-        values[0][0] = v0
-    sizes = np.bitwise_count(masks).astype(np.int64)
-    bits = np.arange(m, dtype=np.uint64)
-    for u in np.unique(sizes):
-        at = sizes == u
-        players = np.flatnonzero(((masks[at, None] >> bits) & np.uint64(1)).reshape(-1)) % m
-        players = players.reshape(int(at.sum()), u)             # each row ascending
-        for s in range(0 if own_empty else 1, min(order, u) + 1):
-            if up[s, u] == 0.0:
-                continue
-            # every s-subset of every U of size u: its rank and w a(U)
-            pick = np.array(list(itertools.combinations(range(u), s)),
-                            dtype=np.int64).reshape(math.comb(u, s), s)
-            rows = players[:, pick]                              # (n_U, C(u, s), s)
-            ranks = combination_rank(rows, m, binom)
-            np.add.at(values[s], ranks.reshape(-1),
-                      np.repeat(up[s, u] * coefs[at], pick.shape[0]))
-    return values
-
-
-def sparse_moebius(masks, values, m, lgb_seed, threads, backend):
-    """(masks, coefficients): ProxySPEX's Moebius transform of a game from
-    its values on the coalitions ``masks`` (steps 2 to 5 but the index)."""
+def proxy_fourier(masks, values, m, lgb_seed, threads, backend):
+    """(frequencies uint64, coefficients): ProxySPEX's sparse Fourier
+    transform of a game from its values on the coalitions ``masks`` (steps 2
+    to 4: the proxy's coefficients, refined)."""
     freqs, coefs = fit_fourier(masks, values, m, lgb_seed, threads, backend)
-    return fourier_to_moebius(*refine(freqs, coefs, masks, values))
+    return refine(freqs, coefs, masks, values)
 
 
 def _run(g, index, order, budget, seed, threads, lgb_seed):
     """run_design's output for ProxySpex designs on game g, and the design
-    of its last game (whose ``moebius`` the sparse result is)."""
+    of its last game (whose ``fourier`` the sparse result is)."""
     n_games = g.value.shape[0] if g.kind == TABLE else 1
     # the folds' fits over the threads for one game, the games for a batch
     inner = threads if n_games == 1 else 1
@@ -337,19 +296,19 @@ def estimate(g, index, order, budget, seed, threads):
 
 
 def moebius(g, budget, seed, threads, lgb_seed):
-    """((masks, coefficients), evaluations spent): shapiq's ProxySPEX's
-    sparse Moebius transform of one game g (arguments checked); a budget
-    that covers a deterministic game's 2**m coalitions fits the proxy to all
-    of them, as shapiq's (not the exact transform)."""
+    """({players tuple: Moebius coefficient}, evaluations spent): shapiq's
+    ProxySPEX's sparse Moebius transform of one game g (arguments checked);
+    a budget that covers a deterministic game's 2**m coalitions fits the
+    proxy to all of them, as shapiq's (not the exact transform)."""
     (*_, n_evals, _), design = _run(g, "Moebius", None, budget, seed, threads, lgb_seed)
-    return design.moebius, n_evals
+    return fourier_to_moebius(*design.fourier), n_evals
 
 
 class ProxySpex(Design):
     """ProxySPEX's run: shapiq's uniform sampler with pairing, the distinct
     coalitions kept; ``finish`` fits the proxy and returns the index of
-    orders 0..order flattened (``order=None``: nothing, the Moebius
-    coefficients left in ``moebius``)."""
+    orders 0..order flattened (``order=None``: nothing, the refined Fourier
+    transform left in ``fourier``)."""
 
     kernel = "approximators.proxyspex"
     coalitions = 2
@@ -364,7 +323,7 @@ class ProxySpex(Design):
         self.cdf = np.cumsum(probabilities)
         self.fixed_masks = np.concatenate([subset_masks(m, s) for s in computed])
         self.rows, self.values = [], []
-        self.moebius = None
+        self.fourier = None
 
     def fixed(self):
         return self.fixed_masks.copy()
@@ -390,12 +349,12 @@ class ProxySpex(Design):
         if self.deterministic:
             first = np.sort(np.unique(masks, return_index=True)[1])
             masks, values = masks[first], values[first]
-        self.moebius = sparse_moebius(masks, values, self.m, self.lgb_seed, self.threads,
-                                      self.backend)
+        self.fourier = proxy_fourier(masks, values, self.m, self.lgb_seed, self.threads,
+                                     self.backend)
         if self.order is None:
             return np.zeros(0), np.zeros(0)
-        out = np.concatenate(moebius_to_index(*self.moebius, self.m, self.index, self.order,
-                                              v0))
+        out = np.concatenate(fourier_to_index(*self.fourier, self.index, self.m, self.order,
+                                              empty=v0))
         return out, np.full(out.shape, np.nan)
 
     def exact(self, table):
@@ -403,8 +362,8 @@ class ProxySpex(Design):
         sparse result: the proxy fitted to every coalition, as shapiq's)."""
         if self.order is None:
             masks = np.arange(1 << self.m, dtype=np.uint64)
-            self.moebius = sparse_moebius(masks, table, self.m, self.lgb_seed, self.threads,
-                                          self.backend)
+            self.fourier = proxy_fourier(masks, table, self.m, self.lgb_seed, self.threads,
+                                         self.backend)
             return np.zeros(0)
         from ..interactions import interactions
         return np.concatenate(interactions(table, self.index, self.order).values)

@@ -26,7 +26,6 @@ numpy over whole arrays.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 from dataclasses import dataclass
 
@@ -35,9 +34,9 @@ import numpy as np
 from .. import _parallel
 from .._backend import kernels, resolve
 from .._index_weights import _CARDINAL, weight_tables
-from .._subsets import binomials, combination_rank
+from .._subsets import binomials, combination_rank, combinations
 from .._validation import check_memory
-from ..games import TABLE
+from ..games import MAX_MASK_PLAYERS, TABLE, masks_to_bool
 from .base import Evaluations, InteractionEstimate
 
 #: MATLAB's default primitive polynomials of GF(2^q) (``gfprimdf``; bit i =
@@ -300,45 +299,74 @@ def sparse_fourier(evaluate, n: int, budget: int, subsampling, t: int = 5, soft:
     return SparseFourier(k, coefficients, spent, len(rows), code.t, b)
 
 
-def fourier_to_moebius(frequencies: np.ndarray, coefficients: np.ndarray) -> dict:
-    """{players tuple: Moebius coefficient}: a(U) = (-2)^|U| sum_{K ⊇ U} f(K)
-    (sparse_transform's ``fourier_to_mobius``)."""
+def _by_width(frequencies):
+    """(w, at, players) for each width w of the frequencies: ``at`` selects
+    them, ``players`` (n_at, w) their players, each row ascending.
+    ``frequencies``: uint64 masks (K,) (n <= 64: fc.approximate's, and
+    ProxySPEX's trees') or 0/1 rows (K, n) (any n: SPEX's peeling)."""
+    frequencies = np.asarray(frequencies)
+    rows = (frequencies.astype(bool) if frequencies.ndim == 2
+            else masks_to_bool(frequencies.astype(np.uint64), MAX_MASK_PLAYERS))
+    widths = rows.sum(axis=1)
+    for w in np.unique(widths).tolist():
+        at = widths == w
+        yield w, at, np.nonzero(rows[at])[1].reshape(int(at.sum()), w)
+
+
+def fourier_to_moebius(frequencies, coefficients) -> dict:
+    r"""{players tuple: Moebius coefficient} of a sparse Fourier transform
+    (sparse_transform's ``fourier_to_mobius``, the form shapiq's
+    ``_process_moebius`` takes):
+
+    .. math:: a(U) = (-2)^{|U|} \sum_{K \supseteq U} f(K)
+
+    ``frequencies``: uint64 masks (K,) or 0/1 rows (K, n) (:func:`_by_width`),
+    each once; every subset of a frequency gets a term (zero sums kept)."""
+    coefficients = np.asarray(coefficients, dtype=np.float64)
+    subsets, terms = {}, {}
+    for w, at, players in _by_width(frequencies):
+        for s in range(w + 1):
+            picks = combinations(w, s)
+            n_terms = len(players) * len(picks)
+            subsets.setdefault(s, []).append(players[:, picks].reshape(n_terms, s))
+            terms.setdefault(s, []).append(np.repeat(coefficients[at] * (-2.0) ** s, len(picks)))
     out = {}
-    for k, c in zip(frequencies, coefficients):
-        players = tuple(int(i) for i in np.flatnonzero(k))
-        for size in range(len(players) + 1):
-            for subset in itertools.combinations(players, size):
-                out[subset] = out.get(subset, 0.0) + float(c) * (-2.0) ** size
+    for s in sorted(subsets):
+        keys, at = np.unique(np.concatenate(subsets[s]), axis=0, return_inverse=True)
+        sums = np.bincount(at.reshape(-1), weights=np.concatenate(terms[s]),
+                           minlength=len(keys))
+        out.update(zip(map(tuple, keys.tolist()), sums.tolist()))
     return out
 
 
-def fourier_to_index(frequencies, coefficients, index: str, m: int, order: int):
-    """The index's values of orders 0..order in fc.interactions' layout from
-    sparse Fourier coefficients: I(S) = sum_{K ⊇ S} f(K) c(|S|, |K|) with
-    c(s, w) = sum_{u=s}^{w} C(w - s, u - s) (-2)^u w_I(s, u), w_I the index's
-    Moebius weights (a(U) = (-2)^|U| sum_{K ⊇ U} f(K)); values[0] is v(∅) =
-    sum_K f(K) unless the index has its own empty value."""
+def fourier_to_index(frequencies, coefficients, index: str, m: int, order: int,
+                     empty: float | None = None):
+    r"""The index's values of orders 0..order in fc.interactions' layout from
+    a sparse Fourier transform, in one pass (no Moebius coefficients):
+
+    .. math:: I(S) = \sum_{K \supseteq S} f(K)\, c(|S|, |K|), \quad
+              c(s, w) = \sum_{u=s}^{w} \binom{w - s}{u - s} (-2)^u\, w_I(s, u)
+
+    with w_I the index's Moebius weights (:math:`a(U) = (-2)^{|U|}
+    \sum_{K \supseteq U} f(K)`). ``frequencies``: uint64 masks (K,) or 0/1
+    rows (K, n) (:func:`_by_width`). values[0] is ``empty`` (default the
+    transform's v(∅) = sum_K f(K)) unless the index has its own empty
+    value."""
+    coefficients = np.asarray(coefficients, dtype=np.float64)
     _, up, _, own_empty = weight_tables(index, m, order)
-    widths = frequencies.sum(axis=1).astype(np.int64) if len(frequencies) else np.zeros(0, int)
-    top = int(widths.max(initial=0))
-    factor = np.zeros((order + 1, top + 1))
-    for s in range(order + 1):
-        for w in range(s, top + 1):
-            factor[s, w] = sum(math.comb(w - s, u - s) * (-2.0) ** u * up[s, u]
-                               for u in range(s, w + 1))
     binom = binomials(m, order)
     values = [np.zeros(math.comb(m, s)) for s in range(order + 1)]
-    values[0][0] = coefficients.sum() if not own_empty else 0.0
-    for w in np.unique(widths):
+    if not own_empty:
+        values[0][0] = coefficients.sum() if empty is None else empty
+    for w, at, players in _by_width(frequencies):
         # the frequencies of w players: each subset of s of them, at once
-        at = widths == w
-        players = np.nonzero(frequencies[at])[1].reshape(int(at.sum()), w)
         for s in range(0 if own_empty else 1, min(order, w) + 1):
-            picks = np.array(list(itertools.combinations(range(w), s)), np.int64).reshape(
-                math.comb(w, s), s)
+            factor = sum(math.comb(w - s, u - s) * (-2.0) ** u * up[s, u]
+                         for u in range(s, w + 1))
+            picks = combinations(w, s)
             ranks = combination_rank(players[:, picks], m, binom)
             np.add.at(values[s], ranks.reshape(-1),
-                      np.repeat(coefficients[at] * factor[s, w], len(picks)))
+                      np.repeat(coefficients[at] * factor, len(picks)))
     return values
 
 

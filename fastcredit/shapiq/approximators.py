@@ -837,11 +837,8 @@ class ProxySPEX(_ShapiqProxySPEX):
         seed = np.uint64(self._rng.integers(0, 2**63))
         g = as_game(deterministic(game), self.n, coalitions="bool",
                     kernels={"callable": _proxy.ProxySpex.kernel})
-        (masks, coefs), used = _proxy.moebius(g, budget, seed, _parallel.n_threads(None),
-                                              self._random_state)
-        bits = np.arange(self.n, dtype=np.uint64)
-        moebius = {tuple(np.flatnonzero((mask >> bits) & np.uint64(1)).tolist()): float(c)
-                   for mask, c in zip(masks, coefs)}
+        moebius, used = _proxy.moebius(g, budget, seed, _parallel.n_threads(None),
+                                       self._random_state)
         result = self._process_moebius(moebius_transform=moebius)
         if self.top_order:
             result = self._filter_order(result)
