@@ -484,3 +484,32 @@ def test_tree_orders_keep_every_cluster_together_each_order_equally_often(backen
     assert len(counts) == 16
     expected = len(perms) / 16
     assert ((counts - expected) ** 2 / expected).sum() < 55.0
+
+
+@pytest.mark.parametrize("backend", fc.available_backends())
+def test_shap_kernels_refuse_what_they_cannot_read_writing_nothing(backend):
+    """The masked rows refuse a mask at or above 2**m (also at m = 64's
+    limit, where no mask is) and an owner outside [0, n_x), and the
+    background mean an empty background or output axis: in the kernel (the
+    public call no longer checks them), ValueError, nothing written."""
+    from fastcredit.sampling import _background_mean, _masked_rows
+    background, xs = np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(2, 3) + 10
+    good_masks, good_owner = np.array([0, 7, 2], dtype=np.uint64), np.array([0, 1, 1])
+    np.testing.assert_array_equal(
+        _masked_rows(background, xs, good_masks, good_owner, backend=backend),
+        ref.masked_rows(background, xs, good_masks, good_owner))
+    for masks, owner in (([0, 8, 2], [0, 1, 1]), ([0, 7, 2**63], [0, 1, 1]),
+                         ([0, 7, 2], [0, 2, 1]), ([0, 7, 2], [-1, 0, 0])):
+        out = np.full((9, 3), -5.0)
+        with pytest.raises(ValueError, match="mask|owner"):
+            _masked_rows(background, xs, np.array(masks, dtype=np.uint64), np.array(owner),
+                         out=out, backend=backend)
+        assert (out == -5.0).all()
+    wide = np.zeros((1, 64))
+    assert _masked_rows(wide, wide + 1, np.array([2**64 - 1], dtype=np.uint64), [0],
+                        backend=backend).sum() == 64
+    for shape in ((3, 0, 2), (3, 2, 0)):
+        with pytest.raises(ValueError, match="n_b >= 1, k >= 1"):
+            _background_mean(np.zeros(shape), backend=backend)
+    with pytest.raises(ValueError, match="outputs must be"):
+        _background_mean(np.zeros((3, 2)), backend=backend)

@@ -1,4 +1,6 @@
 """C backend of the sampling family (csrc/sampling.c)."""
+import numpy as np
+
 from . import check, ffi, lib, ptr, suffix
 
 __all__ = ["permutations", "permutation_shapley", "tree_permutations", "masked_rows",
@@ -27,10 +29,24 @@ def tree_permutations(seed, game, first_unit, children, perms):
 def masked_rows(background, xs, masks, owner, rows):
     check(lib.fc_masked_rows(ptr(background), background.shape[0], background.shape[1],
                              ptr(xs), xs.shape[0], ptr(masks), ptr(owner), masks.shape[0],
-                             ptr(rows)), "fc_masked_rows")
+                             ptr(rows)), "fc_masked_rows",
+          lambda: _masked_refused(background.shape[1], xs.shape[0], masks, owner))
+
+
+def _masked_refused(m, n_x, masks, owner):
+    """The first mask at or above 2**m, or owner outside [0, n_x), that
+    fc_masked_rows refuses, named (None when none)."""
+    beyond = masks >> np.uint64(m) if m < 64 else np.zeros_like(masks)
+    bad = np.flatnonzero((beyond != 0) | (owner < 0) | (owner >= n_x))
+    if not len(bad):
+        return None
+    c = bad[0]
+    return (f"masks[{c}] = {masks[c]} is not below 2**{m}" if beyond[c] else
+            f"owner[{c}] = {owner[c]} is not in [0, {n_x})")
 
 
 def background_mean(outputs, weights, means):
     check(lib.fc_background_mean(ptr(outputs), outputs.shape[0], outputs.shape[1],
                                  outputs.shape[2], ffi.NULL if weights is None else ptr(weights),
-                                 ptr(means)), "fc_background_mean")
+                                 ptr(means)), "fc_background_mean",
+          lambda: f"outputs must be (c, n_b >= 1, k >= 1), got shape {outputs.shape}")

@@ -6,10 +6,13 @@ Signatures:
     tree_permutations(seed, game, first_unit, children, perms)
         children (m - 1, 2) int64, a validated binary tree; perms (n_units, m) int32
     masked_rows(background, xs, masks, owner, rows)
-        background (n_b, m), xs (n_x, m) float64; masks (c,) uint64 < 2**m;
-        owner (c,) int64 in [0, n_x); rows (c n_b, m) float64
+        background (n_b, m), xs (n_x, m) float64; masks (c,) uint64; owner (c,)
+        int64; rows (c n_b, m) float64. Raises ValueError, with nothing
+        written, unless every mask is below 2**m and every owner in [0, n_x)
+        (as the C twin refuses them).
     background_mean(outputs, weights, means)
-        outputs (c, n_b, k) float64; weights (n_b,) float64 or None; means (c, k)
+        outputs (c, n_b, k) float64; weights (n_b,) float64 or None; means (c, k).
+        Raises ValueError unless n_b >= 1 and k >= 1 (as the C twin).
     permutation_shapley(v, seed, first_game, max_walks, budget, antithetic,
                         cache_endpoints, tol, min_samples, values, stderr, stats)
         v (B, 2**m) float32/float64; values, stderr (B, m); stats (B, STATS) int64
@@ -345,8 +348,14 @@ def tree_permutations(seed, game, first_unit, children, perms):
 @jit
 def masked_rows(background, xs, masks, owner, rows):
     """rows of c coalitions over the background, like fc_masked_rows: the
-    background copied, then x's value down each kept column."""
+    background copied, then x's value down each kept column. Every mask and
+    owner checked first (the public call's check, in the compiled pass)."""
     n_b, m = background.shape
+    beyond = ~((_ONE << np.uint64(m)) - _ONE) if m < 64 else np.uint64(0)
+    for c in range(masks.shape[0]):
+        if (masks[c] & beyond) != 0 or owner[c] < 0 or owner[c] >= xs.shape[0]:
+            raise ValueError("masked_rows: each mask must be below 2**m and each owner "
+                             "in [0, n_x)")
     for c in range(masks.shape[0]):
         x = xs[owner[c]]
         base = c * n_b
@@ -365,6 +374,8 @@ def background_mean(outputs, weights, means):
     """means[c] = the (weighted) average over the background rows of
     outputs[c], summed in row order, like fc_background_mean."""
     n, n_b, k = outputs.shape
+    if n_b < 1 or k < 1:
+        raise ValueError("background_mean: outputs must be (c, n_b >= 1, k >= 1)")
     # each sum in a register, as C
     for c in range(n):
         for o in range(k):
