@@ -120,8 +120,9 @@ _CHUNK_ENTRIES = 1 << 16
 _SPLIT_SIZES_M = 14
 # A thread gets at least this many table entries of a batch.
 _MIN_ENTRIES_PER_THREAD = 1 << 15
-# A thread keeps its scratch between calls up to this many entries (1 MiB).
-_KEPT_SCRATCH_ENTRIES = 1 << 17
+# A thread keeps its scratch between calls up to this many entries (16 MiB:
+# one game of m = 20 and its Moebius coefficients).
+_KEPT_SCRATCH_ENTRIES = 1 << 21
 
 
 @dataclass(frozen=True)
@@ -444,9 +445,12 @@ def _kernels(graded_backend, moebius_backend):
 
 
 class _KeptScratch(threading.local):
-    """The last scratch arrays of this thread, with the (m, rows) they are for."""
-    key = None
-    arrays = None
+    """This thread's last scratch: a work row and ``rows`` rows of Moebius
+    coefficients (None for 0) for games of ``m`` players."""
+    m = None
+    rows = 0
+    work = None
+    buf = None
 
 
 _kept = _KeptScratch()
@@ -454,16 +458,20 @@ _kept = _KeptScratch()
 
 def _scratch(m, rows):
     """A thread's scratch for games of m players: a (2**m,) work row and a
-    (rows, 2**m) buffer of Moebius coefficients (None for rows = 0). Never
-    read before written, never returned; the last ones of a thread are kept
-    while small, since a fresh pair cost ~1 us of a 40 us call at m = 12 (its
-    allocation, and the kernels then writing memory out of the cache)."""
-    if _kept.key == (m, rows):
-        return _kept.arrays
-    arrays = np.empty(1 << m), np.empty((rows, 1 << m)) if rows else None
+    buffer of at least ``rows`` rows of 2**m Moebius coefficients (None when
+    ``rows`` is 0 and none is kept). Never read before written, never
+    returned; the last ones of a thread are kept up to _KEPT_SCRATCH_ENTRIES:
+    a fresh pair cost ~1 us of a 40 us call at m = 12 (its allocation, and the
+    kernels then writing memory out of the cache), and ~3.8 ms of a 15 ms
+    call at m = 20 (the pages the system maps on first write)."""
+    kept = _kept
+    if kept.m == m and kept.rows >= rows:
+        return kept.work, kept.buf
+    work = kept.work if kept.m == m else np.empty(1 << m)
+    buf = np.empty((rows, 1 << m)) if rows else None
     if (rows + 1) << m <= _KEPT_SCRATCH_ENTRIES:
-        _kept.key, _kept.arrays = (m, rows), arrays
-    return arrays
+        kept.m, kept.rows, kept.work, kept.buf = m, rows, work, buf
+    return work, buf
 
 
 def _exact(flat, m, index, order, nt, backend):
@@ -522,12 +530,11 @@ def _sum_sizes(graded, to_moebius, flat, m, sizes, rows, masks, counts, values, 
     for g in range(flat.shape[0]):
         x = flat[g:g + 1]
         if to_moebius:
-            a = np.empty((1, 1 << m))
-            to_moebius(x, a)
-            x = a
+            x = _scratch(m, 1)[1][:1]
+            to_moebius(flat[g:g + 1], x)
 
         def by_sizes(i, j, x=x, g=g):
-            work = np.empty(1 << m)
+            work = _scratch(m, 0)[0]
             for s in sizes[i:j]:
                 graded(x, *rows[s], masks[s], work, values[s][g * counts[s]:(g + 1) * counts[s]])
 
