@@ -19,14 +19,18 @@ from fastcredit._validation import read_only
 M = 5
 BISECTION_TOL = 1e-12
 # Rounds of the interleaved timing (common.interleaved) of the projection's
-# cases, and 4x that for the 1-2 ms token layouts. A 2-thread call is timed
-# at its best only in a round where both cores are free for its whole
+# cases; the 1-2 ms token layouts take TOKEN_REPEATS. A 2-thread call is
+# timed at its best only in a round where both cores are free for its whole
 # length: with best of 5, the 2-thread public ÷ kernel of these rows read
 # 1.11-1.40 on the shared AMD EPYC (1-thread rows 1.00-1.07), and from 0.6
-# to 2.3 between runs when loaded (load 11). What the public call adds is
-# ~40-65 us of Python before the kernel (its checks, run with the caches the
-# previous kernel left; ~10 us warm), 3-5 % of a 2-thread token layout.
+# to 2.3 between runs when loaded (load 11). What the public token call adds
+# is its Python before the kernel, run with the caches the previous kernel
+# left (~10 us warm): 31-35 us cold against the bare call's 12-15 (its checks
+# 12, `output`'s overlap tests 9, the backend and threads 5; best of 100 at
+# a40c6c0, AMD EPYC Zen 4, load 5-7), 1-2 % of the 1-thread kernel, whose
+# main-thread CPU public ÷ kernel read 1.02-1.06.
 REPEATS = 10
+TOKEN_REPEATS = 100
 
 
 def numpy_bisection(u, kappa, total=0.0, tol=BISECTION_TOL):
@@ -135,7 +139,7 @@ def _token_cases(quick):
                        base, action_adv, token_action, mk, out=out, threads=threads,
                        backend=backend),
                    limit, alt, "<=3x stream", lambda r: "yes" if r.t <= 3 * r.stream else "no",
-                   threads=(1, 2), key="shaping.tokens", repeats=4 * REPEATS,
+                   threads=(1, 2), key="shaping.tokens", repeats=TOKEN_REPEATS,
                    bare=_bare_tokens(base, action_adv, token_action, mk, out))
 
 

@@ -34,7 +34,12 @@ catalogue draws, the running sum of the lengths and the validation of the
 Pools (its offsets; the scores and preranks are not read again: the fill
 counts those that are not finite as it writes them, which took ~13 ms of
 ~145 when Pools summed them after the kernel, public ÷ kernel 1.11 with 2
-threads on the quiet AMD EPYC bench).
+threads on the quiet AMD EPYC bench). What is left is serial: the catalogue's
+draws (2.9 ms, most of it numpy's beta), the running sum (0.5 ms) and the
+offsets' check (0.2 ms) beside a 2-thread kernel of ~130 ms: main-thread CPU
+time public ÷ kernel 1.00 at 1 thread, 1.04 at 2 (best of 8, a40c6c0, AMD
+EPYC Zen 4, load 7.9). The 1.13 of the bench at 13f52f8 was a best of 3 of
+calls of 0.15-0.45 s; both presets now take the best of 5.
 """
 from __future__ import annotations
 
@@ -187,4 +192,4 @@ def _preset_cases(b, sample, preset):
                            scale=b / sample),
                lambda th: ">= 1.7x 1 thread" if th > 1 else f">= {TARGET / 1e6:.1f}M req/s",
                met, threads=(1, 2), key="synthetic.sponsored_search" if preset == "default"
-               else None, repeats=3, bare=_bare(pools, params))
+               else None, repeats=5, bare=_bare(pools, params))

@@ -248,11 +248,17 @@ def interleaved(calls: dict, repeats: int) -> tuple[dict, dict]:
     one warm-up call each, the calls take turns within each of ``repeats``
     rounds, so that a slow spell of the shared machine hits all of them
     alike rather than the ones timed during it: the ratios between them
-    (numba / C, 2 threads / 1, public / bare) are what the verdicts read."""
+    (numba / C, 2 threads / 1, public / bare) are what the verdicts read.
+    Every other round runs them in reverse order, so that no call always
+    follows the same one: a 2-thread call right after another 2-thread call
+    finds the pool's thread just idle and the other core awake, one after a
+    1-thread call does not (token_advantages' 2-thread public ÷ kernel read
+    1.07-1.28 with the bare call second and 0.93-1.13 with it first, best of
+    100-150 on the shared AMD EPYC Zen 4, load 5-8)."""
     outs = {label: fn() for label, fn in calls.items()}
     best = dict.fromkeys(calls, float("inf"))
-    for _ in range(repeats):
-        for label, fn in calls.items():
+    for turn in range(repeats):
+        for label, fn in reversed(calls.items()) if turn % 2 else calls.items():
             t0 = time.perf_counter()
             outs[label] = fn()
             best[label] = min(best[label], time.perf_counter() - t0)
