@@ -231,7 +231,8 @@ def _bare_shuffle(x, offsets, out):
 
 
 def _bare_replay(factual, alternative, offsets):
-    """fc_replay_advantage (alpha 0.05) into fresh outputs, as any caller of
+    """fc_replay_advantage (alpha 0.05, threshold 0: it checks the offsets'
+    order and writes ``critical`` too) into fresh outputs, as any caller of
     the kernel makes them for a new result (the public call has no ``out=``;
     at 1.1e6 steps their first writes, the pages the system maps, cost about
     a fifth of the kernel's time); both arms on the same CSR ``offsets``."""
@@ -241,7 +242,9 @@ def _bare_replay(factual, alternative, offsets):
 
         def call():
             adv, noise, res = np.empty(n_steps), np.empty(n_steps), np.empty(n_steps)
-            impl.replay_advantage(offsets, factual, offsets, alternative, 0.05, adv, noise, res)
+            critical = np.empty(n_steps, dtype=bool)
+            impl.replay_advantage(offsets, factual, offsets, alternative, 0.05, 0.0, adv, noise,
+                                  res, critical)
             return adv
 
         return call

@@ -436,17 +436,23 @@ static double arm_mean(const double *x, int64_t n, int *at_edge, double *edge)
 
 int fc_replay_advantage(const int64_t *f_offsets, const double *f_values,
                         const int64_t *a_offsets, const double *a_values,
-                        int64_t n_steps, double alpha, double *advantage,
-                        double *noise, double *resolution)
+                        int64_t n_steps, double alpha, double threshold, double *advantage,
+                        double *noise, double *resolution, uint8_t *critical, int64_t *bad)
 {
     int64_t t, i;
-    if (!csr_offsets_ok(f_offsets, n_steps) || !csr_offsets_ok(a_offsets, n_steps) ||
-        !(alpha > 0.0 && alpha < 1.0) ||
-        (n_steps > 0 && (!f_values || !a_values || !advantage || !noise || !resolution)))
+    if (bad) *bad = -1;
+    if (n_steps < 0 || !f_offsets || !a_offsets || !(alpha > 0.0 && alpha < 1.0) ||
+        !(threshold >= 0.0) ||
+        (n_steps > 0 && (!f_values || !a_values || !advantage || !noise || !resolution ||
+                         !critical)))
         return FC_EINVAL;
+    /* both arms' offsets in one pass, before anything is written */
     for (t = 0; t < n_steps; t++)
-        if (f_offsets[t + 1] == f_offsets[t] || a_offsets[t + 1] == a_offsets[t])
+        if (f_offsets[t + 1] <= f_offsets[t] || a_offsets[t + 1] <= a_offsets[t] ||
+            (t == 0 && (f_offsets[0] < 0 || a_offsets[0] < 0))) {
+            if (bad) *bad = t;
             return FC_EINVAL;
+        }
     for (t = 0; t < n_steps; t++) {
         const int64_t nf = f_offsets[t + 1] - f_offsets[t], na = a_offsets[t + 1] - a_offsets[t];
         const double *f = f_values + f_offsets[t];
@@ -457,6 +463,7 @@ int fc_replay_advantage(const int64_t *f_offsets, const double *f_values,
         double ss = 0.0;
         for (i = 0; i < nf; i++) ss += (f[i] - mf) * (f[i] - mf);
         advantage[t] = mf - ma;
+        critical[t] = fabs(mf - ma) > threshold;
         noise[t] = nf > 1 ? sqrt(ss / (double)(nf - 1)) : NAN;
         resolution[t] = f_edge && a_edge && f_at == a_at
                             ? 1.0 - pow(alpha, 1.0 / (double)(nf < na ? nf : na)) : NAN;

@@ -159,11 +159,17 @@ int fc_derangement(int64_t n, uint64_t seed, int64_t *out);
  *                   binomial upper bound 1 - alpha^(1/n) on its rate (and an
  *                   all-one arm the same bound on 1 - rate), so a zero
  *                   advantage there only excludes |dp| above this bound.
- * Requires 0 < alpha < 1. */
+ *   critical[t]   = |advantage[t]| > threshold (0 for NaN).
+ * The offsets are checked in one pass before anything is written: each must
+ * start >= 0 and give every step at least one outcome (strictly increasing);
+ * their ends must lie within the values (not checked here). When step t's
+ * offsets (in either arm) break this, *bad = t (the first such step) and the
+ * function returns FC_EINVAL; otherwise *bad = -1 (bad may be NULL).
+ * Requires 0 < alpha < 1, threshold >= 0. */
 int fc_replay_advantage(const int64_t *f_offsets, const double *f_values,
                         const int64_t *a_offsets, const double *a_values,
-                        int64_t n_steps, double alpha, double *advantage,
-                        double *noise, double *resolution);
+                        int64_t n_steps, double alpha, double threshold, double *advantage,
+                        double *noise, double *resolution, uint8_t *critical, int64_t *bad);
 
 /* Percentile-bootstrap replicates of a paired difference of Spearman
  * correlations, rho(x, z) - rho(y, z), the triples (x_i, y_i, z_i)

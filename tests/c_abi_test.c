@@ -231,25 +231,38 @@ static void check_replay_advantage(void)
     const double alt[13] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1};
     const int64_t bad_off[4] = {0, 3, 3, 6};
     double adv[5], noise[5], res[5];
-    expect(fc_replay_advantage(f_off, f, a_off, alt, 5, 0.25, adv, noise, res) == FC_OK,
+    uint8_t crit[5];
+    int64_t bad = 7;
+    expect(fc_replay_advantage(f_off, f, a_off, alt, 5, 0.25, 0.5, adv, noise, res, crit,
+                               &bad) == FC_OK && bad == -1,
            "replay advantage");
     expect(near(adv[0], 2.0 / 3) && adv[1] == 0.0 && adv[2] == 0.0 && adv[3] == 0.0 &&
            adv[4] == -1.0, "replay advantages");
+    expect(crit[0] == 1 && crit[1] == 0 && crit[2] == 0 && crit[3] == 0 && crit[4] == 1,
+           "replay critical: |advantage| > 0.5");
     expect(near(noise[0], sqrt(1.0 / 3)) && isnan(noise[1]) && noise[2] == 0.0 && noise[3] == 0.0,
            "replay noise");
     expect(isnan(res[0]) && near(res[1], 0.75) && near(res[2], 0.5) && near(res[3], 0.75) &&
            isnan(res[4]), "replay resolution");
 
     fill(adv, 5, SENTINEL);
-    expect(fc_replay_advantage(f_off, f, a_off, alt, 3, 1.0, adv, noise, res) == FC_EINVAL,
+    expect(fc_replay_advantage(f_off, f, a_off, alt, 3, 1.0, 0.0, adv, noise, res, crit,
+                               &bad) == FC_EINVAL && bad == -1,
            "alpha = 1 refused");
-    expect(fc_replay_advantage(f_off, f, a_off, alt, 3, NAN, adv, noise, res) == FC_EINVAL,
+    expect(fc_replay_advantage(f_off, f, a_off, alt, 3, NAN, 0.0, adv, noise, res, crit,
+                               NULL) == FC_EINVAL,
            "alpha NaN refused");
-    expect(fc_replay_advantage(bad_off, f, a_off, alt, 3, 0.25, adv, noise, res) == FC_EINVAL,
-           "empty factual arm refused");
-    expect(fc_replay_advantage(f_off, f, a_off, alt, -1, 0.25, adv, noise, res) == FC_EINVAL,
+    expect(fc_replay_advantage(f_off, f, a_off, alt, 3, 0.25, -1.0, adv, noise, res, crit,
+                               NULL) == FC_EINVAL,
+           "negative threshold refused");
+    expect(fc_replay_advantage(bad_off, f, a_off, alt, 3, 0.25, 0.0, adv, noise, res, crit,
+                               &bad) == FC_EINVAL && bad == 1,
+           "empty factual arm refused, naming step 1");
+    expect(fc_replay_advantage(f_off, f, a_off, alt, -1, 0.25, 0.0, adv, noise, res, crit,
+                               NULL) == FC_EINVAL,
            "negative step count refused");
-    expect(fc_replay_advantage(f_off, NULL, a_off, alt, 3, 0.25, adv, noise, res) == FC_EINVAL,
+    expect(fc_replay_advantage(f_off, NULL, a_off, alt, 3, 0.25, 0.0, adv, noise, res, crit,
+                               NULL) == FC_EINVAL,
            "NULL values refused");
     expect(all_equal(adv, 5, SENTINEL), "replay: nothing written on error");
 }

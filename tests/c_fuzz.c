@@ -1137,8 +1137,11 @@ static void fuzz_replay(void)
     const int kind = (int)(u64() % 3);
     double *fv = NEW(double, nf_total), *av = NEW(double, na_total);
     double *adv = NEW(double, n), *noise = NEW(double, n), *res = NEW(double, n);
+    uint8_t *crit = NEW(uint8_t, n);
     double alpha = unit();
+    const double threshold = chance(30) ? 0.0 : unit();
     const size_t nb = (size_t)n * sizeof(double);
+    int64_t bad = 7;
     if (!(alpha > 0.0)) alpha = 0.5;
     for (i = 0; i < nf_total; i++)
         fv[i] = kind == 0 ? (chance(80) ? 0.0 : 1.0) : kind == 1 ? (double)irange(0, 1) : value(1);
@@ -1147,8 +1150,10 @@ static void fuzz_replay(void)
     poison(adv, nb);
     poison(noise, nb);
     poison(res, nb);
+    poison(crit, (size_t)n);
     CALL("fc_replay_advantage");
-    CHECK(fc_replay_advantage(fo, fv, ao, av, n, alpha, adv, noise, res) == FC_OK,
+    CHECK(fc_replay_advantage(fo, fv, ao, av, n, alpha, threshold, adv, noise, res, crit,
+                              &bad) == FC_OK && bad == -1,
           "valid call refused");
     for (t = 0; t < n; t++) {
         const int64_t nf = fo[t + 1] - fo[t], na = ao[t + 1] - ao[t];
@@ -1158,6 +1163,7 @@ static void fuzz_replay(void)
         double ss = 0.0;
         for (i = 0; i < nf; i++) ss += (f[i] - mf) * (f[i] - mf);
         CHECK(same(adv[t], mf - ma), "advantage != mean difference");
+        CHECK(crit[t] == (fabs(mf - ma) > threshold), "critical != |advantage| > threshold");
         CHECK(same(noise[t], nf > 1 ? sqrt(ss / (double)(nf - 1)) : NAN), "noise != sd");
         /* both arms all zero, or both all one */
         CHECK(same(res[t], fz0 >= 0 && fz0 == az0
@@ -1170,35 +1176,52 @@ static void fuzz_replay(void)
         const int64_t good_off[3] = {0, 1, 2};
         double one[2] = {0, 0};
         static const double bad_alpha[] = {0.0, 1.0, -0.5, 2.0, NAN, INFINITY};
-        switch (u64() % 5) {
+        static const double bad_threshold[] = {-0.5, -INFINITY, NAN};
+        bad = 7;
+        switch (u64() % 6) {
         case 0:
-            REFUSED(fc_replay_advantage(fo, fv, ao, av, n, bad_alpha[u64() % 6], adv, noise, res),
+            REFUSED(fc_replay_advantage(fo, fv, ao, av, n, bad_alpha[u64() % 6], threshold, adv,
+                                        noise, res, crit, &bad),
                     adv, nb, "alpha outside (0, 1)");
+            CHECK(bad == -1, "alpha refused as offsets");
             break;
         case 1: /* an empty arm */
             if (chance(50))
-                REFUSED(fc_replay_advantage(bad_off, one, good_off, one, 2, 0.5, adv, noise, res),
+                REFUSED(fc_replay_advantage(bad_off, one, good_off, one, 2, 0.5, 0.0, adv, noise,
+                                            res, crit, &bad),
                         adv, nb, "empty factual arm");
             else
-                REFUSED(fc_replay_advantage(good_off, one, bad_off, one, 2, 0.5, adv, noise, res),
+                REFUSED(fc_replay_advantage(good_off, one, bad_off, one, 2, 0.5, 0.0, adv, noise,
+                                            res, crit, &bad),
                         adv, nb, "empty alternative arm");
+            CHECK(bad == 1, "empty arm: not step 1");
             break;
         case 2:
             bad_off[1] = 2;
             bad_off[2] = 1;
-            REFUSED(fc_replay_advantage(good_off, one, bad_off, one, 2, 0.5, adv, noise, res), adv,
+            REFUSED(fc_replay_advantage(good_off, one, bad_off, one, 2, 0.5, 0.0, adv, noise, res,
+                                        crit, &bad), adv,
                     nb, "offsets not monotone");
+            CHECK(bad == 1, "offsets not monotone: not step 1");
             break;
         case 3:
-            REFUSED(fc_replay_advantage(fo, fv, ao, av, -irange(1, 4), 0.5, adv, noise, res), adv,
+            REFUSED(fc_replay_advantage(fo, fv, ao, av, -irange(1, 4), 0.5, 0.0, adv, noise, res,
+                                        crit, NULL), adv,
                     nb, "negative n_steps");
+            break;
+        case 4:
+            REFUSED(fc_replay_advantage(fo, fv, ao, av, n, 0.5, bad_threshold[u64() % 3], adv,
+                                        noise, res, crit, &bad),
+                    adv, nb, "threshold negative or NaN");
+            CHECK(bad == -1, "threshold refused as offsets");
             break;
         default:
             if (n > 0) {
-                const int which = (int)(u64() % 3);
+                const int which = (int)(u64() % 4);
                 REFUSED(fc_replay_advantage(fo, which == 0 ? NULL : fv, ao,
-                                            which == 1 ? NULL : av, n, 0.5, adv,
-                                            which == 2 ? NULL : noise, res),
+                                            which == 1 ? NULL : av, n, 0.5, 0.0, adv,
+                                            which == 2 ? NULL : noise, res,
+                                            which == 3 ? NULL : crit, &bad),
                         adv, nb, "NULL values or outputs");
             }
         }
@@ -1210,6 +1233,7 @@ static void fuzz_replay(void)
     free(adv);
     free(noise);
     free(res);
+    free(crit);
 }
 
 /* numpy.quantile(x, q) (method "linear") of x[0..n) without NaN (sorts x) */

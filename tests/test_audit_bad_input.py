@@ -1,5 +1,7 @@
 """Every audit entry point rejects malformed input with an error naming the
-argument, before any kernel runs; the C functions reject it too."""
+argument, before any kernel writes a result (replay_advantage's kernel
+checks its offsets' order in its first pass, and the public call names the
+argument on its refusal); the C functions reject it too."""
 import numpy as np
 import pytest
 
@@ -145,6 +147,12 @@ def test_c_functions_reject_bad_arguments():
     assert lib.fc_shuffle_groups(bad_off, 2, dp, 0, 0, dp) == lib.FC_EINVAL
     assert lib.fc_derangement(1, 0, ip) == lib.FC_EINVAL
     assert lib.fc_bootstrap_mean_diff(ip, dp, 1, ffi.NULL, 0, 5, 0, 0, dp) == lib.FC_EINVAL
-    assert lib.fc_replay_advantage(ip, dp, ip, dp, 1, 0.05, dp, dp, dp) == lib.FC_EINVAL
+    up = ffi.from_buffer("uint8_t[]", np.zeros(4, np.uint8))
+    bad = ffi.new("int64_t *")
+    assert lib.fc_replay_advantage(ip, dp, ip, dp, 1, 0.05, 0.0, dp, dp, dp, up,
+                                   bad) == lib.FC_EINVAL and bad[0] == 0
     one = ffi.from_buffer("int64_t[]", np.array([0, 1], dtype=np.int64))
-    assert lib.fc_replay_advantage(one, dp, one, dp, 1, 1.5, dp, dp, dp) == lib.FC_EINVAL
+    assert lib.fc_replay_advantage(one, dp, one, dp, 1, 1.5, 0.0, dp, dp, dp, up,
+                                   bad) == lib.FC_EINVAL and bad[0] == -1
+    assert lib.fc_replay_advantage(one, dp, one, dp, 1, 0.5, -1.0, dp, dp, dp, up,
+                                   bad) == lib.FC_EINVAL and bad[0] == -1

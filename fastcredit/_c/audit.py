@@ -65,11 +65,17 @@ def derangement(n, seed, out):
     check(lib.fc_derangement(n, int(seed), ptr(out)), "fc_derangement")
 
 
-def replay_advantage(f_offsets, f_values, a_offsets, a_values, alpha, advantage, noise,
-                     resolution):
-    check(lib.fc_replay_advantage(ptr(f_offsets), ptr(f_values), ptr(a_offsets), ptr(a_values),
-                                  f_offsets.shape[0] - 1, alpha, ptr(advantage), ptr(noise),
-                                  ptr(resolution)), "fc_replay_advantage")
+def replay_advantage(f_offsets, f_values, a_offsets, a_values, alpha, threshold, advantage,
+                     noise, resolution, critical):
+    bad = ffi.new("int64_t *")
+    rc = lib.fc_replay_advantage(ptr(f_offsets), ptr(f_values), ptr(a_offsets), ptr(a_values),
+                                 f_offsets.shape[0] - 1, alpha, threshold, ptr(advantage),
+                                 ptr(noise), ptr(resolution),
+                                 ffi.from_buffer("uint8_t[]", critical), bad)
+    if bad[0] >= 0:
+        return int(bad[0])
+    check(rc, "fc_replay_advantage")
+    return -1
 
 
 def bootstrap_spearman_diff(sorted_x, order_x, sorted_y, order_y, sorted_z, order_z, seed,

@@ -15,8 +15,10 @@ Signatures (float arrays float64, offsets int64 CSR, seeds uint64):
         (n, m) rows; work (5 m,) and idx (m,) int64 scratch; top, defined bool
     shuffle_groups(offsets, x, seed, first_item, out)
     derangement(n, seed, out)                  out (n,) int64
-    replay_advantage(f_offsets, f_values, a_offsets, a_values, alpha,
-                     advantage, noise, resolution)
+    replay_advantage(f_offsets, f_values, a_offsets, a_values, alpha, threshold,
+                     advantage, noise, resolution, critical) -> bad
+        critical bool; bad = the first step whose offsets are refused (nothing
+        written), else -1
     bootstrap_spearman_diff(sorted_x, order_x, sorted_y, order_y, sorted_z, order_z, seed,
                             start, stop, counts, ranks, out)
         counts (n,) int32 and ranks (3 n,) scratch; out (stop - start,)
@@ -491,9 +493,14 @@ def _arm_mean(x):
 
 
 @jit
-def replay_advantage(f_offsets, f_values, a_offsets, a_values, alpha, advantage, noise,
-                     resolution):
-    for t in range(f_offsets.shape[0] - 1):
+def replay_advantage(f_offsets, f_values, a_offsets, a_values, alpha, threshold, advantage,
+                     noise, resolution, critical):
+    n_steps = f_offsets.shape[0] - 1
+    for t in range(n_steps):
+        if (f_offsets[t + 1] <= f_offsets[t] or a_offsets[t + 1] <= a_offsets[t]
+                or (t == 0 and (f_offsets[0] < 0 or a_offsets[0] < 0))):
+            return t
+    for t in range(n_steps):
         f = f_values[f_offsets[t]:f_offsets[t + 1]]
         a = a_values[a_offsets[t]:a_offsets[t + 1]]
         mf, f_edge, f_at = _arm_mean(f)
@@ -502,11 +509,13 @@ def replay_advantage(f_offsets, f_values, a_offsets, a_values, alpha, advantage,
         for i in range(f.shape[0]):
             ss += (f[i] - mf) * (f[i] - mf)
         advantage[t] = mf - ma
+        critical[t] = abs(mf - ma) > threshold
         noise[t] = np.sqrt(ss / (f.shape[0] - 1)) if f.shape[0] > 1 else np.nan
         if f_edge and a_edge and f_at == a_at:
             resolution[t] = 1.0 - alpha ** (1.0 / min(f.shape[0], a.shape[0]))
         else:
             resolution[t] = np.nan
+    return -1
 
 
 @jit
