@@ -264,3 +264,13 @@ APPROX_METHOD = Options("method", ("svarm", "stratified", "owen", "shapiq", "sva
 APPROX_BUDGET = Integer("budget", 1, 2**62, "game evaluations an approximator may spend")
 APPROX_ANCHORS = Integer("anchors", 1, 1 << 16,
                          "Owen sampling: anchor points q in [0, 1] (shapiq's n_anchor_points)")
+SPEX_DEGREE = Integer("degree_parameter", 2, C.BCH_MAX_T,
+                      "SPEX: errors its BCH code corrects, the largest interaction it can "
+                      "detect in one bin (shapiq's degree_parameter, default 5; lowered "
+                      "towards 2 when the budget is too small)")
+SPEX_DECODER = Options("decoder_type", ("soft", "hard"),
+                       "SPEX: BCH decoding of a bin's signs, 'soft' (Chase-2 over the least "
+                       "reliable signs) or 'hard' (shapiq's decoder_type, default 'soft')")
+#: shapiq's SPEX defaults
+SPEX_DEGREE_DEFAULT = 5
+SPEX_DECODER_DEFAULT = "soft"

@@ -822,6 +822,65 @@ def test_fourier_conversions_are_the_tables(index):
     np.testing.assert_allclose(shifted, want[0] if own_empty else 7.0, atol=1e-12)
 
 
+def test_spex_degree_parameter_is_the_largest_detected_interaction():
+    """degree_parameter = t, the errors the code corrects: the sparse game's
+    interaction of 3 players is recovered exactly with t >= 3, missed with
+    t = 2 (its whole coefficient, 0.25 Fourier = 2 FBII, left out); the
+    queries are those of the code of t (BCH(31, 21) for t = 2: 10 parity
+    bits, 3 * 11 * 2^6 = 2112 within 3000; BCH(63, 36) for t = 5: 27,
+    3 * 28 * 2^5 = 2688)."""
+    m = 12
+    v = _fourier_game(m, SPARSE_FREQUENCIES, SPARSE_COEFFICIENTS)
+    exact = np.concatenate(fc.interactions(v, "FBII", 3).values)
+    kw = dict(index="FBII", order=3, method="spex", budget=3000, seed=4)
+    for t, queries in ((2, 2112), (3, None), (5, 2688), (8, None)):
+        est = fc.approximate(v, degree_parameter=t, **kw)
+        error = np.abs(np.concatenate(est.values) - exact).max()
+        if t == 2:
+            assert error == pytest.approx(2.0, abs=1e-9)
+        else:
+            assert error < 1e-9
+        assert queries is None or est.n_samples == queries
+    default = fc.approximate(v, **kw)
+    assert default.n_samples == 2688          # shapiq's default, t = 5
+
+
+@pytest.mark.parametrize("degree, decoder", [(3, "hard"), (3, "soft"), (5, "hard")])
+def test_spex_options_are_shapiqs(monkeypatch, degree, decoder):
+    """fc.approximate(method="spex", degree_parameter=, decoder_type=) is
+    shapiq 1.4.1's SPEX(degree_parameter=, decoder_type=) given its
+    subsampling (numpy's global generator, seeded alike): the same FBII to
+    rounding, on a noisy game where soft and hard decoding differ."""
+    shapiq = pytest.importorskip("shapiq")
+    pytest.importorskip("galois")
+    from fastcredit.approximators import sparse
+    m = 12
+    v = _fourier_game(m, SPARSE_FREQUENCIES, SPARSE_COEFFICIENTS, noise=1.0, seed=1)
+    monkeypatch.setattr(sparse, "stream_subsampling", lambda seed, game, n, b: np.stack(
+        [np.random.randint(2, size=(n, b)) for _ in range(sparse.N_GROUPS)]))
+    weights = 1 << np.arange(m)
+    differs = False
+    for s in range(4):
+        np.random.seed(s)
+        ours = fc.approximate(v, index="FBII", order=2, method="spex", budget=3000,
+                              degree_parameter=degree, decoder_type=decoder)
+        np.random.seed(s)
+        other = fc.approximate(v, index="FBII", order=2, method="spex", budget=3000,
+                               degree_parameter=degree,
+                               decoder_type="soft" if decoder == "hard" else "hard")
+        differs |= not np.array_equal(ours.values[2], other.values[2])
+        np.random.seed(s)
+        theirs = shapiq.SPEX(n=m, max_order=2, degree_parameter=degree,
+                             decoder_type=decoder).approximate(
+            3000, lambda rows: v[rows.astype(np.int64) @ weights])
+        np.testing.assert_allclose(ours.values[1], theirs.get_n_order_values(1),
+                                   rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(ours.values[2],
+                                   theirs.get_n_order_values(2)[np.triu_indices(m, 1)],
+                                   rtol=1e-9, atol=1e-12)
+    assert differs
+
+
 def test_spex_on_every_kind_of_game():
     """A table, a vectorised callable (masks and bool rows), an @njit game and
     a batch of tables give the same estimate (the batch's game g keyed by its
@@ -921,7 +980,14 @@ def test_spex_budget_accounting():
 @pytest.mark.parametrize("kwargs, name", [
     ({"budget": 100}, "budget"), ({"pairing": True}, "pairing"),
     ({"index": "SGV"}, "index"), ({"index": "SV", "order": 2}, "order"),
-    ({"order": 13}, "order"), ({"anchors": 3}, "anchors")])
+    ({"order": 13}, "order"), ({"anchors": 3}, "anchors"),
+    ({"degree_parameter": 1}, "^degree_parameter must be"),
+    ({"degree_parameter": 17}, "^degree_parameter must be"),
+    ({"decoder_type": "proxyspex"}, "^decoder_type must be one of"),
+    ({"method": "svarm", "index": "SV", "order": 1, "degree_parameter": 5},
+     "degree_parameter and decoder_type apply to method='spex' only"),
+    ({"method": "proxyspex", "decoder_type": "soft"},
+     "degree_parameter and decoder_type apply to method='spex' only")])
 def test_spex_refusals(kwargs, name):
     args = {"index": "FBII", "order": 2, "method": "spex", "budget": 3000} | kwargs
     with pytest.raises(ValueError, match=name):

@@ -30,7 +30,8 @@ import numpy as np
 
 from .. import _parallel
 from .._validation import check_bool
-from .._params import APPROX_ANCHORS, APPROX_BUDGET, APPROX_METHOD, INDEX, ORDER, SEED
+from .._params import (APPROX_ANCHORS, APPROX_BUDGET, APPROX_METHOD, INDEX, ORDER, SEED,
+                       SPEX_DECODER, SPEX_DECODER_DEFAULT, SPEX_DEGREE, SPEX_DEGREE_DEFAULT)
 from ..games import MAX_MASK_PLAYERS, as_game
 from .base import InteractionEstimate, run_design
 from .marginals import Owen, Stratified
@@ -55,6 +56,7 @@ _ORDERED = tuple(REGRESSION) + tuple(MONTE_CARLO_IQ)
 def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *,
                 method: str = "svarm", budget: int = 20_000, seed: int = 0,
                 anchors: int | None = None, pairing: bool = False, sampling_weights=None,
+                degree_parameter: int | None = None, decoder_type: str | None = None,
                 stderr: bool = True, coalitions: str = "mask", backend=None,
                 threads=None) -> InteractionEstimate:
     r"""Estimate a value (interaction index) by sampling, within a budget of
@@ -117,6 +119,19 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         Regression methods, svarm, shapiq and svarmiq (deterministic games): weights
         of the coalition sizes 0..m for drawing
         (shapiq's ``sampling_weights``; default shapiq's for the method).
+    degree_parameter : int, optional
+        spex: t, the errors its BCH code corrects, 2..16 (default 5,
+        shapiq's): a bin's singleton is found when its frequency K and the
+        sign errors in the bin number at most t together, so t is the
+        largest interaction |K| SPEX detects (a soft limit: the peeling may
+        still find larger ones elsewhere). A larger t buys longer codes (more
+        delays per subsample, fewer subsample points 2^b for the budget);
+        when the budget leaves b <= 2, t is lowered towards 2, as shapiq's.
+    decoder_type : {"soft", "hard"}, optional
+        spex: how a bin's signs are decoded (default "soft", shapiq's):
+        "hard" decodes the signs of its ratios to the zero delay; "soft" when
+        that fails, also tries flipping the t least reliable signs (smallest
+        ratios) in Chase-2's patterns and takes the message of fewest errors.
     stderr : bool
         False skips the regression methods' variance pass (a second compiled
         pass over the samples, about half their time; their ``stderr`` is
@@ -153,7 +168,9 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         [1, 2**62] or does not cover the method's fixed evaluations (spex:
         its smallest design) when below 2**m; if
         ``anchors`` is given for a method other than owen, or is outside
-        [1, 2**16]; if ``pairing`` or ``sampling_weights`` is given for
+        [1, 2**16]; if ``degree_parameter`` or ``decoder_type`` is given
+        for a method other than spex, or is outside [2, 16] or not "soft" or
+        "hard"; if ``pairing`` or ``sampling_weights`` is given for
         stratified, owen or spex; if ``sampling_weights`` is not of shape
         (m + 1,), finite and non-negative with a positive weight on some size
         1..m-1, or is given for a stochastic game (svarm, shapiq, svarmiq); if
@@ -166,8 +183,8 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         budget that covers it) or SVARM-IQ's strata need more memory than is
         available.
     TypeError
-        If ``order``, ``budget``, ``anchors``, ``seed``, ``m`` or ``threads``
-        is not an integer; if ``pairing`` or ``stderr`` is not a bool; if
+        If ``order``, ``budget``, ``anchors``, ``degree_parameter``,
+        ``seed``, ``m`` or ``threads`` is not an integer; if ``pairing`` or ``stderr`` is not a bool; if
         ``sampling_weights`` or a table does not hold real numbers; or if a
         function game returns values that are not real numbers, or an @njit
         game does not compile for uint64 arguments or does not return a real
@@ -221,6 +238,12 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     if anchors is not None and method != "owen":
         raise ValueError(f"anchors applies to method='owen' only, not to {method!r}")
     n_anchors = APPROX_ANCHORS.check(10 if anchors is None else anchors, "anchors")
+    if (degree_parameter is not None or decoder_type is not None) and method != "spex":
+        raise ValueError(f"degree_parameter and decoder_type apply to method='spex' only, not "
+                         f"to {method!r}")
+    degree = SPEX_DEGREE.check(SPEX_DEGREE_DEFAULT if degree_parameter is None
+                               else degree_parameter)
+    decoder = SPEX_DECODER.check(SPEX_DECODER_DEFAULT if decoder_type is None else decoder_type)
     pairing = check_bool(pairing, "pairing")
     stderr = check_bool(stderr, "stderr")
     if (pairing or sampling_weights is not None) and method not in _ORDERED:
@@ -239,6 +262,9 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         if order > g.m:
             raise ValueError(f"order must be at most the number of players m = {g.m}, got "
                              f"{order}")
+        if method in SPARSE:
+            return design.estimate(g, index, order, budget, seed, threads, degree,
+                                   decoder == "soft")
         return design.estimate(g, index, order, budget, seed, threads)
     if method in _ORDERED:
         if order > g.m:

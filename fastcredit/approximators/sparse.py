@@ -370,11 +370,14 @@ def fourier_to_index(frequencies, coefficients, index: str, m: int, order: int,
     return values
 
 
-def estimate(g, index: str, order: int, budget: int, seed, threads) -> InteractionEstimate:
+def estimate(g, index: str, order: int, budget: int, seed, threads, t: int = 5,
+             soft: bool = True) -> InteractionEstimate:
     """fc.approximate(method="spex") (arguments checked): one SPEX run per
-    game (a batch of tables in threads), NaN standard errors (the peeling
-    gives none); a deterministic game whose 2**m coalitions fit in the
-    budget is evaluated on all of them once and its index is exact."""
+    game (a batch of tables in threads) with the code of t errors (lowered
+    as :func:`spex_code` says) and soft or hard decoding, NaN standard
+    errors (the peeling gives none); a deterministic game whose 2**m
+    coalitions fit in the budget is evaluated on all of them once and its
+    index is exact."""
     from ..interactions import interactions
     m = g.m
     whole = bool(g.deterministic) and m <= 30 and budget >= 1 << m
@@ -404,7 +407,7 @@ def estimate(g, index: str, order: int, budget: int, seed, threads) -> Interacti
             else:
                 fourier = sparse_fourier(
                     lambda rows, keys: ev(keys), m, budget,
-                    lambda b: stream_subsampling(seed, game, m, b), 5, True,
+                    lambda b: stream_subsampling(seed, game, m, b), t, soft,
                     bool(g.deterministic), backend)
                 values[game] = np.concatenate(fourier_to_index(
                     fourier.frequencies, fourier.coefficients, index, m, order))

@@ -39,8 +39,9 @@ from shapiq.approximator.sparse import SPEX as _ShapiqSPEX
 from shapiq.approximator.sparse import ProxySPEX as _ShapiqProxySPEX
 
 from .. import _parallel
-from .._constants import BCH_MAX_ORDER, BCH_MAX_T
-from .._params import APPROX_ANCHORS, SEED
+from .._constants import BCH_MAX_ORDER
+from .._params import (APPROX_ANCHORS, SEED, SPEX_DECODER, SPEX_DECODER_DEFAULT, SPEX_DEGREE,
+                       SPEX_DEGREE_DEFAULT)
 from .._validation import check_bool, check_choice, check_int
 from ..approximators import approximate
 from ..approximators import proxy as _proxy
@@ -698,14 +699,13 @@ class SPEX(_ShapiqSPEX):
     """
 
     def __init__(self, *, n, index="FBII", max_order=None, top_order=False, random_state=None,
-                 decoder_type="soft", degree_parameter=5):
+                 decoder_type=SPEX_DECODER_DEFAULT, degree_parameter=SPEX_DEGREE_DEFAULT):
         # no coalition masks on this path: any n a BCH code of ours covers
         # (shapiq's explainers pick SPEX beyond 64 players at order 2)
         n = _players(n, limit=BCH_MAX_ORDER)
         self.transform_type = "fourier"
-        self.decoder_type = check_choice(decoder_type, "decoder_type", ("soft", "hard"))
-        self.degree_parameter = check_int(degree_parameter, "degree_parameter", lo=2,
-                                          hi=BCH_MAX_T)
+        self.decoder_type = SPEX_DECODER.check(decoder_type)
+        self.degree_parameter = SPEX_DEGREE.check(degree_parameter)
         # shapiq's sampling and decoding parameters, as attributes (the
         # estimator is fastcredit.approximators.sparse's with these values)
         self.query_args = {"query_method": "complex", "num_subsample": _sparse.N_GROUPS,
