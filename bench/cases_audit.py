@@ -198,7 +198,10 @@ def _request_cases(quick, rng):
                "<100 ms 1 thread, >=20x NumPy",
                lambda r: ("yes" if r.t < 0.1 and r.t * 20 <= r.alt else "no")
                if r.threads == 1 else "",
-               threads=(1, 2), key="audit.bootstrap_median", repeats=7,
+               # 6-17 ms calls: the best of 7 read public ÷ kernel 1.38 / 1.45 (C, 1 / 2
+               # threads) where 40 turns read 1.02 / 1.06, Numba 1.02 / 1.04 (load 1.2):
+               # a 2-thread call needs both cores free throughout
+               threads=(1, 2), key="audit.bootstrap_median", repeats=40,
                bare=_bare_bootstrap(cos_a, cos_b, resamples))
     credit = reference + rng.normal(size=reference.shape)
     yield Case("alignment", f"{requests} requests x m={M}",
@@ -252,12 +255,19 @@ def _bare_replay(factual, alternative, offsets):
 
 
 def _bare_derangement(n):
-    """fc_derangement (seed 0) into a prepared permutation."""
+    """fc_derangement (seed 0) into a fresh permutation, as any caller of the
+    kernel makes it for a new result (the public call has no ``out=``). Into
+    a prepared one public ÷ kernel read 0.87-1.20, by the order of the
+    turns: the kernel's random swaps over 8 MB run at the speed of the
+    caches the previous call left, and a fresh array takes the pages the
+    previous call just freed, still cached, where a prepared one had been
+    evicted by the calls between (in fixed turns on the AMD EPYC: prepared
+    6.6-7.7 ms, fresh 4.3-4.9 ms, either backend)."""
     def prepare(backend, threads):
         impl = kernels("audit.derangement", backend)
-        out = np.empty(n, dtype=np.int64)
 
         def call():
+            out = np.empty(n, dtype=np.int64)
             impl.derangement(n, np.uint64(0), out)
             return out
 
@@ -342,7 +352,8 @@ def _trajectory_cases(quick, rng):
                    backend=backend),
                Limit(factual, alternative, f_off),
                Alternative("NumPy add.reduceat", numpy_replay, repeats=5),
-               key="audit.replay_advantage", bare=_bare_replay(factual, alternative, f_off))
+               key="audit.replay_advantage", repeats=20,
+               bare=_bare_replay(factual, alternative, f_off))
 
 
 def _control_cases(quick, rng):
@@ -352,7 +363,7 @@ def _control_cases(quick, rng):
                Limit(np.empty(n, dtype=np.int64)),      # the permutation it writes
                Alternative("NumPy permutation until no fixed point",
                            lambda: _numpy_derangement(n, 0), repeats=5),
-               key="audit.derangement", bare=_bare_derangement(n))
+               key="audit.derangement", repeats=20, bare=_bare_derangement(n))
     steps, k, resamples = (20, 16, 1_000) if quick else (200, 16, 10_000)
     vals = rng.normal(size=(steps, k))
     obs = rng.normal(size=k)
@@ -492,7 +503,10 @@ def _null_cases(quick, rng):
                lambda backend, threads: fc.audit.correlated_error_null(
                    train, audit, worlds=worlds, threads=threads, backend=backend),
                Limit(train, audit), None,
-               threads=(1, 2), key="audit.null_worlds", repeats=3,
+               # the best of 3 read public ÷ kernel 1.20 (C, 1 thread) where the
+               # thread CPU time of 12 turns read 1.045: the tables' statistics and
+               # signs, ~7 ms warm beside the bare call's ~280 ms
+               threads=(1, 2), key="audit.null_worlds", repeats=10,
                bare=_bare_null_worlds(train, audit, worlds))
 
 
