@@ -27,6 +27,8 @@ def cpu_count() -> int:
 
 def n_threads(threads) -> int:
     """Validate a ``threads=`` argument: None means all cores."""
+    if threads.__class__ is int and threads >= 1:    # valid: no call more
+        return threads
     threads = THREADS.check(threads)
     return cpu_count() if threads is None else threads
 

@@ -121,8 +121,10 @@ _SPLIT_SIZES_M = 14
 # A thread gets at least this many table entries of a batch.
 _MIN_ENTRIES_PER_THREAD = 1 << 15
 # A thread keeps its scratch between calls up to this many entries (16 MiB:
-# one game of m = 20 and its Moebius coefficients).
+# one game of m = 20 and its Moebius coefficients); from this m on, its
+# scratch may be larger, and is dropped when the call ends.
 _KEPT_SCRATCH_ENTRIES = 1 << 21
+_LARGE_SCRATCH_M = 21
 
 
 @dataclass(frozen=True)
@@ -460,18 +462,32 @@ def _scratch(m, rows):
     """A thread's scratch for games of m players: a (2**m,) work row and a
     buffer of at least ``rows`` rows of 2**m Moebius coefficients (None when
     ``rows`` is 0 and none is kept). Never read before written, never
-    returned; the last ones of a thread are kept up to _KEPT_SCRATCH_ENTRIES:
-    a fresh pair cost ~1 us of a 40 us call at m = 12 (its allocation, and the
-    kernels then writing memory out of the cache), and ~3.8 ms of a 15 ms
-    call at m = 20 (the pages the system maps on first write)."""
+    returned. A thread keeps its last ones, up to _KEPT_SCRATCH_ENTRIES
+    between calls (larger ones until _drop_large_scratch): fresh ones cost
+    ~1 us of a 40 us call at m = 12 (the allocation, and the kernels then
+    writing memory out of the cache), ~3.8 ms of a 15 ms call at m = 20 (the
+    pages the system maps on first write)."""
     kept = _kept
     if kept.m == m and kept.rows >= rows:
         return kept.work, kept.buf
     work = kept.work if kept.m == m else np.empty(1 << m)
     buf = np.empty((rows, 1 << m)) if rows else None
-    if (rows + 1) << m <= _KEPT_SCRATCH_ENTRIES:
-        kept.m, kept.rows, kept.work, kept.buf = m, rows, work, buf
+    if (rows + 1) << m > _KEPT_SCRATCH_ENTRIES:
+        # mapped in order first (~30 ms for 256 MB): the kernels' own first
+        # writes took ~0.2 s more at m = 24 (AMD EPYC Zen 4)
+        for fresh in (buf,) if work is kept.work else (work, buf):
+            if fresh is not None:
+                fresh.fill(0.0)
+    kept.m, kept.rows, kept.work, kept.buf = m, rows, work, buf
     return work, buf
+
+
+def _drop_large_scratch():
+    """Forget this thread's scratch if it is larger than a thread keeps
+    between calls."""
+    kept = _kept
+    if kept.m is not None and (kept.rows + 1) << kept.m > _KEPT_SCRATCH_ENTRIES:
+        kept.m, kept.rows, kept.work, kept.buf = None, 0, None, None
 
 
 def _exact(flat, m, index, order, nt, backend):
@@ -514,14 +530,18 @@ def _sum_games(graded, to_moebius, flat, m, sizes, rows, masks, counts, values, 
     not through a helper: a Python call per subset size is ~0.2 us of a
     40 us call at m = 12."""
     work, buf = _scratch(m, min(step, b - a) if to_moebius else 0)
-    for c0 in range(a, b, step):
-        c1 = min(b, c0 + step)
-        x = flat[c0:c1]
-        if to_moebius:
-            x = buf[:c1 - c0]
-            to_moebius(flat[c0:c1], x)
-        for s in sizes:
-            graded(x, *rows[s], masks[s], work, values[s][c0 * counts[s]:c1 * counts[s]])
+    try:
+        for c0 in range(a, b, step):
+            c1 = min(b, c0 + step)
+            x = flat[c0:c1]
+            if to_moebius:
+                x = buf[:c1 - c0]
+                to_moebius(flat[c0:c1], x)
+            for s in sizes:
+                graded(x, *rows[s], masks[s], work, values[s][c0 * counts[s]:c1 * counts[s]])
+    finally:
+        if m >= _LARGE_SCRATCH_M:
+            _drop_large_scratch()
 
 
 def _sum_sizes(graded, to_moebius, flat, m, sizes, rows, masks, counts, values, step, nt):
@@ -529,14 +549,18 @@ def _sum_sizes(graded, to_moebius, flat, m, sizes, rows, masks, counts, values, 
     ``nt`` threads (each with a scratch row) after its Moebius transform."""
     for g in range(flat.shape[0]):
         x = flat[g:g + 1]
-        if to_moebius:
+        if to_moebius:      # the main thread's buffer, read by every thread
             x = _scratch(m, 1)[1][:1]
             to_moebius(flat[g:g + 1], x)
 
         def by_sizes(i, j, x=x, g=g):
             work = _scratch(m, 0)[0]
-            for s in sizes[i:j]:
-                graded(x, *rows[s], masks[s], work, values[s][g * counts[s]:(g + 1) * counts[s]])
+            try:
+                for s in sizes[i:j]:
+                    graded(x, *rows[s], masks[s], work,
+                           values[s][g * counts[s]:(g + 1) * counts[s]])
+            finally:
+                _drop_large_scratch()
 
         _parallel.run(by_sizes, len(sizes), nt)
 
