@@ -466,10 +466,7 @@ def _bare_null_worlds(train, audit, worlds, seed=0, atol=1e-9):
     (ea, pa, fa), (er, pr, fr) = stats(a), stats(resid)
     fa[np.abs(fa).max(axis=1) <= atol] = 0.0
 
-    def signs(x):
-        return np.where(x > atol, 1, np.where(x < -atol, -1, 0)).astype(np.int8)
-
-    es, ps, n = signs(ea), signs(pa), a.shape[0]
+    es, ps, n = null._signs(ea, atol), null._signs(pa, atol), a.shape[0]
     edge_count = (es != 0).sum(axis=1)
     cos_ok = (fa != 0).any(axis=1)
     strength = np.abs(pa).sum(axis=1) / scale
