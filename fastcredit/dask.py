@@ -1,27 +1,37 @@
 """Cluster-scale scoring with Dask: the single-process scorer of
-:mod:`fastcredit.scoring` mapped over the partitions of a Dask DataFrame
-(``map_partitions``), so the same code runs on a laptop and on a cluster and
-gives the same output.
+:mod:`fastcredit.scoring` mapped over partitions on the current Dask
+scheduler, so the same code runs on a laptop and on a cluster and gives the
+same output.
 
 Frames as Dask makes them: :func:`score` takes any frame ``dd.read_parquet``
-returns, with its default (NumPy/object) dtypes or ``dtype_backend="pyarrow"``;
-each partition is converted to Arrow inside the partition function. A path
-is read with ``dd.read_parquet`` itself (Arrow-backed dtypes unless told
-otherwise), so its keyword arguments (``filters``, ``columns``,
-``storage_options``, ``blocksize``, ``split_row_groups``, ...) work as in
-Dask; only the columns scoring needs are read.
+returns, with its default (NumPy/object) dtypes or ``dtype_backend="pyarrow"``
+(``map_partitions``); each partition is converted to Arrow inside the
+partition function. A path is read with ``dd.read_parquet`` itself
+(Arrow-backed dtypes unless told otherwise), so its keyword arguments
+(``filters``, ``columns``, ``storage_options``, ``blocksize``,
+``split_row_groups``, ...) work as in Dask; only the columns scoring needs
+are read.
+
+:func:`score_parquet` of a path, with no ``dd.read_parquet`` option but
+``split_row_groups`` and ``blocksize``, runs one Dask task per partition that
+reads its row groups with fastcredit's own Parquet reader and writes its
+output file, as the command line does: only the Parquet leaves scoring uses
+are decoded (of the candidates, not ``prerank`` unless ``capacity`` is set),
+pages are checksum-verified, no pandas frame is made, and an ``m`` larger
+than the actions in the data is refused across partitions. With other
+options, or a frame, it writes :func:`score`'s frame with ``to_parquet``.
 
 Each task scores with one kernel thread (``ScoreConfig.threads`` when set):
 a worker runs as many tasks at once as it has threads, so a worker's tasks
 together use its own thread budget, not every core of the machine each.
 
-What differs from the single-process path (docs/scoring.md): Dask's reader
-opens the files itself and has no option to verify Parquet page checksums,
-so pages read here are not verified (verify a file with ``fastcredit
-score``, or read it with fastcredit.scoring); the output
-(:func:`score_parquet`) carries page checksums like the command line's. Row
-numbers in errors count within a partition. ``m`` larger than the actions in
-the data is not detected across partitions.
+What differs from the single-process path (docs/scoring.md): row numbers in
+errors count within a partition. Through ``dd.read_parquet`` (:func:`score`,
+and :func:`score_parquet` with its other options) Dask opens the files
+itself and has no option to verify Parquet page checksums, so those pages
+are not verified, and ``m`` larger than the actions in the data is not
+detected across partitions. Every output of :func:`score_parquet` carries
+page checksums like the command line's.
 
 Requires the optional extra ``fastcredit[dask]`` (dask[dataframe],
 distributed, pyarrow).
@@ -32,18 +42,23 @@ import dataclasses
 import os
 
 try:
+    import dask
     import dask.dataframe as dd
     import pandas as pd
     import pyarrow as pa
     import pyarrow.dataset as pads
     from dask.dataframe.utils import make_meta
+    from dask.utils import parse_bytes
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("fastcredit.dask needs dask: pip install 'fastcredit[dask]'") from exc
 
 from ._params import ON_ERROR
-from .scoring.arrow import _GROUPED_FIELDS, score_batch
-from .scoring.config import MalformedRowError, ScoreConfig
-from .scoring.files import _destination, _Source, _write_options, needed_columns
+from .scoring.arrow import _GROUPED_FIELDS, _score as _score_batch, score_batch
+from .scoring.config import ActionCountError, MalformedRowError, ScoreConfig, _DECODE_ROWS
+from .scoring.files import (_actions_in_statistics, _destination, _open_columns,
+                            _read as _read_batches, _Source, _write_options, _Writer,
+                            needed_columns)
+from .scoring.pipeline import _described
 
 __all__ = ["score", "score_parquet"]
 
@@ -93,6 +108,12 @@ def _output_meta(meta: "pd.DataFrame", config: ScoreConfig) -> "pd.DataFrame":
     return out
 
 
+def _in_partition(err: MalformedRowError, number) -> MalformedRowError:
+    """A malformed row's error naming its partition."""
+    return MalformedRowError(err.row, f"{err.reason} (partition {number}, row numbered "
+                             f"within the partition)")
+
+
 def _score_partition(df, config, on_error, partition_info=None):
     """The scored rows of one partition: the key and carried columns as
     they were (dtypes and index of the kept rows), the computed columns
@@ -101,8 +122,7 @@ def _score_partition(df, config, on_error, partition_info=None):
     try:
         out, problems = score_batch(_to_arrow(df, config), config, on_error=on_error)
     except MalformedRowError as err:
-        raise MalformedRowError(err.row, f"{err.reason} (partition {number}, row numbered "
-                                f"within the partition)") from err
+        raise _in_partition(err, number) from err
     keep = slice(None)
     if problems:
         keep = pd.Series(True, index=range(len(df)))
@@ -255,26 +275,114 @@ def _part_name(number: int) -> str:
     return f"part-{number:05d}.parquet"
 
 
+#: The ``dd.read_parquet`` options :func:`score_parquet`'s own reader takes.
+_OWN_READER_OPTIONS = frozenset({"split_row_groups", "blocksize"})
+
+
+def _pieces(source: _Source, split_row_groups="infer", blocksize="256 MiB") -> list:
+    """(file index, its row groups or None for all) of each partition, by
+    the rules of ``dd.read_parquet``'s options applied to each file:
+    ``split_row_groups`` True, one row group a partition; an integer n, n
+    consecutive row groups; False, the whole file; "adaptive", consecutive
+    row groups while their uncompressed size (Parquet's ``total_byte_size``)
+    stays within ``blocksize`` (at least one; the whole file when
+    ``blocksize`` is None); "infer", "adaptive" for a file larger than twice
+    ``blocksize``, else the whole file. Files are never gathered."""
+    if not (isinstance(split_row_groups, bool) or split_row_groups in ("infer", "adaptive")
+            or (isinstance(split_row_groups, int) and split_row_groups >= 1)):
+        raise ValueError(f"split_row_groups must be 'infer', 'adaptive', a bool or an integer "
+                         f">= 1, got {split_row_groups!r}")
+    if blocksize is not None:
+        try:
+            blocksize = parse_bytes(blocksize)
+        except (ValueError, TypeError, AttributeError):
+            raise ValueError(f"blocksize must be a size in bytes (an int or a string such as "
+                             f"'256 MiB') or None, got {blocksize!r}") from None
+    pieces = []
+    for index, file in enumerate(source.files):
+        meta = source.open(file).metadata
+        sizes = [meta.row_group(g).total_byte_size for g in range(meta.num_row_groups)]
+        split = split_row_groups
+        if split == "infer":
+            split = "adaptive" if blocksize and sum(sizes) > 2 * blocksize else False
+        if split == "adaptive" and not blocksize:
+            split = False
+        if split is False or not sizes:
+            pieces.append((index, None))
+        elif split == "adaptive":
+            start, size = 0, 0
+            for g, n in enumerate(sizes):
+                if g > start and size + n > blocksize:
+                    pieces.append((index, list(range(start, g))))
+                    start, size = g, 0
+                size += n
+            pieces.append((index, list(range(start, len(sizes)))))
+        else:
+            step = 1 if split is True else split
+            pieces += [(index, list(range(g, min(g + step, len(sizes)))))
+                       for g in range(0, len(sizes), step)]
+    return pieces
+
+
+def _score_piece(source: _Source, index: int, row_groups, filesystem, path: str,
+                 config: ScoreConfig, on_error: str, number: int) -> int:
+    """Score partition ``number`` (``row_groups`` of file ``index``) into the
+    Parquet file ``path`` as the single-process path does (its reader, 16,384
+    requests decoded at a time, row groups of 65,536); the actions present
+    in its good rows."""
+    sink = _Writer(filesystem, path, False, source, config, 65_536, path)
+    present = 0
+    try:
+        for i, batch, first in _read_batches(source, config, _DECODE_ROWS, files=[index],
+                                             row_groups=row_groups):
+            try:
+                out, _, seen = _score_batch(batch, config, first_row=first, on_error=on_error)
+            except MalformedRowError as err:
+                raise _in_partition(err, number) from err
+            present = max(present, seen)
+            sink.write(i, out)
+    except BaseException:
+        sink.abandon()
+        raise
+    sink.close()
+    return present
+
+
 def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
                   on_error: str = "stop", **read_parquet) -> str:
     """Score ``source`` with Dask into a directory of Parquet files.
 
     The requests are scored as by :func:`score` (the coalition table
     :math:`y(S)` of each request, each rule's credit of it, the shaped
-    advantages with ``config.base``) on the current Dask scheduler, and
-    written with ``to_parquet`` into the directory ``destination``, one file
-    per partition named ``part-00000.parquet``, ... in partition order. The
-    command line writing into a directory names each output file after its
-    input file; Dask's partitions are not files (``split_row_groups``,
-    ``blocksize`` and ``aggregate_files`` decide them), so the names here are
-    the partitions' numbers: with one partition per input file
+    advantages with ``config.base``) on the current Dask scheduler into the
+    directory ``destination``, one file per partition named
+    ``part-00000.parquet``, ... in partition order.
+
+    A path with no ``dd.read_parquet`` option but ``split_row_groups`` and
+    ``blocksize`` is scored by one task per partition, each reading its row
+    groups with the single-process reader (only the Parquet leaves scoring
+    uses; page checksums verified, :class:`~fastcredit.scoring.UnreadableFileError`
+    naming the file) and writing its file; an ``m`` larger than the actions
+    present is refused, from the files' statistics before any work, else
+    once every partition is scored, before the output is published. The
+    partitions follow the options' meaning in ``dd.read_parquet``, file by
+    file: ``split_row_groups=True`` one row group each, an integer n
+    consecutive row groups, False the whole file, "adaptive" consecutive row
+    groups while their uncompressed size stays within ``blocksize``, and
+    "infer" (the default) "adaptive" for a file over twice ``blocksize``
+    (default 256 MiB), else the whole file. Otherwise (a frame, or other
+    options) :func:`score`'s frame is written with ``to_parquet``.
+
+    The command line writing into a directory names each output file after
+    its input file; partitions are not files, so the names here are the
+    partitions' numbers: with one partition per input file
     (``split_row_groups=False``, ``blocksize=None``) ``part-i`` holds the i-th
-    input file in ``dd.read_parquet``'s (sorted) order. The files have
-    exactly the columns of the single-process output and carry page
-    checksums. Like :func:`fastcredit.scoring.score_parquet` the destination
-    is checked before any work (an input, or a directory holding one, is
-    refused) and written under a temporary name that is renamed into place
-    only when every partition is written.
+    input file in the source's (sorted) order. The files have exactly the
+    columns of the single-process output and carry page checksums. Like
+    :func:`fastcredit.scoring.score_parquet` the destination is checked
+    before any work (an input, or a directory holding one, is refused) and
+    written under a temporary name that is renamed into place only when
+    every partition is written.
 
     Parameters
     ----------
@@ -291,7 +399,8 @@ def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
         Malformed rows stop the computation or are left out.
     **read_parquet
         Keyword arguments of ``dask.dataframe.read_parquet`` for a path
-        (``filters``, ``columns``, ``storage_options``, ``blocksize``, ...).
+        (``filters``, ``columns``, ``storage_options``, ``blocksize``,
+        ``split_row_groups``, ...).
 
     Returns
     -------
@@ -308,8 +417,15 @@ def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
     ValueError
         If ``on_error`` is not "stop" or "skip"; if ``source`` names no file,
         or ``destination`` is empty or is (or holds) an input; if a column
-        scoring needs is missing (named); or if ``dd.read_parquet`` refuses the
-        path or an option.
+        scoring needs is missing (named); if ``split_row_groups`` or
+        ``blocksize`` is not a value ``dd.read_parquet`` takes; or if
+        ``dd.read_parquet`` refuses the path or an option.
+    ActionCountError
+        If ``config.m`` is more than the actions present (read with
+        fastcredit's reader); nothing is published.
+    UnreadableFileError
+        If a page read with fastcredit's reader does not match its checksum
+        or does not decode (the file named); nothing is published.
     FileNotFoundError
         If a path of ``source`` does not exist or a glob matches no file.
     MalformedRowError
@@ -346,6 +462,23 @@ def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
     if isinstance(destination, str) and not destination.endswith(("/", os.sep)):
         destination += "/"  # always a directory
     filesystem, output, _ = _destination(destination, inputs)  # checked before any work
+    if inputs.files and set(read_parquet) <= _OWN_READER_OPTIONS:
+        on_error = ON_ERROR.check(on_error)
+        task_config = _task_config(config)
+        _open_columns(inputs, 0, config)  # the first file has the columns, before any work
+        stated = _actions_in_statistics(inputs, config)
+        where = f"source {_described(source)}"
+        if stated is not None and 0 < stated < config.m:
+            raise ActionCountError(config.m, stated, where)
+        with output as root:
+            tasks = [dask.delayed(_score_piece, pure=False)(
+                inputs, index, groups, filesystem, f"{root.rstrip('/')}/{_part_name(number)}",
+                task_config, on_error, number)
+                for number, (index, groups) in enumerate(_pieces(inputs, **read_parquet))]
+            present = max(dask.compute(*tasks), default=0)
+            if 0 < present < config.m:   # before the output is published
+                raise ActionCountError(config.m, present, where)
+        return destination.rstrip("/")
     ddf = _score(source, config, on_error, read_parquet, "source")
     schema = pa.Schema.from_pandas(make_meta(ddf), preserve_index=False)
     with output as root:

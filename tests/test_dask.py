@@ -17,7 +17,7 @@ import dask.dataframe as dd  # noqa: E402
 import fastcredit.dask as fdask  # noqa: E402
 from fastcredit import scoring  # noqa: E402
 from fastcredit.cli import write_synthetic  # noqa: E402
-from fastcredit.scoring import MalformedRowError, ScoreConfig  # noqa: E402
+from fastcredit.scoring import ActionCountError, MalformedRowError, ScoreConfig  # noqa: E402
 
 CONFIG = ScoreConfig(rules=("shapley", "leave_one_out"), base="base_advantage",
                      mode="rerun", pricing="gsp")
@@ -195,6 +195,85 @@ def test_one_file_per_input_as_the_command_line(client, source, tmp_path):
         pq.ParquetFile(tmp_path / "dask" / name, page_checksum_verification=True).read()
     from test_checksums import has_checksums
     assert has_checksums(tmp_path / "dask" / names[0])
+
+
+def test_score_parquet_reads_with_fastcredits_reader(client, source, single, tmp_path):
+    """A path with no dd.read_parquet option but split_row_groups/blocksize
+    is read by the scorer's own reader in one task per partition: the same
+    output as the single process, whose part-i files are the row groups
+    the options name."""
+    real = dd.read_parquet
+
+    def refused(*args, **kwargs):
+        raise AssertionError("dd.read_parquet called")
+    fdask.dd.read_parquet = refused
+    try:
+        out = fdask.score_parquet(source, tmp_path / "own", CONFIG)
+        pairs = fdask.score_parquet(source, tmp_path / "pairs", CONFIG, split_row_groups=2)
+    finally:
+        fdask.dd.read_parquet = real
+    assert sorted(os.listdir(out)) == ["part-00000.parquet"]   # 3000 rows: a small file
+    assert pq.read_table(out).equals(single)
+    names = sorted(os.listdir(pairs))
+    assert [pq.ParquetFile(os.path.join(pairs, n)).metadata.num_rows for n in names] \
+        == [1400, 1400, 200]   # row groups of 700: 2 + 2 + 1
+    assert pa.concat_tables(pq.read_table(os.path.join(pairs, n)) for n in names).equals(single)
+    # with any other option, dd.read_parquet reads the path as score() does
+    filtered = fdask.score_parquet(source, tmp_path / "dd", CONFIG,
+                                   filters=[("request_id", "<", 1000)])
+    assert pq.read_table(filtered).equals(single.slice(0, 1000))
+
+
+def test_partitions_follow_dd_read_parquets_options(source):
+    src = scoring.files._Source.resolve(source)   # 3000 rows in row groups of 700
+    sizes = [pq.ParquetFile(source).metadata.row_group(g).total_byte_size for g in range(5)]
+    total = sum(sizes)
+    assert fdask._pieces(src) == [(0, None)]
+    assert fdask._pieces(src, split_row_groups=True) == [(0, [g]) for g in range(5)]
+    assert fdask._pieces(src, split_row_groups=3) == [(0, [0, 1, 2]), (0, [3, 4])]
+    assert fdask._pieces(src, split_row_groups=False, blocksize=None) == [(0, None)]
+    assert fdask._pieces(src, split_row_groups="adaptive", blocksize=None) == [(0, None)]
+    # adaptive: consecutive row groups within blocksize; infer: adaptive past 2 x blocksize
+    for block in (sizes[0] + sizes[1], sizes[0] + sizes[1] - 1, total // 3):
+        groups = [g for _, g in fdask._pieces(src, split_row_groups="adaptive",
+                                              blocksize=block)]
+        assert sum(groups, []) == list(range(5))
+        for g, after in zip(groups, groups[1:]):   # within the block; the next would not be
+            assert len(g) == 1 or sum(sizes[i] for i in g) <= block
+            assert sum(sizes[i] for i in g) + sizes[after[0]] > block
+    assert [g for _, g in fdask._pieces(src, split_row_groups="adaptive",
+                                        blocksize=sizes[0] + sizes[1])][0] == [0, 1]
+    assert fdask._pieces(src, blocksize=total // 2 - 1) == \
+        fdask._pieces(src, split_row_groups="adaptive", blocksize=total // 2 - 1)
+    assert fdask._pieces(src, blocksize=total // 2 + 1) == [(0, None)]
+    assert fdask._pieces(src, blocksize="1 B") == [(0, [g]) for g in range(5)]
+    for bad in (0, -1, "some", 1.5, None):
+        with pytest.raises(ValueError, match="split_row_groups must be"):
+            fdask._pieces(src, split_row_groups=bad)
+    with pytest.raises(ValueError, match="blocksize must be a size"):
+        fdask._pieces(src, blocksize="lots")
+
+
+def test_score_parquet_verifies_pages_and_the_action_count(client, source, tmp_path):
+    """What the single-process path guarantees holds on this path too: a
+    page that does not match its checksum is refused naming the file, and
+    an m larger than the actions present is refused (without statistics:
+    once the partitions are scored); nothing is published."""
+    from test_checksums import corrupt
+    bad = corrupt(source, tmp_path / "bad.parquet", at=0.5)
+    with pytest.raises(scoring.UnreadableFileError, match="bad.parquet"):
+        fdask.score_parquet(bad, tmp_path / "out", CONFIG)
+    assert sorted(os.listdir(tmp_path)) == ["bad.parquet"]
+    bad.unlink()
+    six = ScoreConfig(m=6, rules=("shapley",))
+    with pytest.raises(ActionCountError, match="m = 6 is more than the 5 actions"):
+        fdask.score_parquet(source, tmp_path / "out", six)
+    pq.write_table(pq.read_table(source), tmp_path / "nostats.parquet",
+                   write_statistics=False, row_group_size=700)
+    with pytest.raises(ActionCountError, match="m = 6 is more than the 5 actions"):
+        fdask.score_parquet(tmp_path / "nostats.parquet", tmp_path / "out", six,
+                            split_row_groups=True)
+    assert sorted(os.listdir(tmp_path)) == ["nostats.parquet"]
 
 
 def test_no_private_attributes():
