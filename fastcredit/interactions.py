@@ -495,10 +495,8 @@ def _exact(flat, m, index, order, nt, backend):
     (the kernels' layout: one game's arrays are its result as they are)."""
     moebius, sizes, rows, masks, counts, per_game, own_empty, step, min_games = \
         _plan(index, m, order)
-    graded_on = resolve("interactions.graded", backend)
-    if moebius:     # a backend given is both kernels' backend: checked once
-        moebius = graded_on if backend is not None else resolve("tables.moebius", None)
-    graded, to_moebius = _kernels(graded_on, moebius)
+    graded, to_moebius = _kernels(resolve("interactions.graded", backend),
+                                  resolve("tables.moebius", backend) if moebius else None)
 
     n_games = flat.shape[0]
     busy = min(nt, max(n_games, order + 1))     # threads that get work, each a scratch
