@@ -173,9 +173,10 @@ def _permutation_cases(quick):
 def _shap_cases(quick):
     """fastcredit.shap's kernels, at the sizes of one of its model calls
     (1,500 coalitions of 10 features over 10 background rows, the rows of 3
-    explained rows; orders of a 16-leaf cluster tree). The masked rows'
-    bare call writes into the public call's ``out``; the background mean's
-    makes its result fresh, as the public call (no ``out``) does."""
+    explained rows; orders of a 16-leaf cluster tree; the affordable pairs of
+    the 64 rows the Permutation explainer plans at once, 10 features, budget
+    500). The masked rows' bare call writes into the public call's ``out``;
+    the others make their results fresh, as the public calls (no ``out``) do."""
     rng = np.random.default_rng(1)
     n_c, n_b, m = (300 if quick else 1500), 10, 10
     background, xs = rng.normal(size=(n_b, m)), rng.normal(size=(3, m))
@@ -217,6 +218,34 @@ def _shap_cases(quick):
                bare=lambda backend, threads: lambda: kernels(
                    "sampling.tree_permutations", backend).tree_permutations(0, 0, 0, children,
                                                                            perms))
+    rows, k, budget = (8 if quick else 64), 10, 500
+    candidates = 2 * ((budget - 2) // (2 * (k - 1))) + 1
+    orders = np.argsort(rng.random((rows, candidates, k)), axis=2).astype(np.int32)
+
+    def numpy_affordable():
+        # each coalition's first pair by np.unique over the pairs' prefixes and
+        # their complements, then the pairs whose new coalitions fit
+        bits = np.left_shift(np.uint64(1), orders.astype(np.uint64))
+        prefixes = np.bitwise_or.accumulate(bits, axis=2)[:, :, :-1]
+        keys = np.concatenate([prefixes, prefixes ^ np.uint64(2**k - 1)], axis=2)
+        found = []
+        for row in keys:
+            distinct, first = np.unique(row.reshape(-1), return_index=True)
+            spent = 2 + np.cumsum(np.bincount(first // (2 * (k - 1)), minlength=candidates))
+            pairs = int((spent <= budget).sum())
+            found.append((pairs, distinct[first // (2 * (k - 1)) < pairs]))
+        return found
+
+    yield Case("sampling affordable pairs",
+               f"{rows} rows x {candidates} pairs of {k} players, budget {budget}",
+               lambda backend, threads: sampling._affordable_pairs(orders, budget,
+                                                                   backend=backend),
+               Limit(orders), Alternative("NumPy unique of the prefixes", numpy_affordable),
+               "report", lambda r: "reported", key="sampling.affordable_pairs",
+               bare=lambda backend, threads: lambda: kernels(
+                   "sampling.affordable_pairs", backend).affordable_pairs(
+                       orders, budget, np.empty(rows, np.int64), np.empty(rows, np.int64),
+                       np.empty((rows, min(budget, 2 + 2 * (k - 1) * candidates)), np.uint64)))
 
 
 def _scm_cases(quick):

@@ -237,6 +237,116 @@ int fc_sampling_tree_permutations(uint64_t seed, uint64_t game, int64_t first_un
     return FC_OK;
 }
 
+/* The slot of `key` (nonzero) in a set of 2^bits slots (open addressing,
+ * linear probing, 0 = empty): where it is, or the empty slot it would take. */
+static uint64_t set_slot(const uint64_t *slots, int bits, uint64_t key)
+{
+    const uint64_t last = ((uint64_t)1 << bits) - 1;
+    uint64_t i = (key * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits);
+    while (slots[i] && slots[i] != key) i = (i + 1) & last;
+    return i;
+}
+
+/* The position of the one set bit of `bit` (de Bruijn's multiply). */
+static int lowest_bit(uint64_t bit)
+{
+    static const int position[64] = {
+        0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4,
+        62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24, 18, 12, 5,
+        63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11,
+        46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6};
+    return position[(bit * UINT64_C(0x03f79d71b4cb0a89)) >> 58];
+}
+
+static int compare_masks(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int fc_affordable_pairs(const int32_t *perms, int64_t n_rows, int64_t n_pairs, int k,
+                        int64_t max_evals, int64_t capacity, int64_t *pairs, int64_t *counts,
+                        uint64_t *masks)
+{
+    const int width = 2 * (k - 1);
+    /* a bit per coalition up to FC_AFFORDABLE_DENSE_PLAYERS (the coalitions
+     * then come out sorted by a scan of its words), else a hash set of them
+     * (sorted at the end) */
+    const int dense = k <= FC_AFFORDABLE_DENSE_PLAYERS;
+    uint64_t keys[2 * (FC_MASKED_MAX_FEATURES - 1)], full, *slots;
+    int64_t need, r, p, i, n_slots;
+    int bits = 2, j;
+    if (k < 2 || k > FC_MASKED_MAX_FEATURES || n_rows < 0 || n_pairs < 0 || max_evals < 2 ||
+        (n_rows > 0 && (!perms || !pairs || !counts || !masks)))
+        return FC_EINVAL;
+    need = n_pairs > (max_evals - 2) / width ? max_evals : 2 + width * n_pairs;
+    if (capacity < need) return FC_EINVAL;
+    full = k == 64 ? ~(uint64_t)0 : ((uint64_t)1 << k) - 1;
+    for (r = 0; r < n_rows * n_pairs; r++) {
+        uint64_t seen = 0;
+        for (j = 0; j < k; j++) {
+            const int32_t player = perms[r * k + j];
+            if (player < 0 || player >= k || (seen >> player & 1)) return FC_EINVAL;
+            seen |= (uint64_t)1 << player;
+        }
+    }
+    if (n_rows == 0) return FC_OK;
+    if (need > (int64_t)1 << 60) return FC_ENOMEM;
+    /* the hash set holds at most need - 2 coalitions: at most half its slots */
+    while (((int64_t)1 << bits) < 2 * need) bits++;
+    n_slots = dense ? ((int64_t)1 << k) / 64 + 1 : (int64_t)1 << bits;
+    slots = calloc((size_t)n_slots, sizeof *slots);
+    if (!slots) return FC_ENOMEM;
+    for (r = 0; r < n_rows; r++) {
+        const int32_t *order = perms + r * n_pairs * k;
+        uint64_t *out = masks + r * capacity;
+        int64_t count = 1;
+        out[0] = 0;
+        for (p = 0; p < n_pairs; p++, order += k) {
+            uint64_t prefix = 0;
+            int fresh = 0;
+            for (j = 0; j < k - 1; j++) {
+                prefix |= (uint64_t)1 << order[j];
+                keys[j] = prefix;
+                keys[k - 1 + j] = prefix ^ full;
+            }
+            if (dense) {
+                for (j = 0; j < width; j++) fresh += !(slots[keys[j] >> 6] >> (keys[j] & 63) & 1);
+                if (count + fresh + 1 > max_evals) break;
+                for (j = 0; j < width; j++) slots[keys[j] >> 6] |= (uint64_t)1 << (keys[j] & 63);
+                count += fresh;
+            } else {
+                for (j = 0; j < width; j++) fresh += !slots[set_slot(slots, bits, keys[j])];
+                if (count + fresh + 1 > max_evals) break;
+                for (j = 0; j < width; j++) {
+                    const uint64_t at = set_slot(slots, bits, keys[j]);
+                    if (!slots[at]) slots[at] = out[count++] = keys[j];
+                }
+            }
+        }
+        if (dense) {
+            /* the coalitions in increasing order, the set emptied for the next row */
+            int64_t at = 1;
+            for (i = 0; i < n_slots; i++) {
+                while (slots[i]) {
+                    const uint64_t low = slots[i] & (~slots[i] + 1);
+                    out[at++] = (uint64_t)i << 6 | (uint64_t)lowest_bit(low);
+                    slots[i] ^= low;
+                }
+            }
+        } else {
+            qsort(out + 1, (size_t)(count - 1), sizeof *out, compare_masks);
+            memset(slots, 0, (size_t)n_slots * sizeof *slots);
+        }
+        out[count++] = full;
+        pairs[r] = p;
+        counts[r] = count;
+        for (i = count; i < capacity; i++) out[i] = UINT64_MAX;
+    }
+    free(slots);
+    return FC_OK;
+}
+
 int fc_masked_rows(const double *background, int64_t n_b, int m, const double *xs,
                    int64_t n_x, const uint64_t *masks, const int64_t *owner,
                    int64_t n_coalitions, double *rows)

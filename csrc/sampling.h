@@ -102,6 +102,32 @@ int fc_sampling_tree_permutations(uint64_t seed, uint64_t game, int64_t first_un
 /* Most features of a masked row (coalitions are uint64 masks). */
 #define FC_MASKED_MAX_FEATURES 64
 
+/* Most players whose coalitions fc_affordable_pairs keeps one bit each of
+ * (2^k bits: 8 KB at 16); beyond, a hash set. */
+#define FC_AFFORDABLE_DENSE_PLAYERS 16
+
+/* The antithetic pairs of walks over k players that fit a budget of
+ * distinct coalitions (fastcredit.shap's Permutation explainer plans its
+ * model calls with it). Pair p of row r walks the order
+ * perms[(r*n_pairs + p)*k ..] (a permutation of 0..k-1) forward and
+ * backward; its coalitions are the prefixes of 1 .. k-1 players of the
+ * order and their complements (the backward walk's), 2(k - 1) masks (bit j
+ * = player j), all distinct. With {} and N counted once, pair p adds its
+ * coalitions no earlier pair of the row has:
+ *   pairs[r]  = the most pairs P <= n_pairs whose 2 + (distinct coalitions of
+ *               pairs 0 .. P-1) <= max_evals, taken in order;
+ *   counts[r] = that 2 + distinct;
+ *   masks[r*capacity + i], i < counts[r]: those coalitions, 0 and 2^k - 1,
+ *               in increasing order; the rest of the row UINT64_MAX.
+ * 2 <= k <= FC_MASKED_MAX_FEATURES, n_rows >= 0, n_pairs >= 0,
+ * max_evals >= 2, capacity >= min(max_evals, 2 + 2 (k - 1) n_pairs), every
+ * order a permutation, else FC_EINVAL with nothing written (arrays may be
+ * NULL only when n_rows = 0); FC_ENOMEM when its set of a row's
+ * coalitions cannot be allocated. */
+int fc_affordable_pairs(const int32_t *perms, int64_t n_rows, int64_t n_pairs, int k,
+                        int64_t max_evals, int64_t capacity, int64_t *pairs, int64_t *counts,
+                        uint64_t *masks);
+
 /* The masked rows of a tabular explainer (fastcredit.shap): n_coalitions
  * coalitions of m features, each over n_b background rows:
  *   rows[(c*n_b + b)*m + j] = xs[owner[c]*m + j]   if bit j of masks[c] is set,

@@ -40,6 +40,7 @@ FASTEST: dict[str, str] = {
     "sampling.tree_permutations": "c",
     "sampling.masked_rows": "c",
     "sampling.background_mean": "numba",
+    "sampling.affordable_pairs": "c",
     "audit.bootstrap_median": "c",
     "audit.bootstrap_mean_diff": "c",
     "audit.spearman": "c",

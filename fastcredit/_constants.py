@@ -29,6 +29,8 @@ STAT_SAMPLES = 2
 STAT_TRUNCATED = 3
 #: Most features of a masked row of fastcredit.shap (coalitions are uint64 masks).
 MASKED_MAX_FEATURES = 64
+#: Most players whose coalitions the affordable_pairs kernel keeps a bit each of.
+AFFORDABLE_DENSE_PLAYERS = 16
 
 # --- auction -----------------------------------------------------------------
 AUCTION_MAX_ACTIONS = 16

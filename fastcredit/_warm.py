@@ -132,6 +132,8 @@ def _calls():
             backend="numba")],
         "sampling.background_mean": [lambda w=w: sampling._background_mean(
             x.reshape(1, 2, 3), w, backend="numba") for w in (None, x[:2])],
+        "sampling.affordable_pairs": [lambda: sampling._affordable_pairs(
+            np.array([[[0, 1, 2], [2, 1, 0]]], np.int32), 6, backend="numba")],
         "audit.bootstrap_median": [lambda: fc.paired_bootstrap(x, x[::-1], resamples=4, **nb)],
         "audit.bootstrap_mean_diff": [lambda: fc.contrastive_effects(
             x, 0.5, offsets=offsets, kind="continuous", resamples=4, backend="numba")],

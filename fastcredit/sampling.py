@@ -634,3 +634,25 @@ def _background_mean(outputs, weights=None, backend=None) -> np.ndarray:
     impl = _shap_kernels("sampling.background_mean", backend)
     impl.background_mean(outputs, weights, means)
     return means
+
+
+def _affordable_pairs(perms, max_evals: int, backend=None):
+    """(pairs (n,), counts (n,), masks (n, capacity)): for each row of orders
+    ``perms`` (n, n_pairs, k) int32, the most antithetic pairs (the first
+    ones, walked forward and backward) whose distinct coalitions, with {} and
+    N, fit in ``max_evals``, their number and those coalitions in the order
+    they first appear, each row padded with 2**64 - 1 (csrc/sampling.h,
+    fc_affordable_pairs; capacity = min(max_evals, 2 + 2 (k - 1) n_pairs)).
+    ValueError when an order is not a permutation (from the kernel)."""
+    perms = np.ascontiguousarray(perms, dtype=np.int32)
+    if perms.ndim != 3 or not 2 <= perms.shape[2] <= MASKED_MAX_FEATURES:
+        raise ValueError(f"perms must be (rows, pairs, k) with 2 <= k <= {MASKED_MAX_FEATURES}, "
+                         f"got shape {perms.shape}")
+    max_evals = check_int(max_evals, "max_evals", lo=2)
+    n_rows, n_pairs, k = perms.shape
+    capacity = min(max_evals, 2 + 2 * (k - 1) * n_pairs)
+    pairs, counts = np.empty(n_rows, dtype=np.int64), np.empty(n_rows, dtype=np.int64)
+    masks = np.empty((n_rows, capacity), dtype=np.uint64)
+    _shap_kernels("sampling.affordable_pairs", backend).affordable_pairs(
+        perms, max_evals, pairs, counts, masks)
+    return pairs, counts, masks

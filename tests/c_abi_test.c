@@ -608,6 +608,35 @@ static void check_shap_kernels(void)
            fc_background_mean(outputs, 3, 2, 0, NULL, means) == FC_EINVAL &&
            fc_background_mean(NULL, 3, 2, 1, NULL, means) == FC_EINVAL &&
            all_equal(means, 3, SENTINEL), "background mean: n_b, k, NULL refused");
+
+    {
+        /* 3 players: pair 0 (0 1 2) has {0} {0,1} and their complements
+         * {1,2} {2} (masks 1 3 6 4); pair 1 (2 1 0) the same four; pair 2
+         * (1 0 2) adds {1} and {0,2} (2 5). A budget of 6 takes two pairs,
+         * 8 all three. */
+        const int32_t orders[9] = {0, 1, 2, 2, 1, 0, 1, 0, 2}, twice[9] = {0, 0, 2, 2, 1, 0,
+                                                                           1, 0, 2};
+        const uint64_t two[8] = {0, 1, 3, 4, 6, 7, UINT64_MAX, UINT64_MAX};
+        uint64_t found[8];
+        int64_t pairs = -1, counts = -1;
+        int i, same = 1;
+        expect(fc_affordable_pairs(orders, 1, 3, 3, 6, 8, &pairs, &counts, found) == FC_OK &&
+               pairs == 2 && counts == 6, "affordable pairs: the budget stops the third pair");
+        for (i = 0; i < 8; i++) same &= found[i] == two[i];
+        expect(same, "affordable pairs: the coalitions in order, then the padding");
+        expect(fc_affordable_pairs(orders, 1, 3, 3, 8, 8, &pairs, &counts, found) == FC_OK &&
+               pairs == 3 && counts == 8 && found[2] == 2 && found[5] == 5 && found[7] == 7,
+               "affordable pairs: every pair fits");
+        pairs = counts = -1;
+        found[0] = 42;
+        expect(fc_affordable_pairs(twice, 1, 3, 3, 8, 8, &pairs, &counts, found) == FC_EINVAL &&
+               fc_affordable_pairs(orders, 1, 3, 3, 8, 7, &pairs, &counts, found) == FC_EINVAL &&
+               fc_affordable_pairs(orders, 1, 3, 1, 8, 8, &pairs, &counts, found) == FC_EINVAL &&
+               fc_affordable_pairs(orders, 1, 3, 3, 1, 8, &pairs, &counts, found) == FC_EINVAL &&
+               fc_affordable_pairs(NULL, 1, 3, 3, 8, 8, &pairs, &counts, found) == FC_EINVAL &&
+               pairs == -1 && counts == -1 && found[0] == 42,
+               "affordable pairs: a repeated player, capacity, k, max_evals, NULL refused");
+    }
 }
 
 /* ---- shaping ------------------------------------------------------------------ */

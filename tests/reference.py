@@ -541,6 +541,27 @@ def background_mean(outputs, weights=None) -> np.ndarray:
     return means
 
 
+def affordable_pairs(perms, max_evals: int):
+    """For each row of orders (rows, pairs, k): (pairs, the coalitions in
+    increasing order): pair by pair, its 2 (k - 1) coalitions (the prefixes
+    of 1 .. k-1 players of the order and their complements) counted where
+    first seen, as long as 2 + the distinct ones fit in max_evals; {} and N
+    among the coalitions."""
+    found = []
+    for row in perms:
+        k = len(row[0])
+        full, seen, taken = (1 << k) - 1, set(), 0
+        for order in row:
+            prefixes = [sum(1 << int(p) for p in order[:j]) for j in range(1, k)]
+            new = set(prefixes) | {full ^ s for s in prefixes}
+            if 2 + len(seen | new) > max_evals:
+                break
+            seen |= new
+            taken += 1
+        found.append((taken, sorted(seen | {0, full})))
+    return found
+
+
 def walk_marginals(v, order) -> np.ndarray:
     """The marginal of each player along one order: v(P + i) - v(P)."""
     out = np.zeros(len(order))

@@ -83,6 +83,7 @@ STRICTNESS = {
     "sampling.tree_permutations": BITS,
     "sampling.masked_rows": BITS,
     "sampling.background_mean": BITS,
+    "sampling.affordable_pairs": BITS,
     "auction.replay": BITS,
     "shaping.project": BITS,
     "shaping.tokens": BITS,
@@ -387,10 +388,21 @@ def python_game_cases():
                  lambda: ref.permutation_run(MaskGame(by_mask), 1, 0, 20, m=70))]
 
 
+def _affordable_found(found):
+    """(pairs, each row's masks one after another) of the affordable_pairs
+    kernel's (pairs, counts, masks) or the reference's [(pairs, masks)]."""
+    if isinstance(found, tuple):
+        pairs, counts, masks = found
+        found = [(p, m[:c]) for p, c, m in zip(pairs, counts, masks)]
+    return (np.array([p for p, _ in found], dtype=np.int64),
+            np.concatenate([np.array(m, dtype=np.uint64) for _, m in found]))
+
+
 def shap_kernel_cases():
     """The kernels under fastcredit.shap's explainers: orders that respect a
     cluster tree, the masked rows, the average over the background."""
-    from fastcredit.sampling import _background_mean, _masked_rows, _tree_permutations
+    from fastcredit.sampling import (_affordable_pairs, _background_mean, _masked_rows,
+                                     _tree_permutations)
     r = _rng(42)
     # a linkage of 7 players (scipy's order) and the chain and pair trees
     trees = {"m7": [[1, 2], [0, 7], [3, 4], [5, 9], [6, 10], [8, 11]],
@@ -405,6 +417,8 @@ def shap_kernel_cases():
     outputs = r.normal(size=(30, 7, 3))
     outputs[3, 2, 1] = np.nan
     weights = r.random(7)
+    orders = {k: np.argsort(r.random((3, 12, k)), axis=2).astype(np.int32) for k in (5, 10, 20, 64)}
+    affordable = [(5, 2), (5, 12), (5, 31), (10, 60), (10, 10**6), (20, 150), (64, 700)]
     return [
         Case(("sampling.tree_permutations",), "trees",
              lambda backend: {name: _tree_permutations(t, 2**64 - 5, 9, 3, backend=backend)
@@ -430,6 +444,17 @@ def shap_kernel_cases():
                       "weighted": ref.background_mean(outputs, weights),
                       "one-row": ref.background_mean(outputs[:, :1]),
                       "empty": np.zeros((0, 3))}),
+        # a bit per coalition (k = 5, 10) and the hash set (k = 20, 64); budgets
+        # that stop inside the pairs, at the first, and never
+        Case(("sampling.affordable_pairs",), "dense-hash-budgets",
+             lambda backend: {f"k{k}-{budget}-{part}": array
+                              for k, budget in affordable for part, array in zip(
+                                  ("pairs", "masks"), _affordable_found(_affordable_pairs(
+                                      orders[k], budget, backend=backend)))},
+             lambda: {f"k{k}-{budget}-{part}": array
+                      for k, budget in affordable for part, array in zip(
+                          ("pairs", "masks"), _affordable_found(ref.affordable_pairs(
+                              orders[k], budget)))}, rtol=0),
     ]
 
 

@@ -513,3 +513,27 @@ def test_shap_kernels_refuse_what_they_cannot_read_writing_nothing(backend):
             _background_mean(np.zeros(shape), backend=backend)
     with pytest.raises(ValueError, match="outputs must be"):
         _background_mean(np.zeros((3, 2)), backend=backend)
+
+
+@pytest.mark.parametrize("backend", fc.available_backends())
+@pytest.mark.parametrize("k", [2, 7, 16, 17, 40, 64])
+def test_affordable_pairs_are_the_reference_and_refuse_what_is_not_an_order(backend, k):
+    """The affordable pairs (the kernel's bit per coalition up to 16
+    players, its hash set beyond) equal the reference's pair-by-pair count,
+    on budgets that stop before the first pair, inside and after all of
+    them; the coalitions are sorted and the row padded with 2**64 - 1; an
+    order with a repeated or missing player is refused."""
+    from fastcredit.sampling import _affordable_pairs
+    orders = np.argsort(np.random.default_rng(k).random((3, 9, k)), axis=2).astype(np.int32)
+    for budget in (2, 2 * k, 5 * k, 10**6):
+        pairs, counts, masks = _affordable_pairs(orders, budget, backend=backend)
+        for row, (want_pairs, want_masks) in enumerate(ref.affordable_pairs(orders, budget)):
+            assert pairs[row] == want_pairs and counts[row] == len(want_masks)
+            assert masks[row, :counts[row]].tolist() == want_masks
+            assert (masks[row, counts[row]:] == np.uint64(2**64 - 1)).all()
+    bad = orders.copy()
+    bad[1, 4, 0] = bad[1, 4, 1]
+    with pytest.raises(ValueError, match="permutation"):
+        _affordable_pairs(bad, 100, backend=backend)
+    with pytest.raises(ValueError, match="perms must be"):
+        _affordable_pairs(orders[..., :1], 100, backend=backend)

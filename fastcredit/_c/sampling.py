@@ -4,7 +4,7 @@ import numpy as np
 from . import check, ffi, lib, ptr, suffix
 
 __all__ = ["permutations", "permutation_shapley", "tree_permutations", "masked_rows",
-           "background_mean"]
+           "background_mean", "affordable_pairs"]
 
 
 def permutations(seed, game, first_unit, perms):
@@ -50,3 +50,10 @@ def background_mean(outputs, weights, means):
                                  outputs.shape[2], ffi.NULL if weights is None else ptr(weights),
                                  ptr(means)), "fc_background_mean",
           lambda: f"outputs must be (c, n_b >= 1, k >= 1), got shape {outputs.shape}")
+
+
+def affordable_pairs(perms, max_evals, pairs, counts, masks):
+    check(lib.fc_affordable_pairs(ptr(perms), perms.shape[0], perms.shape[1], perms.shape[2],
+                                  max_evals, masks.shape[1], ptr(pairs), ptr(counts),
+                                  ptr(masks)), "fc_affordable_pairs",
+          lambda: "every order must be a permutation of 0..k-1")

@@ -13,6 +13,11 @@ Signatures:
     background_mean(outputs, weights, means)
         outputs (c, n_b, k) float64; weights (n_b,) float64 or None; means (c, k).
         Raises ValueError unless n_b >= 1 and k >= 1 (as the C twin).
+    affordable_pairs(perms, max_evals, pairs, counts, masks)
+        perms (n_rows, n_pairs, k) int32, 2 <= k <= 64; max_evals >= 2; pairs,
+        counts (n_rows,) int64; masks (n_rows, capacity) uint64, capacity >=
+        min(max_evals, 2 + 2 (k - 1) n_pairs). Raises ValueError, nothing
+        written, when an order is not a permutation (as the C twin refuses it).
     permutation_shapley(v, seed, first_game, max_walks, budget, antithetic,
                         cache_endpoints, tol, min_samples, values, stderr, stats)
         v (B, 2**m) float32/float64; values, stderr (B, m); stats (B, STATS) int64
@@ -36,12 +41,13 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from .._constants import STAT_EVALS, STAT_SAMPLES, STAT_TRUNCATED, STAT_WALKS
+from .._constants import (AFFORDABLE_DENSE_PLAYERS, STAT_EVALS, STAT_SAMPLES,
+                          STAT_TRUNCATED, STAT_WALKS)
 from .rng import below, next_u64
 from .rng import key as rng_key
 
 __all__ = ["permutations", "permutation_shapley", "tree_permutations", "masked_rows",
-           "background_mean"]
+           "background_mean", "affordable_pairs"]
 
 jit = njit(cache=True, nogil=True)
 
@@ -389,3 +395,97 @@ def background_mean(outputs, weights, means):
                 for b in range(1, n_b):
                     total += weights[b] * outputs[c, b, o]
                 means[c, o] = total
+
+
+#: The multiplier of the coalition sets' hash (Fibonacci hashing), as C's.
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@jit
+def _set_slot(slots, bits, key):
+    """The slot of key (nonzero) in the set ``slots`` (2**bits, 0 = empty),
+    or the empty slot it would take; linear probing, like C's set_slot."""
+    last = (_ONE << np.uint64(bits)) - _ONE
+    i = (key * _GOLDEN) >> np.uint64(64 - bits)
+    while slots[i] != 0 and slots[i] != key:
+        i = (i + _ONE) & last
+    return i
+
+
+@jit
+def affordable_pairs(perms, max_evals, pairs, counts, masks):
+    """Each row's antithetic pairs that fit max_evals distinct coalitions,
+    and those coalitions in increasing order, padded with 2**64 - 1; like
+    fc_affordable_pairs (csrc/sampling.h): a bit per coalition up to
+    AFFORDABLE_DENSE_PLAYERS players, else a hash set."""
+    n_rows, n_pairs, k = perms.shape
+    width = 2 * (k - 1)
+    for r in range(n_rows):
+        for p in range(n_pairs):
+            seen = np.uint64(0)
+            for j in range(k):
+                player = perms[r, p, j]
+                if player < 0 or player >= k or (seen >> np.uint64(player)) & _ONE:
+                    raise ValueError("affordable_pairs: every order must be a permutation "
+                                     "of 0..k-1")
+                seen |= _ONE << np.uint64(player)
+    if n_rows == 0:
+        return
+    dense = k <= AFFORDABLE_DENSE_PLAYERS
+    need = max_evals if n_pairs > (max_evals - 2) // width else 2 + width * n_pairs
+    bits = 2
+    while (1 << bits) < 2 * need:
+        bits += 1
+    slots = np.zeros(((1 << k) // 64 + 1) if dense else (1 << bits), dtype=np.uint64)
+    full = _ALL if k == 64 else (_ONE << np.uint64(k)) - _ONE
+    keys = np.empty(width, dtype=np.uint64)
+    for r in range(n_rows):
+        out = masks[r]
+        out[0] = 0
+        count = 1
+        taken = 0
+        for p in range(n_pairs):
+            prefix = np.uint64(0)
+            for j in range(k - 1):
+                prefix |= _ONE << np.uint64(perms[r, p, j])
+                keys[j] = prefix
+                keys[k - 1 + j] = prefix ^ full
+            fresh = 0
+            for j in range(width):
+                if dense:
+                    fresh += 1 - np.int64((slots[keys[j] >> np.uint64(6)]
+                                           >> (keys[j] & np.uint64(63))) & _ONE)
+                elif slots[_set_slot(slots, bits, keys[j])] == 0:
+                    fresh += 1
+            if count + fresh + 1 > max_evals:
+                break
+            for j in range(width):
+                if dense:
+                    slots[keys[j] >> np.uint64(6)] |= _ONE << (keys[j] & np.uint64(63))
+                else:
+                    at = _set_slot(slots, bits, keys[j])
+                    if slots[at] == 0:
+                        slots[at] = keys[j]
+                        out[count] = keys[j]
+                        count += 1
+            if dense:
+                count += fresh
+            taken += 1
+        if dense:
+            # the coalitions in increasing order, the set emptied for the next row
+            at = 1
+            for i in range(slots.shape[0]):
+                word = slots[i]
+                for bit in range(64):
+                    if (word >> np.uint64(bit)) & _ONE:
+                        out[at] = (np.uint64(i) << np.uint64(6)) | np.uint64(bit)
+                        at += 1
+                slots[i] = 0
+        else:
+            out[1:count] = np.sort(out[1:count])
+            slots[:] = 0
+        out[count] = full
+        count += 1
+        pairs[r] = taken
+        counts[r] = count
+        out[count:] = _ALL
