@@ -1702,6 +1702,86 @@ static void fuzz_shap_kernels(void)
         free(masks);
         free(owner);
     }
+
+    {
+        /* affordable pairs against a pair-by-pair count with a linear search */
+        const int k = (int)irange(2, chance(20) ? FC_MASKED_MAX_FEATURES : 20);
+        const int64_t n_rows = irange(0, 3), n_pairs = irange(0, 12), max_evals = irange(2, 300);
+        const int64_t every = 2 + 2 * (int64_t)(k - 1) * n_pairs;
+        const int64_t need = every < max_evals ? every : max_evals, capacity = need + irange(0, 3);
+        const uint64_t full = k == 64 ? ~(uint64_t)0 : ((uint64_t)1 << k) - 1;
+        int32_t *orders = NEW(int32_t, n_rows * n_pairs * k);
+        uint64_t *found = NEW(uint64_t, n_rows * capacity), *want = NEW(uint64_t, capacity);
+        int64_t *pairs = NEW(int64_t, n_rows), *counts = NEW(int64_t, n_rows);
+        const size_t fb = (size_t)(n_rows * capacity) * sizeof(uint64_t);
+        int64_t r, p, i, t;
+        int j;
+        for (r = 0; r < n_rows * n_pairs; r++) {
+            int32_t *order = orders + r * k;
+            for (j = 0; j < k; j++) order[j] = j;
+            for (j = k - 1; j > 0; j--) {
+                const int at = (int)irange(0, j);
+                const int32_t swap = order[j];
+                order[j] = order[at];
+                order[at] = swap;
+            }
+        }
+        poison(found, fb);
+        CALL("fc_affordable_pairs");
+        CHECK(fc_affordable_pairs(orders, n_rows, n_pairs, k, max_evals, capacity, pairs, counts,
+                                  found) == FC_OK, "valid call refused");
+        for (r = 0; r < n_rows; r++) {
+            int64_t count = 2, taken = 0;
+            want[0] = 0;
+            want[1] = full;
+            for (p = 0; p < n_pairs; p++) {
+                const int32_t *order = orders + (r * n_pairs + p) * k;
+                uint64_t keys[2 * (FC_MASKED_MAX_FEATURES - 1)], prefix = 0;
+                int64_t fresh = 0;
+                for (j = 0; j < k - 1; j++) {
+                    prefix |= (uint64_t)1 << order[j];
+                    keys[2 * j] = prefix;
+                    keys[2 * j + 1] = prefix ^ full;
+                }
+                for (j = 0; j < 2 * (k - 1); j++) {
+                    for (i = 0; i < count && want[i] != keys[j]; i++) {}
+                    fresh += i == count;
+                }
+                if (count + fresh > max_evals) break;
+                for (j = 0; j < 2 * (k - 1); j++) {
+                    for (i = 0; i < count && want[i] != keys[j]; i++) {}
+                    if (i == count) want[count++] = keys[j];
+                }
+                taken++;
+            }
+            for (i = 1; i < count; i++)             /* insertion sort */
+                for (t = i; t > 0 && want[t - 1] > want[t]; t--) {
+                    const uint64_t swap = want[t];
+                    want[t] = want[t - 1];
+                    want[t - 1] = swap;
+                }
+            CHECK(pairs[r] == taken && counts[r] == count, "affordable pairs != pair-by-pair count");
+            for (i = 0; i < capacity; i++)
+                CHECK(found[r * capacity + i] == (i < count ? want[i] : UINT64_MAX),
+                      "affordable coalitions != sorted distinct prefixes, then padding");
+        }
+        if (n_rows > 0 && n_pairs > 0) {
+            int32_t *order = orders + irange(0, n_rows * n_pairs - 1) * k;
+            const int32_t was = order[0];
+            poison(found, fb);
+            order[0] = chance(50) ? order[1] : (chance(50) ? k : -1);
+            REFUSED(fc_affordable_pairs(orders, n_rows, n_pairs, k, max_evals, capacity, pairs,
+                                        counts, found), found, fb, "an order not a permutation");
+            order[0] = was;
+            REFUSED(fc_affordable_pairs(orders, n_rows, n_pairs, k, max_evals, need - 1, pairs,
+                                        counts, found), found, fb, "capacity too small");
+        }
+        free(orders);
+        free(found);
+        free(want);
+        free(pairs);
+        free(counts);
+    }
 }
 
 static void fuzz_sampling(void)
