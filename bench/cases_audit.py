@@ -200,8 +200,8 @@ def _request_cases(quick, rng):
                if r.threads == 1 else "",
                # 6-17 ms calls: the best of 7 read public ÷ kernel 1.38 / 1.45 (C, 1 / 2
                # threads) where 40 turns read 1.02 / 1.06, Numba 1.02 / 1.04 (load 1.2):
-               # a 2-thread call needs both cores free throughout
-               threads=(1, 2), key="audit.bootstrap_median", repeats=40,
+               # a 2-thread call needs both cores free throughout (100 turns: ~8 s)
+               threads=(1, 2), key="audit.bootstrap_median", repeats=100,
                bare=_bare_bootstrap(cos_a, cos_b, resamples))
     credit = reference + rng.normal(size=reference.shape)
     yield Case("alignment", f"{requests} requests x m={M}",
@@ -262,7 +262,9 @@ def _bare_derangement(n):
     caches the previous call left, and a fresh array takes the pages the
     previous call just freed, still cached, where a prepared one had been
     evicted by the calls between (in fixed turns on the AMD EPYC: prepared
-    6.6-7.7 ms, fresh 4.3-4.9 ms, either backend)."""
+    6.6-7.7 ms, fresh 4.3-4.9 ms, either backend). Under load (5) the bare
+    call against itself in the public call's turn read 1.05 / 1.17 (C /
+    Numba, best of 40): the case takes 100 turns (~2 s)."""
     def prepare(backend, threads):
         impl = kernels("audit.derangement", backend)
 
@@ -352,7 +354,7 @@ def _trajectory_cases(quick, rng):
                    backend=backend),
                Limit(factual, alternative, f_off),
                Alternative("NumPy add.reduceat", numpy_replay, repeats=5),
-               key="audit.replay_advantage", repeats=20,
+               key="audit.replay_advantage", repeats=50,
                bare=_bare_replay(factual, alternative, f_off))
 
 
@@ -363,7 +365,7 @@ def _control_cases(quick, rng):
                Limit(np.empty(n, dtype=np.int64)),      # the permutation it writes
                Alternative("NumPy permutation until no fixed point",
                            lambda: _numpy_derangement(n, 0), repeats=5),
-               key="audit.derangement", repeats=20, bare=_bare_derangement(n))
+               key="audit.derangement", repeats=100, bare=_bare_derangement(n))
     steps, k, resamples = (20, 16, 1_000) if quick else (200, 16, 10_000)
     vals = rng.normal(size=(steps, k))
     obs = rng.normal(size=k)
