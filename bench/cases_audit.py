@@ -337,7 +337,7 @@ def _trajectory_cases(quick, rng):
                Limit(credit, offsets),
                Alternative("NumPy lexsort(group, random)",
                            lambda: _numpy_shuffle_within(credit, offsets, 0), repeats=5),
-               key="audit.shuffle", repeats=7, bare=_bare_shuffle(credit, offsets, shuffled))
+               key="audit.shuffle", repeats=50, bare=_bare_shuffle(credit, offsets, shuffled))
     f_off = np.arange(0, 8 * n + 1, 8)
     factual = (rng.random(8 * n) < 0.3).astype(float)
     alternative = (rng.random(8 * n) < 0.3).astype(float)

@@ -29,8 +29,12 @@ def real_float64(x, name: str) -> np.ndarray:
 
 
 def check_rng_rows(offsets: np.ndarray, name: str, row_name: str) -> None:
-    """Every row of CSR ``offsets`` is short enough for the kernels' draws of
-    an index within it (``fc_rng_below`` draws below 2**32)."""
+    """Every row of CSR ``offsets`` (checked: non-decreasing) is short enough
+    for the kernels' draws of an index within it (``fc_rng_below`` draws
+    below 2**32). Rows of at most 2**32 values in all need no pass over them
+    (np.diff's pass cost ~40 us warm at 50,000 rows, 3-4 % of a shuffle)."""
+    if offsets[-1] - offsets[0] <= RNG_MAX_RANGE:
+        return
     long = np.flatnonzero(np.diff(offsets) > RNG_MAX_RANGE)
     if long.size:
         raise ValueError(f"{name}: {row_name} {int(long[0])} has more than 2**32 values")
