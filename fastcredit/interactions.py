@@ -499,11 +499,14 @@ def _exact(flat, m, index, order, nt, backend):
                                   resolve("tables.moebius", backend) if moebius else None)
 
     n_games = flat.shape[0]
-    # the result, a scratch row per thread that gets work and the Moebius
-    # coefficients; under check_memory's 1 MiB not even the call (~0.4 us of
-    # a 35 us call at m = 12, with its message's function)
-    entries = n_games * per_game + \
-        ((min(nt, max(n_games, order + 1)) + (to_moebius is not None)) << m)
+    # the result, and unless this thread holds scratch for m already, a row
+    # per thread that gets work and the Moebius coefficients (reading the
+    # system's figure took 0.2 ms of a 15 ms call at m = 20); under
+    # check_memory's 1 MiB not even the call (~0.4 us of a 35 us call at
+    # m = 12, with its message's function)
+    entries = n_games * per_game
+    if _kept.m != m:
+        entries += (min(nt, max(n_games, order + 1)) + (to_moebius is not None)) << m
     if entries >= 1 << 17:
         check_memory(8 * entries, f"interactions of v ({n_games:,} games of m = {m} players "
                                   f"up to order {order})")
