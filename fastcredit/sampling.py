@@ -21,7 +21,6 @@ estimates, on the C and Numba backends and for any thread count.
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -542,23 +541,6 @@ def permutation_shapley(game, m: int | None = None, *, permutations: int | None 
 # --- and check the arrays; each is checked here once more where a Numba twin
 # --- would otherwise read out of bounds)
 
-@functools.lru_cache(maxsize=None)
-def _resolved_kernels(kernel: str, backend: str):
-    """The sampling kernels of a named backend (resolve's checks on its
-    first call; their outcome for a given name does not change)."""
-    return kernels("sampling", resolve(kernel, backend))
-
-
-def _shap_kernels(kernel: str, backend):
-    """The sampling kernels for ``kernel`` and ``backend``: a named backend's
-    looked up once (resolve and kernels were ~0.4 us of a 5 us background
-    mean, AMD EPYC Zen 4), None's resolved on every call (it reads the
-    environment)."""
-    if backend.__class__ is str:
-        return _resolved_kernels(kernel, backend)
-    return kernels("sampling", resolve(kernel, backend))
-
-
 def _tree_permutations(children, seed: int, n_units: int, first_unit: int = 0,
                        backend=None) -> np.ndarray:
     """The orders (n_units, m) int32 of the m players that keep every cluster
@@ -612,7 +594,7 @@ def _masked_rows(background, xs, masks, owner, out=None, backend=None) -> np.nda
                          f"{m}); got {out.dtype} {out.shape}")
     else:
         rows = out[:len(masks) * n_b]
-    impl = _shap_kernels("sampling.masked_rows", backend)
+    impl = kernels("sampling", resolve("sampling.masked_rows", backend))
     impl.masked_rows(background, xs, masks, owner, rows)
     return rows
 
@@ -631,7 +613,7 @@ def _background_mean(outputs, weights=None, backend=None) -> np.ndarray:
         if weights.shape != outputs.shape[1:2]:
             raise ValueError(f"weights must be ({outputs.shape[1]},), got {weights.shape}")
     means = np.empty((len(outputs), outputs.shape[2]))
-    impl = _shap_kernels("sampling.background_mean", backend)
+    impl = kernels("sampling", resolve("sampling.background_mean", backend))
     impl.background_mean(outputs, weights, means)
     return means
 
@@ -653,6 +635,6 @@ def _affordable_pairs(perms, max_evals: int, backend=None):
     capacity = min(max_evals, 2 + 2 * (k - 1) * n_pairs)
     pairs, counts = np.empty(n_rows, dtype=np.int64), np.empty(n_rows, dtype=np.int64)
     masks = np.empty((n_rows, capacity), dtype=np.uint64)
-    _shap_kernels("sampling.affordable_pairs", backend).affordable_pairs(
+    kernels("sampling", resolve("sampling.affordable_pairs", backend)).affordable_pairs(
         perms, max_evals, pairs, counts, masks)
     return pairs, counts, masks
