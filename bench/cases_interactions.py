@@ -153,11 +153,13 @@ def _against_shapiq(quick):
 def _large(quick):
     """Order-2 SII, STII, FSII of one game at m = 20 (target < 1 s) and at
     m = 24 (within memory). A call at m = 24 takes 1-2 s and moved 1.0-1.9 s
-    between consecutive calls on the shared 2-core AMD EPYC: the best of 3
-    (~40 s for its 8 runs), where the best of 1 was no measurement; m = 20's
-    15-25 ms calls the best of 15."""
+    between consecutive calls on the shared 2-core AMD EPYC: the best of 4
+    (two turns in each order; ~60 s for its 8 runs on a quiet machine), where
+    the best of 1 was no measurement (C 1 thread, load 4-5: a best of 3 read
+    0.95-1.23 in turn, a best of 8 1.04); m = 20's 15-25 ms calls the best of
+    15."""
     rng = np.random.default_rng(3)
-    for m, repeats in ((14, 3), (16, 1)) if quick else ((20, 15), (24, 3)):
+    for m, repeats in ((14, 3), (16, 1)) if quick else ((20, 15), (24, 4)):
         v = rng.random(1 << m)
         limit = Limit(v)
         for index in ("SII", "STII", "FSII") if m < 24 or quick else ("SII",):
