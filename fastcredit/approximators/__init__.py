@@ -123,7 +123,7 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         spex: t, the errors its BCH code corrects, 2..16 (default 5,
         shapiq's): a bin's singleton is found when its frequency K and the
         sign errors in the bin number at most t together, so t is the
-        largest interaction |K| SPEX detects (a soft limit: the peeling may
+        largest interaction size :math:`|K|` SPEX detects (a soft limit: the peeling may
         still find larger ones elsewhere). A larger t buys longer codes (more
         delays per subsample, fewer subsample points 2^b for the budget);
         when the budget leaves b <= 2, t is lowered towards 2, as shapiq's.
