@@ -254,24 +254,21 @@ def _bare_replay(factual, alternative, offsets):
     return prepare
 
 
-def _bare_derangement(n):
-    """fc_derangement (seed 0) into a fresh permutation, as any caller of the
-    kernel makes it for a new result (the public call has no ``out=``). Into
-    a prepared one public ÷ kernel read 0.87-1.20, by the order of the
-    turns: the kernel's random swaps over 8 MB run at the speed of the
-    caches the previous call left, and a fresh array takes the pages the
-    previous call just freed, still cached, where a prepared one had been
-    evicted by the calls between (in fixed turns on the AMD EPYC: prepared
-    6.6-7.7 ms, fresh 4.3-4.9 ms, either backend). Under load (5) the bare
-    call against itself in the public call's turn read 1.05 / 1.17 (C /
-    Numba, best of 40): the case takes 100 turns (~2 s)."""
+def _bare_derangement(perm):
+    """fc_derangement (seed 0) into ``perm``, the array the public call
+    writes with ``out=``: the kernel's random swaps over 8 MB run at the
+    speed of the memory they land in (its caches, and how much of it the
+    system backs with huge pages), so both sides write the same array. Each
+    making a fresh one, public ÷ kernel read 0.87-1.25 by the turns' order
+    and which freed block each side's allocation got (C 0.92 and Numba 1.21
+    in one run, C 1.25 and Numba 0.97 in the run before, AMD EPYC Zen 4,
+    load 1): not the public call's ~40 us of checks."""
     def prepare(backend, threads):
         impl = kernels("audit.derangement", backend)
 
         def call():
-            out = np.empty(n, dtype=np.int64)
-            impl.derangement(n, np.uint64(0), out)
-            return out
+            impl.derangement(perm.shape[0], np.uint64(0), perm)
+            return perm
 
         return call
     return prepare
@@ -363,12 +360,13 @@ def _trajectory_cases(quick, rng):
 
 def _control_cases(quick, rng):
     n = 10_000 if quick else 1_000_000
-    yield Case("derangement", f"n={n:,}",
-               lambda backend, threads: fc.derangement(n, seed=0, backend=backend),
-               Limit(np.empty(n, dtype=np.int64)),      # the permutation it writes
+    perm = np.empty(n, dtype=np.int64)   # written by both sides (see _bare_derangement)
+    yield Case("derangement", f"n={n:,}, into out=",
+               lambda backend, threads: fc.derangement(n, seed=0, out=perm, backend=backend),
+               Limit(perm),      # the permutation it writes
                Alternative("NumPy permutation until no fixed point",
                            lambda: _numpy_derangement(n, 0), repeats=5),
-               key="audit.derangement", repeats=100, bare=_bare_derangement(n))
+               key="audit.derangement", repeats=100, bare=_bare_derangement(perm))
     steps, k, resamples = (20, 16, 1_000) if quick else (200, 16, 10_000)
     vals = rng.normal(size=(steps, k))
     obs = rng.normal(size=k)

@@ -10,10 +10,15 @@ chunk of games the Moebius transform (cardinal indices) and one
 fc_graded_sums per subset size, split over threads as it splits them (games
 of a batch; the subset sizes of one large game), into fresh result arrays
 (flat, one per subset size, as any caller of the kernels has to make for a
-new result: the public call has no `out=`) and scratch arrays made once (on the
-warm-up call, per thread chunk). So the ratio counts the validation, the
-weight tables' cache look-up, the memory check, the copy of v(∅), the fresh
-scratch arrays and the result object of every public call.
+new result: the public call has no `out=`) and scratch arrays as the public
+call gets them (`interactions._scratch`: a thread keeps its scratch up to 16
+MiB between calls, one game of m = 20 and its Moebius coefficients; larger
+scratch, 256-384 MB at m = 24, is made and mapped per call and dropped after
+it, so a caller of the kernels that does not hold that memory between calls
+pays for mapping it too: ~0.1 s of a 0.9 s call, which the public call read
+as 1.12-1.19x a bare call keeping it, AMD EPYC Zen 4, load 1). So the ratio
+counts the validation, the weight tables' cache look-up, the memory check,
+the copy of v(∅) and the result object of every public call.
 """
 from __future__ import annotations
 
@@ -57,22 +62,15 @@ def _bare(v, index, order):
         sizes = list(range(1, k + 1)) + ([0] if own_empty else [])
         masks = {s: interactions._subset_masks(m, s) for s in sizes}
         rows = {s: (up[s], np.zeros(0) if down is None else down[s]) for s in sizes}
-        made = {}
         step = max(1, interactions._CHUNK_ENTRIES >> m)
-
-        def scratch(name, shape):
-            """A scratch array made on the warm-up call, reused by the timed ones."""
-            if (name, shape) not in made:
-                made[name, shape] = np.empty(shape)
-            return made[name, shape]
+        large = m >= interactions._LARGE_SCRATCH_M
 
         def sums(x, s, first, work):
             graded(x, *rows[s], masks[s], work,
                    values[s][first * counts[s]:(first + x.shape[0]) * counts[s]])
 
         def by_games(a, b):
-            work = scratch(("work", a), 1 << m)
-            buf = scratch(("moebius", a), (min(step, b - a), 1 << m)) if to_moebius else None
+            work, buf = interactions._scratch(m, min(step, b - a) if to_moebius else 0)
             for c0 in range(a, b, step):
                 x = flat[c0:min(b, c0 + step)]
                 if to_moebius:
@@ -80,16 +78,21 @@ def _bare(v, index, order):
                     x = buf[:x.shape[0]]
                 for s in sizes:
                     sums(x, s, c0, work)
+            if large:
+                interactions._drop_large_scratch()
 
         def by_sizes():
             x = flat[:1]
             if to_moebius:
-                to_moebius(flat[:1], scratch("moebius", x.shape))
-                x = scratch("moebius", x.shape)
+                x = interactions._scratch(m, 1)[1][:1]
+                to_moebius(flat[:1], x)
 
             def part(i, j):
+                work = interactions._scratch(m, 0)[0]
                 for s in sizes[i:j]:
-                    sums(x, s, 0, scratch(("work", i), 1 << m))
+                    sums(x, s, 0, work)
+                if large:
+                    interactions._drop_large_scratch()
 
             _parallel.run(part, len(sizes), nt)
 

@@ -254,11 +254,16 @@ def interleaved(calls: dict, repeats: int) -> tuple[dict, dict]:
     finds the pool's thread just idle and the other core awake, one after a
     1-thread call does not (token_advantages' 2-thread public ÷ kernel read
     1.07-1.28 with the bare call second and 0.93-1.13 with it first, best of
-    100-150 on the shared AMD EPYC Zen 4, load 5-8)."""
+    100-150 on the shared AMD EPYC Zen 4, load 5-8). A call's previous output
+    is released before it runs, so that each call makes its result in the
+    memory its own last result left, not in whatever the calls between freed
+    (derangement's public ÷ kernel, both making a fresh 8 MB result, read
+    1.25 with each output released after the next call, AMD EPYC, load 1)."""
     outs = {label: fn() for label, fn in calls.items()}
     best = dict.fromkeys(calls, float("inf"))
     for turn in range(repeats):
         for label, fn in reversed(calls.items()) if turn % 2 else calls.items():
+            outs[label] = None
             t0 = time.perf_counter()
             outs[label] = fn()
             best[label] = min(best[label], time.perf_counter() - t0)

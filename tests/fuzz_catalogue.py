@@ -1551,7 +1551,8 @@ def out_variants() -> list[Variant]:
     V = Variant
     other = lambda r: np.float32 if r.dtype == np.float64 else np.float64  # noqa: E731
     return [V("other-float", REFUSE, lambda r: np.zeros(r.shape, other(r))),
-            V("int64", REFUSE, lambda r: np.zeros(r.shape, np.int64)),
+            V("int64", REFUSE,   # int32 where the result is int64 (a derangement's)
+              lambda r: np.zeros(r.shape, np.int32 if r.dtype == np.int64 else np.int64)),
             V("wrong-shape", REFUSE, lambda r: np.zeros(r.shape + (1,), r.dtype)),
             V("flat", REFUSE, lambda r: np.zeros(r.size + 1, r.dtype)),
             V("readonly", REFUSE, lambda r: _readonly(np.zeros_like(r))),

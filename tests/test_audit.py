@@ -232,6 +232,20 @@ def test_derangement_matches_reference(n, backend):
         assert np.all(p != np.arange(n)) and sorted(p) == list(range(n))
 
 
+@pytest.mark.parametrize("n", [2, 1000])
+def test_derangement_into_out(n, backend):
+    out = np.full(n, -7, dtype=np.int64)
+    assert fc.derangement(n, seed=5, out=out, backend=backend) is out
+    assert out.tolist() == ref.derangement(n, 5)
+    with pytest.raises(TypeError, match="out must have dtype int64"):
+        fc.derangement(n, out=np.zeros(n))
+    with pytest.raises(ValueError, match=r"out must have shape \(%d,\)" % n):
+        fc.derangement(n, out=np.zeros(n + 1, dtype=np.int64))
+    with pytest.raises(ValueError, match="out must be a writeable C-contiguous array"):
+        fc.derangement(n, out=np.zeros(2 * n, dtype=np.int64)[::2])
+    assert out.tolist() == ref.derangement(n, 5)   # refused calls wrote nothing
+
+
 def test_derangement_is_uniform():
     # the two derangements of 3 items are equally likely
     first = [fc.derangement(3, seed=s)[0] for s in range(4000)]

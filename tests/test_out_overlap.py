@@ -175,11 +175,13 @@ def _out_with(want, array):
 
 
 def test_functions_without_array_inputs_are_the_known_ones(tmp_path):
-    """table_from_function reads no array (its fn is the caller's code) and
-    auction_replay reads only its Pools (tested below); a new function with
-    out= and no array input needs a test of its own, like the Pools one."""
+    """table_from_function reads no array (its fn is the caller's code),
+    derangement none at all (n and a seed), and auction_replay only its
+    Pools (tested below); a new function with out= and no array input needs
+    a test of its own, like the Pools one."""
     bare = {name for name, t in OUT_TARGETS.items() if not _array_inputs(t, tmp_path)[1]}
-    assert bare == {"fastcredit.table_from_function", "fastcredit.auction_replay"}
+    assert bare == {"fastcredit.table_from_function", "fastcredit.auction_replay",
+                    "fastcredit.derangement"}
     assert [p.name for p in fz.parameters(OUT_TARGETS["fastcredit.auction_replay"])
             if p.default is inspect.Parameter.empty] == ["pools"]
 

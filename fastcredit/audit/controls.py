@@ -8,7 +8,7 @@ from .. import _parallel
 from .._backend import kernels, resolve
 from .._constants import RNG_MAX_RANGE
 from .._params import CONTROLS, MIN_STEPS, SEED
-from .._validation import (as_sequence, check_int, check_memory, dense_offsets, float64_array,
+from .._validation import (as_sequence, check_int, dense_offsets, float64_array,
                            output, row_offsets)
 from ._data import check_rng_rows, float64_vector, trajectories
 from .agreement import alignment
@@ -95,7 +95,7 @@ def shuffle_within(values, offsets, *, seed=0, stream=0, out=None, threads=None,
     return res
 
 
-def derangement(n, *, seed=0, backend=None) -> np.ndarray:
+def derangement(n, *, seed=0, out=None, backend=None) -> np.ndarray:
     r"""A uniformly random derangement of 0..n-1 (no fixed points).
 
     ``perm[i] != i`` for every i: giving item i the context (or credit) of
@@ -108,22 +108,28 @@ def derangement(n, *, seed=0, backend=None) -> np.ndarray:
         Number of items.
     seed : int in [0, 2**64)
         Seed of the RNG stream.
+    out : ndarray (n,) int64, optional
+        Written with the permutation and returned (a writeable C-contiguous
+        array); a new array when None.
     backend : {None, "c", "numba"}
         None picks the faster one (see :mod:`fastcredit._backend`).
 
     Returns
     -------
     ndarray (n,) int64
-        ``perm``, a permutation of 0..n-1 with ``perm[i] != i``.
+        ``perm``, a permutation of 0..n-1 with ``perm[i] != i`` (``out`` when
+        given).
 
     Raises
     ------
     ValueError
         If ``n`` is not in [2, 2**32] or its permutation would not fit in
-        memory, ``seed`` is outside [0, 2**64), or ``backend`` is not None,
+        memory, ``seed`` is outside [0, 2**64), ``out`` has the wrong shape
+        or is not writeable and C-contiguous, or ``backend`` is not None,
         "c" or "numba" or is not available.
     TypeError
-        If ``n`` or ``seed`` is not an integer.
+        If ``n`` or ``seed`` is not an integer, or ``out`` not an int64
+        numpy array.
 
     Examples
     --------
@@ -133,11 +139,10 @@ def derangement(n, *, seed=0, backend=None) -> np.ndarray:
     (True, [0, 1, 2, 3, 4])
     """
     n = check_int(n, "n", lo=2, hi=RNG_MAX_RANGE)
-    check_memory(8 * n, f"n = {n:,} (the permutation, int64)")
-    out = np.empty(n, dtype=np.int64)
+    res = output(out, (n,), dtype=np.int64)
     kernels("audit", resolve("audit.derangement", backend)).derangement(
-        n, np.uint64(SEED.check(seed)), out)
-    return out
+        n, np.uint64(SEED.check(seed)), res)
+    return res
 
 
 def _control_signals(x, off, controls, seed, threads, backend) -> dict:
