@@ -8,7 +8,7 @@ from .. import _parallel
 from .._backend import kernels, resolve
 from .._constants import RNG_MAX_RANGE
 from .._params import CONTROLS, MIN_STEPS, SEED
-from .._validation import (as_sequence, check_int, dense_offsets, float64_array,
+from .._validation import (as_sequence, check_int, check_memory, dense_offsets, float64_array,
                            output, row_offsets)
 from ._data import check_rng_rows, float64_vector, trajectories
 from .agreement import alignment
@@ -139,7 +139,11 @@ def derangement(n, *, seed=0, out=None, backend=None) -> np.ndarray:
     (True, [0, 1, 2, 3, 4])
     """
     n = check_int(n, "n", lo=2, hi=RNG_MAX_RANGE)
-    res = output(out, (n,), dtype=np.int64)
+    if out is None:
+        check_memory(8 * n, f"n = {n:,} (the permutation, int64)")
+        res = np.empty(n, dtype=np.int64)
+    else:
+        res = output(out, (n,), dtype=np.int64)
     kernels("audit", resolve("audit.derangement", backend)).derangement(
         n, np.uint64(SEED.check(seed)), res)
     return res
