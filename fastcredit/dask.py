@@ -294,10 +294,13 @@ def _pieces(source: _Source, split_row_groups="infer", blocksize="256 MiB") -> l
                          f">= 1, got {split_row_groups!r}")
     if blocksize is not None:
         try:
-            blocksize = parse_bytes(blocksize)
+            size = parse_bytes(blocksize)
         except (ValueError, TypeError, AttributeError):
-            raise ValueError(f"blocksize must be a size in bytes (an int or a string such as "
-                             f"'256 MiB') or None, got {blocksize!r}") from None
+            size = -1
+        if isinstance(blocksize, bool) or size < 0:
+            raise ValueError(f"blocksize must be a size in bytes (an int >= 0 or a string "
+                             f"such as '256 MiB') or None, got {blocksize!r}")
+        blocksize = size
     pieces = []
     for index, file in enumerate(source.files):
         meta = source.open(file).metadata

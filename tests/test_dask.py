@@ -250,8 +250,9 @@ def test_partitions_follow_dd_read_parquets_options(source):
     for bad in (0, -1, "some", 1.5, None):
         with pytest.raises(ValueError, match="split_row_groups must be"):
             fdask._pieces(src, split_row_groups=bad)
-    with pytest.raises(ValueError, match="blocksize must be a size"):
-        fdask._pieces(src, blocksize="lots")
+    for bad in ("lots", -1, True, 2.5j):
+        with pytest.raises(ValueError, match="blocksize must be a size"):
+            fdask._pieces(src, blocksize=bad)
 
 
 def test_score_parquet_verifies_pages_and_the_action_count(client, source, tmp_path):
