@@ -30,6 +30,18 @@ static inline int csr_offsets_ok(const int64_t *offsets, int64_t n_groups)
     return 1;
 }
 
+/* The position of the lowest set bit of x (x != 0). */
+static inline int ctz64(uint64_t x)
+{
+#if defined(__GNUC__)
+    return __builtin_ctzll(x);
+#else
+    int c = 0;
+    while (!(x & 1)) { x >>= 1; c++; }
+    return c;
+#endif
+}
+
 /* Small helpers of hot loops, forced inline so a caller compiled with a
  * constant argument gets a specialised copy. */
 #if defined(__GNUC__)

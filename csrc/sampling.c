@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fastcredit.h"
+#include "internal.h"
 
 /* Fisher-Yates shuffle of 0..m-1 from the stream `state` (see sampling.h). */
 static void shuffle(uint64_t *state, int m, int32_t *perm)
@@ -247,17 +248,6 @@ static uint64_t set_slot(const uint64_t *slots, int bits, uint64_t key)
     return i;
 }
 
-/* The position of the one set bit of `bit` (de Bruijn's multiply). */
-static int lowest_bit(uint64_t bit)
-{
-    static const int position[64] = {
-        0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4,
-        62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24, 18, 12, 5,
-        63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11,
-        46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6};
-    return position[(bit * UINT64_C(0x03f79d71b4cb0a89)) >> 58];
-}
-
 static int compare_masks(const void *a, const void *b)
 {
     const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -328,11 +318,8 @@ int fc_affordable_pairs(const int32_t *perms, int64_t n_rows, int64_t n_pairs, i
             /* the coalitions in increasing order, the set emptied for the next row */
             int64_t at = 1;
             for (i = 0; i < n_slots; i++) {
-                while (slots[i]) {
-                    const uint64_t low = slots[i] & (~slots[i] + 1);
-                    out[at++] = (uint64_t)i << 6 | (uint64_t)lowest_bit(low);
-                    slots[i] ^= low;
-                }
+                for (; slots[i]; slots[i] &= slots[i] - 1)
+                    out[at++] = (uint64_t)i << 6 | (uint64_t)ctz64(slots[i]);
             }
         } else {
             qsort(out + 1, (size_t)(count - 1), sizeof *out, compare_masks);
@@ -367,14 +354,12 @@ int fc_masked_rows(const double *background, int64_t n_b, int m, const double *x
     for (c = 0; c < n_coalitions; c++) {
         const double *x = xs + owner[c] * m;
         double *out = rows + c * n_b * m;
-        uint64_t kept = masks[c];
+        uint64_t kept;
         memcpy(out, background, (size_t)(n_b * m) * sizeof *out);
-        while (kept) {
-            const uint64_t low = kept & (~kept + 1);
-            const int j = lowest_bit(low);
+        for (kept = masks[c]; kept; kept &= kept - 1) {
+            const int j = ctz64(kept);
             const double value = x[j];
             for (b = 0; b < n_b; b++) out[b * m + j] = value;
-            kept ^= low;
         }
     }
     return FC_OK;

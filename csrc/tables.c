@@ -16,17 +16,6 @@ static int popcount64(uint64_t x)
 #endif
 }
 
-static int ctz64(uint64_t x)
-{
-#if defined(__GNUC__)
-    return __builtin_ctzll(x);
-#else
-    int c = 0;
-    while (!(x & 1)) { x >>= 1; c++; }
-    return c;
-#endif
-}
-
 static int bad_m(int m) { return m < 1 || m > FC_MAX_TABLE_PLAYERS; }
 
 int fc_shapley_weights(int m, double *weights)
