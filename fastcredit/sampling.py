@@ -622,8 +622,8 @@ def _affordable_pairs(perms, max_evals: int, backend=None):
     """(pairs (n,), counts (n,), masks (n, capacity)): for each row of orders
     ``perms`` (n, n_pairs, k) int32, the most antithetic pairs (the first
     ones, walked forward and backward) whose distinct coalitions, with {} and
-    N, fit in ``max_evals``, their number and those coalitions in the order
-    they first appear, each row padded with 2**64 - 1 (csrc/sampling.h,
+    N, fit in ``max_evals``, their number and those coalitions in increasing
+    order, each row padded with 2**64 - 1 (csrc/sampling.h,
     fc_affordable_pairs; capacity = min(max_evals, 2 + 2 (k - 1) n_pairs)).
     ValueError when an order is not a permutation (from the kernel)."""
     perms = np.ascontiguousarray(perms, dtype=np.int32)

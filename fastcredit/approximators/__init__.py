@@ -184,7 +184,8 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
         available.
     TypeError
         If ``order``, ``budget``, ``anchors``, ``degree_parameter``,
-        ``seed``, ``m`` or ``threads`` is not an integer; if ``pairing`` or ``stderr`` is not a bool; if
+        ``seed``, ``m`` or ``threads`` is not an integer; if ``pairing`` or
+        ``stderr`` is not a bool; if
         ``sampling_weights`` or a table does not hold real numbers; or if a
         function game returns values that are not real numbers, or an @njit
         game does not compile for uint64 arguments or does not return a real
