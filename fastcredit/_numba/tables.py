@@ -19,7 +19,7 @@ from numba.extending import intrinsic
 from .._constants import TABLE_BLOCK_BITS
 from ._simd import (_F64, _I32, _VEC, _element_pointer, _keep_bit, _on_x86, _splat, f64x8,
                     lane, lane_zeta, load8, reduce6, reduce8, store8, store_fence, store_lanes,
-                    stream8, zeros8)
+                    stream8, vector_scratch, zeros8)
 
 __all__ = ["semivalue", "semivalue_ranges", "singleton", "leave_one_out", "pair_interactions",
            "size_resolved", "moebius", "from_moebius", "owen"]
@@ -286,7 +286,7 @@ def _streamed_games(v, m, cs, ws, out, start, stop):
     non-temporal stores, so that a large batch's results go to memory
     without being read into the cache first. Same results, same bits."""
     M = literally(m)
-    lines = np.empty(8 * 8 + 8)
+    lines = vector_scratch(8 * 8 + 8)
     probe = zeros8()
     for g in range(start, stop, 8):
         for k in range(8):
