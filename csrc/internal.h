@@ -50,6 +50,14 @@ static inline int ctz64(uint64_t x)
 #define FC_INLINE
 #endif
 
+/* Stack arrays read by 8-lane vectors: on a cache line, each 64-byte load
+ * is one line, not two. */
+#if defined(__GNUC__)
+#define FC_LINE_ALIGNED __attribute__((aligned(64)))
+#else
+#define FC_LINE_ALIGNED
+#endif
+
 /* 8-wide vectors of doubles with GCC's vector extensions (GCC >= 9; each
  * target clone lowers them to its own instruction set). Kernels that use them
  * keep a portable loop for other compilers (define FC_NO_VECTOR_EXT to force

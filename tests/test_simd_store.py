@@ -1,11 +1,11 @@
 """The non-temporal store of fastcredit/_numba/_simd.py (stream8, then
 store_fence) against what was stored, bit for bit: signed zeros, NaN
 payloads and infinities included, at every 64-byte-aligned offset of a
-buffer, its neighbours untouched; and vector_scratch's placement."""
+buffer, its neighbours untouched; and aligned_empty's placement."""
 import numpy as np
 from numba import njit
 
-from fastcredit._numba._simd import load8, store_fence, stream8, vector_scratch
+from fastcredit._numba._simd import aligned_empty, load8, store_fence, stream8
 
 
 @njit
@@ -34,13 +34,14 @@ def test_streamed_lines_read_back_bit_for_bit(rng):
         assert (dst[:first] == 7.0).all() and (dst[first + src.size:] == 7.0).all()
 
 
-def test_vector_scratch_on_its_own_boundary_within_a_page():
-    for n in list(range(1, 80)) + [127, 128, 129, 255, 256, 257, 511, 512]:
-        span = max(8, 1 << (n - 1).bit_length())   # n rounded up to a power of two
-        for _ in range(5):   # heap blocks land at different offsets
-            s = vector_scratch(n)
-            assert s.dtype == np.float64 and s.shape == (n,) and s.flags.c_contiguous
-            start = s.ctypes.data
-            assert start % (8 * span) == 0, (n, start)
-            assert start // 4096 == (start + 8 * n - 1) // 4096, (n, start)
-            s[:] = 1.0   # the whole span is writeable memory of its own
+def test_aligned_empty_on_its_boundary():
+    for n in list(range(1, 80)) + [127, 128, 129, 255, 256, 257, 511, 512, 5000]:
+        for span in (8, 16, 64, 128, 512):
+            for _ in range(3):   # heap blocks land at different offsets
+                s = aligned_empty(n, span)
+                assert s.dtype == np.float64 and s.shape == (n,) and s.flags.c_contiguous
+                start = s.ctypes.data
+                assert start % (8 * span) == 0, (n, span, start)
+                if n <= span <= 512:   # the block is within one page
+                    assert start // 4096 == (start + 8 * n - 1) // 4096, (n, span, start)
+                s[:] = 1.0   # the whole block is writeable memory of its own

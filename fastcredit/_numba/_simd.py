@@ -47,8 +47,8 @@ with these rounds as its C twin does.
     opaque(x)         the int64 x, which LLVM may not analyse (see below)
     prefetch(a, lo, hi)  the cache lines of a[lo:hi] asked for (no fault,
                       no value changed)
-    vector_scratch(n)  n float64 of scratch (n <= 512) for vectors stored
-                      and loaded in a loop (see below)
+    aligned_empty(n, span)  n float64 on a boundary of span float64 (see
+                      below)
 
 The int64 lanes' comparisons, lane masks, selects, lane reductions, masked
 loads, gathers and the moves of 8 rows to lanes are in _simd_lanes.
@@ -501,16 +501,15 @@ def choose(typingctx, take, a, b):
 
 
 @njit(cache=True, nogil=True)
-def vector_scratch(n):
-    """n float64 (n <= 512) starting on a boundary of their size rounded up
-    to a power of two, at least 64 bytes: load8 and store8 at multiples of 8
-    from the start each touch one cache line, and no vector access within
-    the scratch crosses a page. A heap block is only 16-byte aligned; where
-    _streamed_games' 576 bytes of staging straddled a page (about one
-    process in seven), its batch took 1.8-2.3x as long."""
-    span = 8
-    while span < n:
-        span *= 2
+def aligned_empty(n, span):
+    """n float64 starting on a boundary of span float64 (a power of two, at
+    least 8: a cache line). A heap block is only 16-byte aligned: there a
+    64-byte vector access touches two cache lines, and an access may cross
+    a page. With span = 8 every load8 and store8 at multiples of 8 from the
+    start is on one line; with span at least n (and n <= 512) no access
+    within the block crosses a page: where _streamed_games' 576 bytes of
+    staging straddled one (about one process in seven), the Shapley batch
+    took 1.8-2.3x as long."""
     buf = np.empty(n + span - 1)
     first = (-(buf.ctypes.data >> 3)) & (span - 1)
     return buf[first:first + n]
