@@ -168,7 +168,9 @@ class Case:
     ``key`` names the ``_backend.FASTEST`` entry the 1-thread times decide.
     ``target`` (text, or a function of the thread count) and ``met``
     (function of the :class:`Result`) fill the verdict columns; ``detail``
-    (function of the Result) is appended to the case text."""
+    (function of the Result) is appended to the case text. Each of the
+    ``repeats`` turns times ``burst`` calls of each run in a row (see
+    :func:`interleaved`)."""
     kernel: str
     case: str
     run: Callable[[str | None, int], object]
@@ -181,6 +183,7 @@ class Case:
     backends: tuple[str, ...] | None = None
     key: str | None = None
     repeats: int = 5
+    burst: int = 1
     measure: Callable[[str | None, int], float] | None = None
     bare: Callable[[str | None, int], Callable[[], object]] | str | None = None
 
@@ -243,7 +246,7 @@ def row(kernel, case, backend, threads, t, stream=None, alt=None, alt_name="", t
             f"≤{BARE_LIMIT}x kernel": verdict}
 
 
-def interleaved(calls: dict, repeats: int) -> tuple[dict, dict]:
+def interleaved(calls: dict, repeats: int, burst: int = 1) -> tuple[dict, dict]:
     """Best time and last output of each of ``calls`` ({label: fn()}). After
     one warm-up call each, the calls take turns within each of ``repeats``
     rounds, so that a slow spell of the shared machine hits all of them
@@ -258,15 +261,21 @@ def interleaved(calls: dict, repeats: int) -> tuple[dict, dict]:
     is released before it runs, so that each call makes its result in the
     memory its own last result left, not in whatever the calls between freed
     (derangement's public ÷ kernel, both making a fresh 8 MB result, read
-    1.25 with each output released after the next call, AMD EPYC, load 1)."""
+    1.25 with each output released after the next call, AMD EPYC, load 1).
+    With ``burst`` > 1 a call takes its turn as that many calls in a row, each
+    timed, so that the best finds the cache as the call's own last run left
+    it: the one-game m = 20 Shapley calls (0.3 ms, reading an 8 MB table)
+    read public ÷ kernel 1.04-1.11 on C one call a turn and 1.03 in bursts of
+    5, the ratio of a loop of either call (AMD EPYC Zen 4, load ~0)."""
     outs = {label: fn() for label, fn in calls.items()}
     best = dict.fromkeys(calls, float("inf"))
     for turn in range(repeats):
         for label, fn in reversed(calls.items()) if turn % 2 else calls.items():
-            outs[label] = None
-            t0 = time.perf_counter()
-            outs[label] = fn()
-            best[label] = min(best[label], time.perf_counter() - t0)
+            for _ in range(burst):
+                outs[label] = None
+                t0 = time.perf_counter()
+                outs[label] = fn()
+                best[label] = min(best[label], time.perf_counter() - t0)
     return best, outs
 
 
@@ -283,7 +292,7 @@ def best_interleaved(case: Case, repeats: int) -> tuple[dict, dict]:
         bare = case.bare_call(*run)
         if bare is not None:
             calls["bare", *run] = bare
-    return interleaved(calls, repeats)
+    return interleaved(calls, repeats, case.burst)
 
 
 def run_cases(cases: Iterable[Case], quick: bool, measured: dict) -> list[dict]:
