@@ -145,7 +145,13 @@ def _weigh_fold(typingctx, v, start, center, cs, ws, off, bits, partials):
     orders the compiler's schedule, not the processor's) keeps B's addition
     (a chain of 32) ahead of the next loads, which LLVM's scheduler otherwise
     hoisted, spilling the 32 products d ws to add them at the end (per block
-    101 stack accesses, C 24; one game m = 20 1.11x C's time, with it 1.02x)."""
+    101 stack accesses, C 24; one game m = 20 1.11x C's time, with it 1.02x).
+
+    The function this lands in realigns its stack (LLVM's ``stackrealign``):
+    Numba's functions keep the 16-byte alignment they are called with, so
+    their 64-byte spills crossed cache lines or not as the caller's stack
+    depth fell, and one game m = 20 took 240 or 270-310 us by the Python
+    path it was called from (AMD EPYC Zen 4)."""
     fresh = partials == types.none
     if not (isinstance(v, types.Array) and v.layout == "C"
             and v.dtype in (types.float32, types.float64)
@@ -163,6 +169,8 @@ def _weigh_fold(typingctx, v, start, center, cs, ws, off, bits, partials):
     def codegen(context, builder, sig, args):
         v_type, _, _, cs_type, ws_type, _, _, _ = sig.args
         a, first, mid, c_arr, w_arr, at, _, packed = args
+        set.add(builder.function.attributes, '"stackrealign"')   # see above; llvmlite
+        # knows no string attributes, hence set.add (as prefer_512_bit_vectors)
         zero = ir.Constant(_VEC, [0.0] * 8)
         p = ([zero] * (TABLE_BLOCK_BITS + 1) if fresh
              else cgutils.unpack_tuple(builder, packed, TABLE_BLOCK_BITS + 1))
