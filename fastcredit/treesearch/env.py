@@ -476,4 +476,6 @@ def _prefix(prefix) -> np.ndarray:
     p = int_array(prefix, "prefix")
     if p.ndim != 1:
         raise ValueError(f"prefix must be a 1-d sequence of actions, got shape {p.shape}")
-    return np.ascontiguousarray(p, dtype=np.int64)
+    # a copy, writeable: a read-only prefix would have the search's jitted
+    # functions compiled again for its type (2.7 s)
+    return np.array(p, dtype=np.int64)
