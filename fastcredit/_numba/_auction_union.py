@@ -8,7 +8,7 @@ from numba import njit
 from ._auction_select import (MERGE_LANES_MAX, count_ranks, gsp_price, key_before, rank_by_key,
                               select_lists)
 from ._auction_sums import coalition_sums, coalition_winners
-from ._simd import choose, opaque, prefetch, store_lanes
+from ._simd import choose, if_greater, opaque, prefetch, store_lanes
 from ._simd_lanes import load_lanes8, select8, splat8
 from .rng import GOLDEN
 
@@ -51,17 +51,17 @@ def _hash_ads(ad, score, m, offsets, o, h_bits, h_ad, h_g, h_best, h_acts, slot_
             s = score[x]
             h = (np.uint64(a) * GOLDEN) >> np.uint64(64 - h_bits)
             # one branch, taken only on a slot holding another ad; every load
-            # unconditional and every choice a bit mask, as in csrc/auction.c's
-            # hash_ads, so that no branch depends on the data (the masks
-            # opaque: LLVM would make branches of them again)
+            # unconditional and every choice a bit mask, a conditional move
+            # or a max, as in csrc/auction.c's hash_ads, so that no branch
+            # depends on the data (the masks opaque: LLVM would make branches
+            # of them again)
             while opaque(-np.int64(h_acts[h] != 0)) & (h_ad[h] ^ a):
                 h = (h + np.uint64(1)) & mask
             acts = h_acts[h]
             g = h_g[h]
-            up = opaque(-np.int64(s > g))
             h_ad[h] = a
-            h_best[h] = (np.int64(x) & up) | (h_best[h] & ~up)
-            h_g[h] = choose(up, s, g)
+            h_best[h] = if_greater(s, g, np.int64(x), h_best[h])
+            h_g[h] = s if s > g else g   # a max (vmaxsd), no branch
             h_acts[h] = acts | (np.int64(1) << i)
             slot_of[x - lo] = np.int64(h) ^ -((acts >> i) & 1)  # ~h for a repeat
             used[n] = h

@@ -44,6 +44,8 @@ with these rounds as its C twin does.
     choose(take, a, b)   (scalars) the float a where the int64 take is all
                       ones, b where it is 0, by bit masks (C's choose in
                       auction.c)
+    if_greater(s, g, x, best)  (scalars) the int64 x where s > g, else
+                      best, by a conditional move (C's if_greater)
     opaque(x)         the int64 x, which LLVM may not analyse (see below)
     prefetch(a, lo, hi)  the cache lines of a[lo:hi] asked for (no fault,
                       no value changed)
@@ -55,6 +57,7 @@ loads, gathers and the moves of 8 rows to lanes are in _simd_lanes.
 """
 import operator
 
+import llvmlite.binding
 import numpy as np
 from llvmlite import ir
 from numba import njit
@@ -62,6 +65,9 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic, models, overload, register_model
 
 _LANES = 8
+# an inline asm with instructions (if_greater) needs LLVM's assembly parser,
+# which Numba does not initialise
+llvmlite.binding.initialize_native_asmparser()
 _F64 = ir.DoubleType()
 _VEC = ir.VectorType(_F64, _LANES)
 _I32 = ir.IntType(32)
@@ -496,6 +502,40 @@ def choose(typingctx, take, a, b):
         x, y = (builder.bitcast(v, i64) for v in args[1:])
         bits = builder.or_(builder.and_(x, take), builder.and_(y, builder.not_(take)))
         return builder.bitcast(bits, _F64)
+
+    return sig, codegen
+
+
+def _has_avx(context):
+    """Whether the code Numba builds may use AVX (its target's features:
+    the host's, or NUMBA_CPU_NAME's and NUMBA_CPU_FEATURES')."""
+    features = getattr(context.codegen(), "_tm_features", "") or ""
+    return "+avx" in features.split(",")
+
+
+@intrinsic
+def if_greater(typingctx, s, g, x, best):
+    """The int64 x where the float s > g, else best, by a conditional move:
+    csrc/auction.c's if_greater (``ucomisd`` and ``cmova`` in inline asm,
+    the VEX form where the target has AVX; elsewhere a select). LLVM's
+    select of the same comparison, or bit masks through opaque, cost the
+    Numba hash pass of auction_replay 448 ns a request against 386
+    (AMD EPYC Zen 4): x86's cmov conversion makes a select in a loop a
+    branch, which mispredicts on data at random."""
+    if not (isinstance(s, types.Float) and isinstance(g, types.Float)
+            and isinstance(x, types.Integer) and isinstance(best, types.Integer)):
+        return None
+    sig = types.int64(types.float64, types.float64, types.int64, types.int64)
+
+    def codegen(context, builder, sig, args):
+        s, g, x, best = args
+        if not _on_x86(builder):
+            return builder.select(builder.fcmp_ordered(">", s, g), x, best)
+        i64 = ir.IntType(64)
+        compare = "vucomisd" if _has_avx(context) else "ucomisd"
+        return builder.asm(ir.FunctionType(i64, [_F64, _F64, i64, i64]),
+                           f"{compare} $2, $1\n\tcmova $3, $0", "=r,x,x,r,0,~{flags}",
+                           [s, g, x, best], False)
 
     return sig, codegen
 
