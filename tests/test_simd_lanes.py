@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numba import literally, njit
 
-from fastcredit._numba._simd import choose, load8, opaque, store8
+from fastcredit._numba._simd import choose, if_greater, load8, opaque, store8
 from fastcredit._numba._simd_lanes import (bits8, gather_strided, lanes8, lanes_to_rows,
                                            rows_to_lanes, select8, splat8)
 
@@ -103,6 +103,24 @@ def test_choose_and_opaque(rng):
         np.testing.assert_array_equal(bits(out[0]), bits(np.where(x < y, x, y)))
         np.testing.assert_array_equal(bits(out[1]), bits(np.where(x > y, -0.0, x)))
     np.testing.assert_array_equal(same, ints)
+
+
+@njit
+def _if_greater_all(s, g, x, best, out):
+    for j in range(s.size):
+        out[j] = if_greater(s[j], g[j], x[j], best[j])
+
+
+def test_if_greater_is_a_strict_ordered_comparison(rng):
+    # x where s > g: not on equal values (0.0 and -0.0 included), not when
+    # either is NaN; -inf below every other value
+    s, g = pairs(rng)
+    x = rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, s.size)
+    best = rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, s.size)
+    out = np.zeros(s.size, dtype=np.int64)
+    _if_greater_all(s, g, x, best, out)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(out, np.where(s > g, x, best))
 
 
 @njit
