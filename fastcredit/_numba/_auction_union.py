@@ -8,7 +8,7 @@ from numba import njit
 from ._auction_select import (MERGE_LANES_MAX, count_ranks, gsp_price, key_before, rank_by_key,
                               select_lists)
 from ._auction_sums import coalition_sums, coalition_winners
-from ._simd import choose, if_greater, opaque, prefetch, store_lanes
+from ._simd import choose, if_greater, opaque, prefetch, realign_stack, store_lanes
 from ._simd_lanes import load_lanes8, select8, splat8
 from .rng import GOLDEN
 
@@ -78,6 +78,7 @@ def replay_union(offsets, ad, score, value, m, start, stop, slots, reserve, gsp,
     in this loop, not in a callee: a callee taking the ~30 workspaces cost
     about a quarter of the request (there LLVM cannot tell that they do not
     alias)."""
+    realign_stack()
     h_bits = 1  # at most 1/8 full up to _HASH_BITS_SPARSE, as csrc/auction.c says why
     while (1 << h_bits) < 2 * n_max or ((1 << h_bits) < 8 * n_max and h_bits < _HASH_BITS_SPARSE):
         h_bits += 1

@@ -40,6 +40,7 @@ from numba import njit
 from .._constants import MODE_RERUN, PRICING_GSP
 from ._auction_merged import replay_merged
 from ._auction_union import replay_union
+from ._simd import realign_stack
 
 __all__ = ["replay"]
 
@@ -47,6 +48,7 @@ __all__ = ["replay"]
 @njit(cache=True, nogil=True)
 def replay(offsets, ad_id, score, value, prerank, m, start, stop, slots, reserve, capacity,
            pricing, mode, out, win_ad, win_earn):
+    realign_stack()
     if start == stop:
         return
     n_max = 1

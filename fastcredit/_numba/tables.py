@@ -17,9 +17,9 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from .._constants import TABLE_BLOCK_BITS
-from ._simd import (_F64, _I32, _VEC, _element_pointer, _keep_bit, _on_x86, _splat, f64x8,
-                    lane, lane_zeta, load8, reduce6, reduce8, store8, store_fence, store_lanes,
-                    stream8, aligned_empty, zeros8)
+from ._simd import (_F64, _I32, _VEC, _element_pointer, _keep_bit, _on_x86, _realign_stack,
+                    _splat, aligned_empty, f64x8, lane, lane_zeta, load8, reduce6, reduce8,
+                    store8, store_fence, store_lanes, stream8, zeros8)
 
 __all__ = ["semivalue", "semivalue_ranges", "singleton", "leave_one_out", "pair_interactions",
            "size_resolved", "moebius", "from_moebius", "owen"]
@@ -169,8 +169,7 @@ def _weigh_fold(typingctx, v, start, center, cs, ws, off, bits, partials):
     def codegen(context, builder, sig, args):
         v_type, _, _, cs_type, ws_type, _, _, _ = sig.args
         a, first, mid, c_arr, w_arr, at, _, packed = args
-        set.add(builder.function.attributes, '"stackrealign"')   # see above; llvmlite
-        # knows no string attributes, hence set.add (as prefer_512_bit_vectors)
+        _realign_stack(builder)   # see above
         zero = ir.Constant(_VEC, [0.0] * 8)
         p = ([zero] * (TABLE_BLOCK_BITS + 1) if fresh
              else cgutils.unpack_tuple(builder, packed, TABLE_BLOCK_BITS + 1))
