@@ -2,6 +2,12 @@
 (the Numba projection's lanes) against NumPy doing the same IEEE
 operations one lane at a time, bit for bit (signed zeros and NaN
 included); the C projection's lanes on every processor path against them."""
+import os
+import platform
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 from numba import literally, njit
@@ -121,6 +127,36 @@ def test_if_greater_is_a_strict_ordered_comparison(rng):
     _if_greater_all(s, g, x, best, out)
     with np.errstate(invalid="ignore"):
         np.testing.assert_array_equal(out, np.where(s > g, x, best))
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="an x86 path")
+def test_if_greater_without_avx(tmp_path):
+    # the SSE form (ucomisd) Numba takes for a target without AVX, compiled
+    # for the baseline x86-64 in a process of its own
+    code = textwrap.dedent("""
+        import numpy as np
+        from numba import njit
+        from fastcredit._numba._simd import if_greater
+        @njit
+        def f(s, g, x, b, out):
+            for j in range(s.size):
+                out[j] = if_greater(s[j], g[j], x[j], b[j])
+        sp = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 3.0, 5e-324])
+        s, g = [a.ravel() for a in np.meshgrid(sp, sp)]
+        x = np.arange(s.size, dtype=np.int64)
+        b = -x - 1
+        out = np.zeros_like(x)
+        f(s, g, x, b, out)
+        with np.errstate(invalid="ignore"):
+            assert (out == np.where(s > g, x, b)).all()
+        asm = f.inspect_asm(f.signatures[0])
+        assert "ucomisd" in asm and "vucomisd" not in asm
+    """)
+    env = dict(os.environ, NUMBA_CPU_NAME="x86-64", NUMBA_CPU_FEATURES="",
+               NUMBA_CACHE_DIR=str(tmp_path))
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
 
 
 @njit

@@ -542,11 +542,11 @@ def _has_avx(context):
 def if_greater(typingctx, s, g, x, best):
     """The int64 x where the float s > g, else best, by a conditional move:
     csrc/auction.c's if_greater (``ucomisd`` and ``cmova`` in inline asm,
-    the VEX form where the target has AVX; elsewhere a select). LLVM's
-    select of the same comparison, or bit masks through opaque, cost the
-    Numba hash pass of auction_replay 448 ns a request against 386
-    (AMD EPYC Zen 4): x86's cmov conversion makes a select in a loop a
-    branch, which mispredicts on data at random."""
+    the VEX form where the target has AVX; elsewhere a select). Bit masks
+    through opaque, as before, cost the Numba hash pass of auction_replay
+    415 ns a request against 351-360 (AMD EPYC Zen 4); a plain select
+    x86's cmov conversion may make a branch, which mispredicts on data at
+    random."""
     if not (isinstance(s, types.Float) and isinstance(g, types.Float)
             and isinstance(x, types.Integer) and isinstance(best, types.Integer)):
         return None

@@ -215,9 +215,9 @@ def _lane_blocks(v, g, m, cs, ws, center, start, stop, acc):
     path of csrc/tables.c: per-player 8-lane partials (row q of p, row m for
     B) accumulate across blocks and are reduced (pairwise) once at the end.
     The partials of a block's own bits (TABLE_BLOCK_BITS = 8: p0 .. p7) and
-    of B are values (_weigh_fold), those of its high bits rows of p (each
-    on a cache line: a row read and written back across two lines, or two
-    pages, made the pass up to 1.3x slower)."""
+    of B are values (_weigh_fold), those of its high bits rows of p, each
+    on a cache line as the coefficient tables are (a 64-byte access across
+    two lines is two)."""
     p = aligned_empty((m + 1) * 8, 8)
     p[:] = 0.0
     row = g * v.shape[1]
