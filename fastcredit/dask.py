@@ -303,7 +303,7 @@ def _pieces(source: _Source, split_row_groups="infer", blocksize="256 MiB") -> l
         blocksize = size
     pieces = []
     for index, file in enumerate(source.files):
-        meta = source.open(file).metadata
+        meta = source.metadata(file)
         sizes = [meta.row_group(g).total_byte_size for g in range(meta.num_row_groups)]
         split = split_row_groups
         if split == "infer":

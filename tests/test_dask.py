@@ -255,6 +255,24 @@ def test_partitions_follow_dd_read_parquets_options(source):
             fdask._pieces(src, blocksize=bad)
 
 
+def test_a_sources_footers_are_read_once_and_not_sent(source, monkeypatch):
+    # the m check and the partitioning share one read of each footer; a task
+    # is sent the files without them
+    import pickle
+    src = scoring.files._Source.resolve(source)
+    opened = []
+    real_open = scoring.files._Source.open
+    monkeypatch.setattr(scoring.files._Source, "open",
+                        lambda self, f: opened.append(f.path) or real_open(self, f))
+    scoring.files._actions_in_statistics(src, scoring.ScoreConfig(m=5))
+    fdask._pieces(src, split_row_groups=True)
+    assert opened == [f.path for f in src.files]
+    assert src.metadata(src.files[0]).num_rows == 3000
+    sent = pickle.loads(pickle.dumps(src))
+    assert sent._footers == {} and [f.path for f in sent.files] == [f.path for f in src.files]
+    assert sent.metadata(sent.files[0]).num_rows == 3000
+
+
 def test_score_parquet_verifies_pages_and_the_action_count(client, source, tmp_path):
     """What the single-process path guarantees holds on this path too: a
     page that does not match its checksum is refused naming the file, and

@@ -62,6 +62,7 @@ class _Source:
         self.files = files
         self.base = base
         self.local = local
+        self._footers: dict = {}
 
     @staticmethod
     def _locate(item, name: str):
@@ -198,6 +199,18 @@ class _Source:
             raise ValueError(f"{self.name} file {file.path!r} is not a Parquet file: "
                              f"{err}") from None
 
+    def metadata(self, file: _File):
+        """The Parquet footer of ``file``, read once per source: the check of
+        ``m``, the progress total and Dask's partitioning all read it."""
+        footer = self._footers.get(file.path)
+        if footer is None:
+            footer = self._footers[file.path] = self.open(file).metadata
+        return footer
+
+    def __getstate__(self):
+        # what a Dask task is sent: the files, not the footers read here
+        return {**self.__dict__, "_footers": {}}
+
     def local_paths(self) -> list:
         """The input files and the directories named, on the local disk."""
         return self.roots + [f.path for f in self.files] if self.local else []
@@ -291,7 +304,7 @@ def _actions_in_statistics(source: _Source, config: ScoreConfig):
     leaf = None
     present = 0
     for file in source.files:
-        meta = source.open(file).metadata
+        meta = source.metadata(file)
         for g in range(meta.num_row_groups):
             group = meta.row_group(g)
             if group.num_rows == 0:

@@ -259,7 +259,7 @@ def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
         stated = _actions_in_statistics(src, config)   # fastcredit synth writes them
         if stated is not None and 0 < stated < config.m:
             raise ActionCountError(config.m, stated, f"{src.name} {_described(source)}")
-        total = sum(src.open(f).metadata.num_rows for f in src.files) if show else 0
+        total = sum(src.metadata(f).num_rows for f in src.files) if show else 0
         sink = _Writer(filesystem, root, directory, src, config, batch_rows, destination)
         with Stage("score requests", total, sys.stderr if show else None,
                    unit="requests") as bar:
