@@ -3,6 +3,9 @@ single-process path (optional extra: skipped without dask/distributed):
 frames as ``dd.read_parquet`` makes them (default and Arrow dtypes), paths
 read by ``dd.read_parquet`` with its options, output by ``to_parquet``."""
 import os
+import threading
+import time
+
 import pytest
 
 pytest.importorskip("pyarrow")
@@ -271,6 +274,37 @@ def test_a_sources_footers_are_read_once_and_not_sent(source, monkeypatch):
     sent = pickle.loads(pickle.dumps(src))
     assert sent._footers == {} and [f.path for f in sent.files] == [f.path for f in src.files]
     assert sent.metadata(sent.files[0]).num_rows == 3000
+
+
+_PIECE_ENDED = threading.Event()
+_REAL_PIECE = fdask._score_piece
+
+
+def _failing_or_slow_piece(*args):
+    """Partition 0 fails at once; the others score after half a second and
+    say so (module level: what a task runs is pickled, in-process too)."""
+    if args[-1] == 0:
+        raise ValueError("partition 0 is bad")
+    time.sleep(0.5)
+    out = _REAL_PIECE(*args)
+    _PIECE_ENDED.set()
+    return out
+
+
+def test_a_failing_partition_waits_for_the_others(source, tmp_path, monkeypatch):
+    # partition 0 fails while the others are still writing: dask.compute
+    # raises its error only once they have ended, so that none writes into
+    # the directory being removed, and nothing is published
+    _PIECE_ENDED.clear()
+    monkeypatch.setattr(fdask, "_score_piece", _failing_or_slow_piece)
+    dest = tmp_path / "out"
+    # workers in this process, so that they run the patched function
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2,
+                            dashboard_address=":0"):
+        with pytest.raises(ValueError, match="partition 0 is bad"):
+            fdask.score_parquet(source, dest, CONFIG, split_row_groups=True)
+        assert _PIECE_ENDED.is_set()
+    assert not dest.exists() and os.listdir(tmp_path) == []
 
 
 def test_score_parquet_verifies_pages_and_the_action_count(client, source, tmp_path):
