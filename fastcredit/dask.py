@@ -351,6 +351,16 @@ def _score_piece(source: _Source, index: int, row_groups, filesystem, path: str,
     return present
 
 
+def _score_piece_settled(*args) -> tuple:
+    """(_score_piece(*args), None), or (0, its exception): a task that
+    raises makes dask.compute return while other tasks may still be writing
+    into the directory being removed; returned, every task ends first."""
+    try:
+        return _score_piece(*args), None
+    except Exception as err:
+        return 0, err
+
+
 def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
                   on_error: str = "stop", **read_parquet) -> str:
     """Score ``source`` with Dask into a directory of Parquet files.
@@ -474,11 +484,15 @@ def score_parquet(source, destination, config: ScoreConfig = ScoreConfig(), *,
         if stated is not None and 0 < stated < config.m:
             raise ActionCountError(config.m, stated, where)
         with output as root:
-            tasks = [dask.delayed(_score_piece, pure=False)(
+            tasks = [dask.delayed(_score_piece_settled, pure=False)(
                 inputs, index, groups, filesystem, f"{root.rstrip('/')}/{_part_name(number)}",
                 task_config, on_error, number)
                 for number, (index, groups) in enumerate(_pieces(inputs, **read_parquet))]
-            present = max(dask.compute(*tasks), default=0)
+            settled = dask.compute(*tasks)
+            for _, err in settled:   # the first partition's error, once all have ended
+                if err is not None:
+                    raise err
+            present = max((n for n, _ in settled), default=0)
             if 0 < present < config.m:   # before the output is published
                 raise ActionCountError(config.m, present, where)
         return destination.rstrip("/")

@@ -588,3 +588,16 @@ def test_a_clean_batch_is_checked_without_a_python_loop(synthetic_file, monkeypa
     batch = next(pq.ParquetFile(synthetic_file).iter_batches(batch_size=2500))
     checked = scoring._check_rows(batch, CONFIG4)
     assert checked.keep is None and checked.offsets[-1] == len(checked.fields["score"])
+
+
+def test_scoring_errors_cross_processes_as_they_are():
+    # pickled by their arguments (a Dask task returns or raises them): the
+    # same type, attributes and message after the round trip
+    import pickle
+    cases = ((scoring.ActionCountError(6, 5, "file 'a.parquet'"), ("m", "present", "where")),
+             (scoring.UnreadableFileError("a.parquet", "bad page"), ("path", "reason")),
+             (scoring.MalformedRowError(11, "null candidate list"), ("row", "reason")))
+    for err, attrs in cases:
+        back = pickle.loads(pickle.dumps(err))
+        assert type(back) is type(err) and str(back) == str(err)
+        assert all(getattr(back, a) == getattr(err, a) for a in attrs)

@@ -66,6 +66,8 @@ class ActionCountError(ValueError):
     ----------
     m, present : int
         The two counts.
+    where : str
+        As given.
 
     Examples
     --------
@@ -84,6 +86,10 @@ class ActionCountError(ValueError):
                          f"m = {present}")
         self.m = m
         self.present = present
+        self.where = where
+
+    def __reduce__(self):   # pickled by its arguments, so that it crosses processes (Dask)
+        return type(self), (self.m, self.present, self.where)
 
 
 class UnreadableFileError(ValueError):
@@ -117,6 +123,9 @@ class UnreadableFileError(ValueError):
         self.path = path
         self.reason = reason
 
+    def __reduce__(self):   # pickled by its arguments, so that it crosses processes (Dask)
+        return type(self), (self.path, self.reason)
+
 
 class MalformedRowError(ValueError):
     """A request row that cannot be scored. A :class:`ValueError`.
@@ -147,6 +156,9 @@ class MalformedRowError(ValueError):
         super().__init__(f"row {row}: {reason}")
         self.row = row
         self.reason = reason
+
+    def __reduce__(self):   # pickled by its arguments, so that it crosses processes (Dask)
+        return type(self), (self.row, self.reason)
 
 
 # the other fields of ScoreConfig with the declaration that checks each (key,
