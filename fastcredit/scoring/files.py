@@ -189,23 +189,25 @@ class _Source:
                    base, dataset.filesystem.type_name == "local", name=name)
 
     def open(self, file: _File):
-        """The ParquetFile of ``file``; a file that is not Parquet is a
-        ValueError naming it and the argument."""
+        """The ParquetFile of ``file``, its footer read once per source (the
+        column check, the check of ``m``, the progress total, Dask's
+        partitioning and the reader all use it); a file that is not Parquet
+        is a ValueError naming it and the argument."""
         import pyarrow.parquet as pq
         try:
-            return pq.ParquetFile(file.path, filesystem=self.filesystem, pre_buffer=False,
-                                  buffer_size=_READ_BUFFER, page_checksum_verification=True)
+            reader = pq.ParquetFile(file.path, filesystem=self.filesystem, pre_buffer=False,
+                                    metadata=self._footers.get(file.path),
+                                    buffer_size=_READ_BUFFER, page_checksum_verification=True)
         except _pa().ArrowInvalid as err:
             raise ValueError(f"{self.name} file {file.path!r} is not a Parquet file: "
                              f"{err}") from None
+        self._footers[file.path] = reader.metadata
+        return reader
 
     def metadata(self, file: _File):
-        """The Parquet footer of ``file``, read once per source: the check of
-        ``m``, the progress total and Dask's partitioning all read it."""
+        """The Parquet footer of ``file`` (see :meth:`open`)."""
         footer = self._footers.get(file.path)
-        if footer is None:
-            footer = self._footers[file.path] = self.open(file).metadata
-        return footer
+        return self.open(file).metadata if footer is None else footer
 
     def __getstate__(self):
         # what a Dask task is sent: the files, not the footers read here
