@@ -185,11 +185,10 @@ def approximate(game, m: int | None = None, index: str = "SV", order: int = 1, *
     TypeError
         If ``order``, ``budget``, ``anchors``, ``degree_parameter``,
         ``seed``, ``m`` or ``threads`` is not an integer; if ``pairing`` or
-        ``stderr`` is not a bool; if
-        ``sampling_weights`` or a table does not hold real numbers; or if a
-        function game returns values that are not real numbers, or an @njit
-        game does not compile for uint64 arguments or does not return a real
-        number.
+        ``stderr`` is not a bool; if ``sampling_weights`` or a table does not
+        hold real numbers; or if a function game returns values that are not
+        real numbers, or an @njit game does not compile for uint64 arguments
+        or does not return a real number.
     RuntimeError
         If the game raises (a Python game's exception is wrapped, naming the
         batch it was called on) or an @njit game fails.
